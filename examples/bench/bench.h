@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * iommukit-bench: shared helpers for the subcommands.
+ *
+ * A subcommand is `int bench_NAME(int argc, char **argv, const struct
+ * bench_opts *o)`, registered in main.c's table.  It prints a readable table,
+ * or with o->json one JSON object per line.  Exit status: 0, 1 when the run
+ * itself failed (a fault, an error from the library), 2 for a bad option.
+ */
+#ifndef IK_BENCH_H
+#define IK_BENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct bench_opts {
+	bool json;	/* --json: one JSON object per line */
+	bool quick;	/* --quick: smaller runs (CI smoke test) */
+	unsigned threads; /* --threads N (0: subcommand default) */
+	uint64_t seed;	/* --seed N */
+};
+
+/* Monotonic nanoseconds, and a serialising cycle-ish timestamp. */
+uint64_t bench_now_ns(void);
+
+/* Latency samples: fill with bench_samples_add(), then summarise. */
+struct bench_samples {
+	uint64_t *v;
+	size_t n, cap;
+};
+int bench_samples_init(struct bench_samples *s, size_t cap);
+void bench_samples_free(struct bench_samples *s);
+static inline void bench_samples_add(struct bench_samples *s, uint64_t ns)
+{
+	if (s->n < s->cap)
+		s->v[s->n++] = ns;
+}
+
+struct bench_stats {
+	size_t n;
+	double mean, stddev;
+	uint64_t p50, p99, p999, max, min;
+	uint64_t hist[64]; /* hist[k]: samples with floor(log2(ns)) == k (0 ns in [0]) */
+};
+/* Sorts s->v in place. */
+void bench_stats_compute(struct bench_samples *s, struct bench_stats *st);
+/* Prints "  log2 histogram: [8-15ns] 12 | ..." on one line, non-empty buckets only. */
+void bench_print_hist(FILE *f, const struct bench_stats *st);
+
+/* A one-line error for a bad option; returns 2 (the exit status). */
+int bench_usage_error(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Parses an unsigned integer option value (decimal, 0x hex, suffix k/m/g =
+ * 2^10/2^20/2^30); false on a malformed value. */
+bool bench_parse_u64(const char *s, uint64_t *out);
+
+/* Subcommands. */
+int bench_rbtree(int argc, char **argv, const struct bench_opts *o);
+
+#endif

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "bench.h"
+
+uint64_t bench_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int bench_samples_init(struct bench_samples *s, size_t cap)
+{
+	s->v = malloc((cap ? cap : 1) * sizeof(*s->v));
+	s->n = 0;
+	s->cap = cap;
+	return s->v ? 0 : -ENOMEM;
+}
+
+void bench_samples_free(struct bench_samples *s)
+{
+	free(s->v);
+	s->v = NULL;
+	s->n = s->cap = 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static uint64_t pct(const struct bench_samples *s, double p)
+{
+	size_t i;
+
+	if (!s->n)
+		return 0;
+	i = (size_t)(p * (double)(s->n - 1) + 0.5);
+	return s->v[i < s->n ? i : s->n - 1];
+}
+
+void bench_stats_compute(struct bench_samples *s, struct bench_stats *st)
+{
+	double sum = 0, sq = 0;
+	size_t i;
+
+	memset(st, 0, sizeof(*st));
+	st->n = s->n;
+	if (!s->n)
+		return;
+	qsort(s->v, s->n, sizeof(*s->v), cmp_u64);
+	for (i = 0; i < s->n; i++) {
+		uint64_t v = s->v[i];
+
+		sum += (double)v;
+		st->hist[v ? 63 - __builtin_clzll(v) : 0]++;
+	}
+	st->mean = sum / (double)s->n;
+	for (i = 0; i < s->n; i++) {
+		double d = (double)s->v[i] - st->mean;
+
+		sq += d * d;
+	}
+	st->stddev = s->n > 1 ? sqrt(sq / (double)(s->n - 1)) : 0;
+	st->min = s->v[0];
+	st->max = s->v[s->n - 1];
+	st->p50 = pct(s, 0.50);
+	st->p99 = pct(s, 0.99);
+	st->p999 = pct(s, 0.999);
+}
+
+void bench_print_hist(FILE *f, const struct bench_stats *st)
+{
+	const char *sep = "";
+
+	fprintf(f, "    log2 ns histogram:");
+	for (int k = 0; k < 64; k++) {
+		if (!st->hist[k])
+			continue;
+		fprintf(f, "%s [%llu-%llu] %llu", sep, k ? 1ull << k : 0ull,
+			(2ull << k) - 1, (unsigned long long)st->hist[k]);
+		sep = " |";
+	}
+	fprintf(f, "\n");
+}
+
+int bench_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "iommukit-bench%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (try --help)\n");
+	return 2;
+}
+
+bool bench_parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s || *s == '-')
+		return false;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || end == s)
+		return false;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	default: break;
+	}
+	if (*end)
+		return false;
+	*out = v;
+	return true;
+}

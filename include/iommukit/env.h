@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * iommukit/env.h - the only door between iommukit and its host.
+ *
+ * Every iommukit source and header reaches the host (types, memory, CPU
+ * identity, time, errors) through this file and nothing else.  The default
+ * is the hosted environment, <iommukit/env-hosted.h>, which uses libc and
+ * pthreads.  A kernel or firmware build supplies its own header instead, in
+ * one of two ways:
+ *
+ *   1. compile with -DIK_ENV_HEADER='"my_ik_env.h"' (the header is included
+ *      here, in place of env-hosted.h); or
+ *   2. include its own header first and have it define IK_ENV_PROVIDED
+ *      (as Linux and U-Boot do with libfdt_env.h).
+ *
+ * Contract - what an environment header must define (macros, so that a
+ * missing one is a clear #error below, not a failure deep inside a unit):
+ *
+ *   IK_ENV_NAME              string naming the environment, for diagnostics.
+ *   IK_ENV_ALLOC(size, align) -> void *: `size` bytes aligned to `align` (a
+ *                            power of two, at most 4096), or NULL.  May sleep
+ *                            only where the caller of the iommukit function
+ *                            that allocates may sleep.
+ *   IK_ENV_FREE(ptr, size)   frees memory from IK_ENV_ALLOC; `size` is the size
+ *                            that was asked for.  ptr is never NULL.
+ *   IK_ENV_CPU_ID()          -> unsigned: the current CPU, a hint only (the
+ *                            caller may migrate at once); < IK_ENV_NR_CPUS().
+ *   IK_ENV_NR_CPUS()         -> unsigned: number of possible CPUs, >= 1,
+ *                            constant for the life of the program.
+ *   IK_ENV_TIME_NS()         -> ik_u64: a monotonic clock in nanoseconds, used
+ *                            only to bound waits (timeouts).  A firmware
+ *                            without a clock may count polls instead.
+ *   IK_ENV_YIELD()           called by a thread that waits on another thread
+ *                            after a short spin; hosted: sched_yield().
+ *
+ * Optional (a generic default is used when the env leaves them undefined):
+ *
+ *   IK_ENV_U8 .. IK_ENV_U64, IK_ENV_S32, IK_ENV_S64, IK_ENV_UPTR, IK_ENV_SIZE
+ *                            the integer types; default: the compiler's
+ *                            __UINT8_TYPE__ ... __SIZE_TYPE__.
+ *   IK_ENV_HAVE_BOOL         define if the env already provides bool, true
+ *                            and false (C++ always does).
+ *   IK_ENV_ASSERT(cond)      an internal consistency check; default: trap
+ *                            when IK_DEBUG is defined, nothing otherwise.
+ *   IK_ENV_MEMSET(p, c, n), IK_ENV_MEMCPY(d, s, n)
+ *                            default: __builtin_memset / __builtin_memcpy,
+ *                            which a freestanding image must then link.
+ *   IK_ENV_CPU_RELAX()       a spin-wait hint; default in <iommukit/atomic.h>.
+ *   atomics                  each operation of <iommukit/atomic.h> may be
+ *                            overridden by defining its macro first.
+ *   locks                    see <iommukit/lock.h>.
+ *   errno values             EINVAL, ENOMEM, ... as Linux numbers them, where
+ *                            the env does not define them.
+ *
+ * Synchronization: the env's functions must be safe to call from any thread.
+ */
+#ifndef IOMMUKIT_ENV_H
+#define IOMMUKIT_ENV_H
+
+#include <iommukit/compiler.h>
+
+#if defined(IK_ENV_HEADER)
+#include IK_ENV_HEADER
+#elif !defined(IK_ENV_PROVIDED)
+#include <iommukit/env-hosted.h>
+#endif
+
+/* ---- the contract, checked at compile time ---- */
+#ifndef IK_ENV_NAME
+#error "iommukit env: IK_ENV_NAME is not defined (is the env header included?)"
+#endif
+#ifndef IK_ENV_ALLOC
+#error "iommukit env: IK_ENV_ALLOC(size, align) is not defined"
+#endif
+#ifndef IK_ENV_FREE
+#error "iommukit env: IK_ENV_FREE(ptr, size) is not defined"
+#endif
+#ifndef IK_ENV_CPU_ID
+#error "iommukit env: IK_ENV_CPU_ID() is not defined"
+#endif
+#ifndef IK_ENV_NR_CPUS
+#error "iommukit env: IK_ENV_NR_CPUS() is not defined"
+#endif
+#ifndef IK_ENV_TIME_NS
+#error "iommukit env: IK_ENV_TIME_NS() is not defined"
+#endif
+#ifndef IK_ENV_YIELD
+#error "iommukit env: IK_ENV_YIELD() is not defined"
+#endif
+
+/* ---- types ---- */
+#ifndef IK_ENV_U8
+#define IK_ENV_U8 __UINT8_TYPE__
+#define IK_ENV_U16 __UINT16_TYPE__
+#define IK_ENV_U32 __UINT32_TYPE__
+#define IK_ENV_U64 __UINT64_TYPE__
+#define IK_ENV_S32 __INT32_TYPE__
+#define IK_ENV_S64 __INT64_TYPE__
+#define IK_ENV_UPTR __UINTPTR_TYPE__
+#define IK_ENV_SIZE __SIZE_TYPE__
+#endif
+typedef IK_ENV_U8 ik_u8;
+typedef IK_ENV_U16 ik_u16;
+typedef IK_ENV_U32 ik_u32;
+typedef IK_ENV_U64 ik_u64;
+typedef IK_ENV_S32 ik_s32;
+typedef IK_ENV_S64 ik_s64;
+typedef IK_ENV_UPTR ik_uptr;
+typedef IK_ENV_SIZE ik_size;
+IK_STATIC_ASSERT(sizeof(ik_u64) == 8 && sizeof(ik_u32) == 4, "iommukit env: bad integer types");
+IK_STATIC_ASSERT(sizeof(ik_uptr) == sizeof(void *), "iommukit env: ik_uptr must hold a pointer");
+
+#define IK_U64_MAX (~(ik_u64)0)
+#define IK_U32_MAX (~(ik_u32)0)
+
+#if !defined(__cplusplus) && !defined(IK_ENV_HAVE_BOOL) && !defined(bool)
+#define bool _Bool
+#define true 1
+#define false 0
+#endif
+#ifndef NULL
+#define NULL ((void *)0)
+#endif
+
+/* ---- optional hooks with generic defaults ---- */
+#ifndef IK_ENV_ASSERT
+#ifdef IK_DEBUG
+#define IK_ENV_ASSERT(cond) do { if (IK_UNLIKELY(!(cond))) __builtin_trap(); } while (0)
+#else
+#define IK_ENV_ASSERT(cond) do { (void)sizeof(!(cond)); } while (0)
+#endif
+#endif
+#define IK_ASSERT(cond) IK_ENV_ASSERT(cond)
+
+#ifndef IK_ENV_MEMSET
+#define IK_ENV_MEMSET(p, c, n) __builtin_memset((p), (c), (n))
+#endif
+#ifndef IK_ENV_MEMCPY
+#define IK_ENV_MEMCPY(d, s, n) __builtin_memcpy((d), (s), (n))
+#endif
+
+/* ---- errno values (negated on return), Linux numbering ---- */
+#ifndef EPERM
+#define EPERM 1
+#endif
+#ifndef ENOENT
+#define ENOENT 2
+#endif
+#ifndef EIO
+#define EIO 5
+#endif
+#ifndef EAGAIN
+#define EAGAIN 11
+#endif
+#ifndef ENOMEM
+#define ENOMEM 12
+#endif
+#ifndef EFAULT
+#define EFAULT 14
+#endif
+#ifndef EBUSY
+#define EBUSY 16
+#endif
+#ifndef EEXIST
+#define EEXIST 17
+#endif
+#ifndef ENODEV
+#define ENODEV 19
+#endif
+#ifndef EINVAL
+#define EINVAL 22
+#endif
+#ifndef ENOSPC
+#define ENOSPC 28
+#endif
+#ifndef ERANGE
+#define ERANGE 34
+#endif
+#ifndef EOVERFLOW
+#define EOVERFLOW 75
+#endif
+#ifndef EOPNOTSUPP
+#define EOPNOTSUPP 95
+#endif
+#ifndef ETIMEDOUT
+#define ETIMEDOUT 110
+#endif
+#ifndef ECANCELED
+#define ECANCELED 125
+#endif
+
+IK_BEGIN_DECLS
+
+/*
+ * struct ik_allocator - a per-object memory source.
+ *
+ * Units that allocate (IOVA nodes, rcache magazines, ...) take an optional
+ * allocator in their config; NULL means the env's IK_ENV_ALLOC/IK_ENV_FREE.
+ * Tests pass a fault-injecting allocator through it.  alloc returns NULL on
+ * failure; free receives the size that was asked for.  Both may be called
+ * from any thread that calls the owning object, so they must be thread-safe
+ * where the object is used from several threads.
+ */
+struct ik_allocator {
+	void *(*alloc)(void *ctx, ik_size size, ik_size align);
+	void (*free)(void *ctx, void *ptr, ik_size size);
+	void *ctx;
+};
+
+/* Allocate through `a`, or through the env when `a` is NULL.  O(1) calls. */
+IK_INLINE void *ik_alloc(const struct ik_allocator *a, ik_size size, ik_size align)
+{
+	if (a)
+		return a->alloc(a->ctx, size, align);
+	return IK_ENV_ALLOC(size, align);
+}
+
+/* Free memory from ik_alloc() with the same allocator and size. */
+IK_INLINE void ik_free(const struct ik_allocator *a, void *ptr, ik_size size)
+{
+	if (!ptr)
+		return;
+	if (a)
+		a->free(a->ctx, ptr, size);
+	else
+		IK_ENV_FREE(ptr, size);
+}
+
+/*
+ * ik_strerror - a short English description of a negative errno value that an
+ * iommukit function returned ("invalid argument", ...); "unknown error" for
+ * anything else.  Never NULL; the string is static.  O(1).
+ */
+IK_API const char *ik_strerror(int err);
+
+/* ik_version - the library's version string, e.g. "0.1.0". */
+IK_API const char *ik_version(void);
+
+IK_END_DECLS
+
+#endif /* IOMMUKIT_ENV_H */

@@ -1,0 +1,640 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * iommukit/rbtree.h - intrusive red-black tree, optionally augmented.
+ *
+ * Header-only.  A node (struct ik_rb_node) is embedded in the caller's struct;
+ * the tree never allocates.  The caller finds the insertion point itself with
+ * its own comparison (so keys, duplicates and search order are its business),
+ * links the node there with ik_rb_link_node(), then calls ik_rb_insert() to
+ * rebalance.  Lookups are plain descents the caller writes.
+ *
+ * Glossary
+ *   link      the child pointer (or root pointer) a new node is stored into.
+ *   augmented value
+ *             a per-node field computed from the node itself and the values
+ *             of its two children, e.g. "largest free gap in this subtree".
+ *             The tree keeps it right through inserts, erases and rotations
+ *             by calling three callbacks (struct ik_rb_augment), which
+ *             IK_RB_DECLARE_CALLBACKS() generates from one compute function.
+ *   propagate recompute a node and its ancestors after the node's own data
+ *             changed; it stops at the first ancestor whose value did not
+ *             change, since nothing above it can change either.
+ *
+ * Cost: insert and erase are O(log n) with at most 3 rotations; an augmented
+ * insert or erase adds O(log n) compute calls (fewer with early stop);
+ * first/last/next/prev are O(log n) worst case, O(1) amortised over a walk.
+ *
+ * Contract (what is checked, what is undefined)
+ *   - A node is in at most one tree at a time.  Linking a node that is in a
+ *     tree, erasing a node that is not, or mixing plain and augmented calls on
+ *     one tree is undefined (not detected).
+ *   - Erase during iteration: take ik_rb_next() of a node before erasing it;
+ *     the pointer stays valid because other nodes do not move in memory.
+ *     A post-order walk (ik_rb_first_postorder/ik_rb_next_postorder) may free
+ *     each node it returns if the tree is discarded afterwards (no rebalance).
+ *   - ik_rb_check() verifies parent links, order (by the caller's compare,
+ *     equal neighbours allowed), no red node with a red child, a black root,
+ *     equal black height on every path, and, if asked, every augmented value.
+ *     It is O(n) and recursive (depth <= 2 log2(n + 1)).
+ *
+ * Synchronization: none.  The caller serialises every call on one tree,
+ * readers included (a descent concurrent with a rebalance may see a
+ * half-rotated tree).
+ */
+#ifndef IOMMUKIT_RBTREE_H
+#define IOMMUKIT_RBTREE_H
+
+#include <iommukit/env.h>
+
+IK_BEGIN_DECLS
+
+#define IK_RB_RED 0u
+#define IK_RB_BLACK 1u
+
+/* A tree node.  The parent pointer and the colour share one word. */
+struct ik_rb_node {
+	ik_uptr __parent_color; /* not API: parent | colour bit */
+	struct ik_rb_node *left;
+	struct ik_rb_node *right;
+} IK_ALIGNED(sizeof(void *));
+
+struct ik_rb_root {
+	struct ik_rb_node *node;
+};
+
+#define IK_RB_ROOT_INIT { NULL }
+
+/* The struct of type `type` whose member `member` is the node `ptr`. */
+#define ik_rb_entry(ptr, type, member) IK_CONTAINER_OF(ptr, type, member)
+
+IK_INLINE struct ik_rb_node *ik_rb_parent(const struct ik_rb_node *n)
+{
+	return (struct ik_rb_node *)(n->__parent_color & ~(ik_uptr)1);
+}
+
+IK_INLINE unsigned ik_rb_color(const struct ik_rb_node *n)
+{
+	return (unsigned)(n->__parent_color & 1);
+}
+
+/* NULL leaves are black. */
+IK_INLINE bool ik_rb_is_red(const struct ik_rb_node *n)
+{
+	return n && ik_rb_color(n) == IK_RB_RED;
+}
+
+IK_INLINE bool ik_rb_is_black(const struct ik_rb_node *n)
+{
+	return !ik_rb_is_red(n);
+}
+
+IK_INLINE bool ik_rb_empty(const struct ik_rb_root *root)
+{
+	return root->node == NULL;
+}
+
+/* ---- internals (not API) ---- */
+
+IK_INLINE void _ik_rb_set_parent(struct ik_rb_node *n, struct ik_rb_node *p)
+{
+	n->__parent_color = (ik_uptr)p | (n->__parent_color & 1);
+}
+
+IK_INLINE void _ik_rb_set_color(struct ik_rb_node *n, unsigned color)
+{
+	n->__parent_color = (n->__parent_color & ~(ik_uptr)1) | color;
+}
+
+IK_INLINE void _ik_rb_set_parent_color(struct ik_rb_node *n, struct ik_rb_node *p,
+				       unsigned color)
+{
+	n->__parent_color = (ik_uptr)p | color;
+}
+
+/* Make `parent`'s link (or the root) that pointed at `old` point at `new_`. */
+IK_INLINE void _ik_rb_change_child(struct ik_rb_node *old, struct ik_rb_node *new_,
+				   struct ik_rb_node *parent, struct ik_rb_root *root)
+{
+	if (!parent)
+		root->node = new_;
+	else if (parent->left == old)
+		parent->left = new_;
+	else
+		parent->right = new_;
+}
+
+/*
+ * Callbacks that keep an augmented value right.  Generate them with
+ * IK_RB_DECLARE_CALLBACKS(); pass NULL for a plain tree.
+ *   propagate(n, stop): recompute n (always) and then its ancestors, up to but
+ *       not including `stop` (NULL: the root), stopping early at the first
+ *       ancestor whose value did not change.
+ *   copy(from, to): `to` takes `from`'s place in the tree; copy the value.
+ *   rotate(old, top): a rotation made `top` the parent of `old`, which held
+ *       that place before: top takes old's value, old is recomputed.
+ */
+struct ik_rb_augment {
+	void (*propagate)(struct ik_rb_node *n, struct ik_rb_node *stop);
+	void (*copy)(struct ik_rb_node *from, struct ik_rb_node *to);
+	void (*rotate)(struct ik_rb_node *old, struct ik_rb_node *top);
+};
+
+/* x's right child y takes x's place; x becomes y's left child. */
+IK_ALWAYS_INLINE void _ik_rb_rotate_left(struct ik_rb_node *x, struct ik_rb_root *root,
+					 const struct ik_rb_augment *aug)
+{
+	struct ik_rb_node *y = x->right;
+	struct ik_rb_node *p = ik_rb_parent(x);
+
+	x->right = y->left;
+	if (y->left)
+		_ik_rb_set_parent(y->left, x);
+	_ik_rb_set_parent(y, p);
+	_ik_rb_change_child(x, y, p, root);
+	y->left = x;
+	_ik_rb_set_parent(x, y);
+	if (aug)
+		aug->rotate(x, y);
+}
+
+/* x's left child y takes x's place; x becomes y's right child. */
+IK_ALWAYS_INLINE void _ik_rb_rotate_right(struct ik_rb_node *x, struct ik_rb_root *root,
+					  const struct ik_rb_augment *aug)
+{
+	struct ik_rb_node *y = x->left;
+	struct ik_rb_node *p = ik_rb_parent(x);
+
+	x->left = y->right;
+	if (y->right)
+		_ik_rb_set_parent(y->right, x);
+	_ik_rb_set_parent(y, p);
+	_ik_rb_change_child(x, y, p, root);
+	y->right = x;
+	_ik_rb_set_parent(x, y);
+	if (aug)
+		aug->rotate(x, y);
+}
+
+/* Restore the colour invariants after linking the red node `n`. */
+IK_ALWAYS_INLINE void _ik_rb_insert_fix(struct ik_rb_node *n, struct ik_rb_root *root,
+					const struct ik_rb_augment *aug)
+{
+	for (;;) {
+		struct ik_rb_node *p = ik_rb_parent(n), *g, *u;
+
+		if (!p) {
+			_ik_rb_set_color(n, IK_RB_BLACK);
+			return;
+		}
+		if (ik_rb_color(p) == IK_RB_BLACK)
+			return;
+		g = ik_rb_parent(p); /* p is red, so not the root */
+		if (p == g->left) {
+			u = g->right;
+			if (ik_rb_is_red(u)) {
+				_ik_rb_set_color(p, IK_RB_BLACK);
+				_ik_rb_set_color(u, IK_RB_BLACK);
+				_ik_rb_set_color(g, IK_RB_RED);
+				n = g;
+				continue;
+			}
+			if (n == p->right) {
+				_ik_rb_rotate_left(p, root, aug);
+				p = n;
+			}
+			_ik_rb_rotate_right(g, root, aug);
+		} else {
+			u = g->left;
+			if (ik_rb_is_red(u)) {
+				_ik_rb_set_color(p, IK_RB_BLACK);
+				_ik_rb_set_color(u, IK_RB_BLACK);
+				_ik_rb_set_color(g, IK_RB_RED);
+				n = g;
+				continue;
+			}
+			if (n == p->left) {
+				_ik_rb_rotate_right(p, root, aug);
+				p = n;
+			}
+			_ik_rb_rotate_left(g, root, aug);
+		}
+		_ik_rb_set_color(p, IK_RB_BLACK);
+		_ik_rb_set_color(g, IK_RB_RED);
+		return;
+	}
+}
+
+/* Restore the black height after a black node left position x (maybe NULL)
+ * below `parent`. */
+IK_ALWAYS_INLINE void _ik_rb_erase_fix(struct ik_rb_node *x, struct ik_rb_node *parent,
+				       struct ik_rb_root *root,
+				       const struct ik_rb_augment *aug)
+{
+	struct ik_rb_node *w;
+
+	while (x != root->node && ik_rb_is_black(x)) {
+		if (x == parent->left) {
+			w = parent->right;
+			if (ik_rb_is_red(w)) {
+				_ik_rb_set_color(w, IK_RB_BLACK);
+				_ik_rb_set_color(parent, IK_RB_RED);
+				_ik_rb_rotate_left(parent, root, aug);
+				w = parent->right;
+			}
+			if (ik_rb_is_black(w->left) && ik_rb_is_black(w->right)) {
+				_ik_rb_set_color(w, IK_RB_RED);
+				x = parent;
+				parent = ik_rb_parent(x);
+				continue;
+			}
+			if (ik_rb_is_black(w->right)) {
+				_ik_rb_set_color(w->left, IK_RB_BLACK);
+				_ik_rb_set_color(w, IK_RB_RED);
+				_ik_rb_rotate_right(w, root, aug);
+				w = parent->right;
+			}
+			_ik_rb_set_color(w, ik_rb_color(parent));
+			_ik_rb_set_color(parent, IK_RB_BLACK);
+			_ik_rb_set_color(w->right, IK_RB_BLACK);
+			_ik_rb_rotate_left(parent, root, aug);
+		} else {
+			w = parent->left;
+			if (ik_rb_is_red(w)) {
+				_ik_rb_set_color(w, IK_RB_BLACK);
+				_ik_rb_set_color(parent, IK_RB_RED);
+				_ik_rb_rotate_right(parent, root, aug);
+				w = parent->left;
+			}
+			if (ik_rb_is_black(w->left) && ik_rb_is_black(w->right)) {
+				_ik_rb_set_color(w, IK_RB_RED);
+				x = parent;
+				parent = ik_rb_parent(x);
+				continue;
+			}
+			if (ik_rb_is_black(w->left)) {
+				_ik_rb_set_color(w->right, IK_RB_BLACK);
+				_ik_rb_set_color(w, IK_RB_RED);
+				_ik_rb_rotate_left(w, root, aug);
+				w = parent->left;
+			}
+			_ik_rb_set_color(w, ik_rb_color(parent));
+			_ik_rb_set_color(parent, IK_RB_BLACK);
+			_ik_rb_set_color(w->left, IK_RB_BLACK);
+			_ik_rb_rotate_right(parent, root, aug);
+		}
+		x = root->node;
+		break;
+	}
+	if (x)
+		_ik_rb_set_color(x, IK_RB_BLACK);
+}
+
+IK_ALWAYS_INLINE void _ik_rb_insert(struct ik_rb_node *n, struct ik_rb_root *root,
+				    const struct ik_rb_augment *aug)
+{
+	if (aug)
+		aug->propagate(n, NULL);
+	_ik_rb_insert_fix(n, root, aug);
+}
+
+IK_ALWAYS_INLINE void _ik_rb_erase(struct ik_rb_node *node, struct ik_rb_root *root,
+				   const struct ik_rb_augment *aug)
+{
+	struct ik_rb_node *x, *xparent, *parent = ik_rb_parent(node);
+	unsigned removed_color;
+
+	if (!node->left || !node->right) {
+		x = node->left ? node->left : node->right;
+		removed_color = ik_rb_color(node);
+		if (x)
+			_ik_rb_set_parent(x, parent);
+		_ik_rb_change_child(node, x, parent, root);
+		xparent = parent;
+		if (aug && parent)
+			aug->propagate(parent, NULL);
+	} else {
+		/* The successor (leftmost of the right subtree) takes node's place. */
+		struct ik_rb_node *succ = node->right;
+
+		while (succ->left)
+			succ = succ->left;
+		removed_color = ik_rb_color(succ);
+		x = succ->right;
+		if (succ == node->right) {
+			xparent = succ;
+		} else {
+			xparent = ik_rb_parent(succ);
+			xparent->left = x;
+			if (x)
+				_ik_rb_set_parent(x, xparent);
+			succ->right = node->right;
+			_ik_rb_set_parent(node->right, succ);
+		}
+		succ->left = node->left;
+		_ik_rb_set_parent(node->left, succ);
+		_ik_rb_set_parent_color(succ, parent, ik_rb_color(node));
+		_ik_rb_change_child(node, succ, parent, root);
+		if (aug) {
+			aug->copy(node, succ);
+			if (xparent != succ)
+				aug->propagate(xparent, succ);
+			aug->propagate(succ, NULL);
+		}
+	}
+	if (removed_color == IK_RB_BLACK)
+		_ik_rb_erase_fix(x, xparent, root, aug);
+}
+
+/* ---- API ---- */
+
+/*
+ * ik_rb_link_node - store `node` at `*link`, a NULL child pointer of `parent`
+ * (or the root pointer, with parent NULL), as found by the caller's descent.
+ * Follow with ik_rb_insert() or ik_rb_insert_augmented().  O(1).
+ */
+IK_INLINE void ik_rb_link_node(struct ik_rb_node *node, struct ik_rb_node *parent,
+			       struct ik_rb_node **link)
+{
+	node->__parent_color = (ik_uptr)parent; /* red */
+	node->left = node->right = NULL;
+	*link = node;
+}
+
+/* ik_rb_insert - rebalance after ik_rb_link_node().  O(log n). */
+IK_INLINE void ik_rb_insert(struct ik_rb_node *node, struct ik_rb_root *root)
+{
+	_ik_rb_insert(node, root, NULL);
+}
+
+/* ik_rb_erase - remove `node` from the tree.  O(log n).  Other nodes keep
+ * their addresses; `node` may be freed or reused afterwards. */
+IK_INLINE void ik_rb_erase(struct ik_rb_node *node, struct ik_rb_root *root)
+{
+	_ik_rb_erase(node, root, NULL);
+}
+
+/*
+ * ik_rb_insert_augmented - rebalance after ik_rb_link_node(), keeping the
+ * augmented values right: computes `node` and propagates to the root
+ * (early stop), then rotates.  O(log n) compute calls.
+ */
+IK_INLINE void ik_rb_insert_augmented(struct ik_rb_node *node, struct ik_rb_root *root,
+				      const struct ik_rb_augment *aug)
+{
+	_ik_rb_insert(node, root, aug);
+}
+
+/* ik_rb_erase_augmented - remove `node`, keeping augmented values right. */
+IK_INLINE void ik_rb_erase_augmented(struct ik_rb_node *node, struct ik_rb_root *root,
+				     const struct ik_rb_augment *aug)
+{
+	_ik_rb_erase(node, root, aug);
+}
+
+/*
+ * ik_rb_replace_node - put `new_` where `old` is, with old's colour and
+ * children, without rebalancing.  new_ must sort where old does.  In an
+ * augmented tree copy old's value into new_ (or call the generated copy) and
+ * propagate if new_'s own data differs.  O(1).
+ */
+IK_INLINE void ik_rb_replace_node(struct ik_rb_node *old, struct ik_rb_node *new_,
+				  struct ik_rb_root *root)
+{
+	struct ik_rb_node *p = ik_rb_parent(old);
+
+	*new_ = *old;
+	if (old->left)
+		_ik_rb_set_parent(old->left, new_);
+	if (old->right)
+		_ik_rb_set_parent(old->right, new_);
+	_ik_rb_change_child(old, new_, p, root);
+}
+
+/* Smallest / largest node, or NULL for an empty tree.  O(log n). */
+IK_INLINE struct ik_rb_node *ik_rb_first(const struct ik_rb_root *root)
+{
+	struct ik_rb_node *n = root->node;
+
+	if (n)
+		while (n->left)
+			n = n->left;
+	return n;
+}
+
+IK_INLINE struct ik_rb_node *ik_rb_last(const struct ik_rb_root *root)
+{
+	struct ik_rb_node *n = root->node;
+
+	if (n)
+		while (n->right)
+			n = n->right;
+	return n;
+}
+
+/* In-order successor / predecessor, or NULL at the end. */
+IK_INLINE struct ik_rb_node *ik_rb_next(const struct ik_rb_node *n)
+{
+	struct ik_rb_node *p;
+
+	if (n->right) {
+		n = n->right;
+		while (n->left)
+			n = n->left;
+		return (struct ik_rb_node *)n;
+	}
+	while ((p = ik_rb_parent(n)) && n == p->right)
+		n = p;
+	return p;
+}
+
+IK_INLINE struct ik_rb_node *ik_rb_prev(const struct ik_rb_node *n)
+{
+	struct ik_rb_node *p;
+
+	if (n->left) {
+		n = n->left;
+		while (n->right)
+			n = n->right;
+		return (struct ik_rb_node *)n;
+	}
+	while ((p = ik_rb_parent(n)) && n == p->left)
+		n = p;
+	return p;
+}
+
+/* Post-order walk (children before parents), for tearing a tree down. */
+IK_INLINE struct ik_rb_node *_ik_rb_left_deepest(struct ik_rb_node *n)
+{
+	for (;;) {
+		if (n->left)
+			n = n->left;
+		else if (n->right)
+			n = n->right;
+		else
+			return n;
+	}
+}
+
+IK_INLINE struct ik_rb_node *ik_rb_first_postorder(const struct ik_rb_root *root)
+{
+	return root->node ? _ik_rb_left_deepest(root->node) : NULL;
+}
+
+IK_INLINE struct ik_rb_node *ik_rb_next_postorder(const struct ik_rb_node *n)
+{
+	struct ik_rb_node *p = ik_rb_parent(n);
+
+	if (p && n == p->left && p->right)
+		return _ik_rb_left_deepest(p->right);
+	return p;
+}
+
+/*
+ * IK_RB_DECLARE_CALLBACKS - generate augmentation callbacks.
+ *   storage  e.g. static
+ *   name     prefix: defines name##_propagate/_copy/_rotate and the
+ *            const struct ik_rb_augment name (pass &name to the tree calls)
+ *   type     the struct embedding the node
+ *   rbfield  its struct ik_rb_node member
+ *   augfield the augmented member (any type comparable with ==)
+ *   compute  a function (const type *) -> value of augfield, computed from the
+ *            node's own data and its children's augfield only
+ */
+#define IK_RB_DECLARE_CALLBACKS(storage, name, type, rbfield, augfield, compute)	\
+	storage void name##_propagate(struct ik_rb_node *rb, struct ik_rb_node *stop)	\
+	{										\
+		bool first_ = true;							\
+		while (rb != stop) {							\
+			type *n_ = ik_rb_entry(rb, type, rbfield);			\
+			__typeof__(n_->augfield) v_ = compute(n_);			\
+			if (!first_ && n_->augfield == v_)				\
+				break;							\
+			first_ = false;							\
+			n_->augfield = v_;						\
+			rb = ik_rb_parent(rb);						\
+		}									\
+	}										\
+	storage void name##_copy(struct ik_rb_node *from, struct ik_rb_node *to)	\
+	{										\
+		ik_rb_entry(to, type, rbfield)->augfield =				\
+			ik_rb_entry(from, type, rbfield)->augfield;			\
+	}										\
+	storage void name##_rotate(struct ik_rb_node *old, struct ik_rb_node *top)	\
+	{										\
+		type *o_ = ik_rb_entry(old, type, rbfield);				\
+		ik_rb_entry(top, type, rbfield)->augfield = o_->augfield;		\
+		o_->augfield = compute(o_);						\
+	}										\
+	storage const struct ik_rb_augment name = {					\
+		name##_propagate, name##_copy, name##_rotate				\
+	}
+
+/*
+ * IK_RB_DECLARE_CALLBACKS_MAX - the common case: augfield is the maximum over
+ * the subtree of a per-node value own(node).  Also defines
+ * name##_compute(const type *).
+ */
+#define IK_RB_DECLARE_CALLBACKS_MAX(storage, name, type, rbfield, augfield, own)	\
+	IK_INLINE __typeof__(((type *)0)->augfield) name##_compute(const type *n)	\
+	{										\
+		__typeof__(((type *)0)->augfield) m_ = own(n);				\
+		if (n->rbfield.left) {							\
+			const type *c_ = ik_rb_entry(n->rbfield.left, type, rbfield);	\
+			if (c_->augfield > m_)						\
+				m_ = c_->augfield;					\
+		}									\
+		if (n->rbfield.right) {							\
+			const type *c_ = ik_rb_entry(n->rbfield.right, type, rbfield);	\
+			if (c_->augfield > m_)						\
+				m_ = c_->augfield;					\
+		}									\
+		return m_;								\
+	}										\
+	IK_RB_DECLARE_CALLBACKS(storage, name, type, rbfield, augfield, name##_compute)
+
+/* ---- invariant checker ---- */
+
+enum ik_rb_check_err {
+	IK_RB_OK = 0,
+	IK_RB_BAD_PARENT = 1,	/* a child's parent link is wrong */
+	IK_RB_BAD_ORDER = 2,	/* in-order neighbours compare > 0 */
+	IK_RB_RED_RED = 3,	/* a red node has a red child */
+	IK_RB_BLACK_HEIGHT = 4,	/* two paths differ in black nodes */
+	IK_RB_RED_ROOT = 5,	/* the root is red */
+	IK_RB_BAD_AUGMENT = 6,	/* aug_ok() returned false */
+};
+
+struct ik_rb_check_ctx {
+	int (*cmp)(const struct ik_rb_node *a, const struct ik_rb_node *b);
+	bool (*aug_ok)(const struct ik_rb_node *n);
+	const struct ik_rb_node *prev;
+	const struct ik_rb_node *bad;
+	ik_size count;
+};
+
+IK_INLINE int _ik_rb_check(const struct ik_rb_node *n, const struct ik_rb_node *parent,
+			   struct ik_rb_check_ctx *c, int *black_height)
+{
+	int lh = 0, rh = 0, err;
+
+	if (!n) {
+		*black_height = 1;
+		return IK_RB_OK;
+	}
+	c->bad = n;
+	if (ik_rb_parent(n) != parent)
+		return IK_RB_BAD_PARENT;
+	if (ik_rb_is_red(n) && (ik_rb_is_red(n->left) || ik_rb_is_red(n->right)))
+		return IK_RB_RED_RED;
+	err = _ik_rb_check(n->left, n, c, &lh);
+	if (err)
+		return err;
+	c->bad = n;
+	if (c->cmp && c->prev && c->cmp(c->prev, n) > 0)
+		return IK_RB_BAD_ORDER;
+	if (c->aug_ok && !c->aug_ok(n))
+		return IK_RB_BAD_AUGMENT;
+	c->prev = n;
+	c->count++;
+	err = _ik_rb_check(n->right, n, c, &rh);
+	if (err)
+		return err;
+	c->bad = n;
+	if (lh != rh)
+		return IK_RB_BLACK_HEIGHT;
+	*black_height = lh + (ik_rb_is_black(n) ? 1 : 0);
+	return IK_RB_OK;
+}
+
+/*
+ * ik_rb_check - verify every invariant of the tree (see the contract above).
+ * `cmp` (may be NULL: order not checked) compares two nodes like strcmp;
+ * `aug_ok` (may be NULL) returns whether a node's augmented value is what its
+ * compute function gives.  Returns IK_RB_OK (0) or the first violation found;
+ * *bad (if not NULL) gets the offending node and *count (if not NULL) the
+ * number of nodes visited.  O(n) time, O(height) stack.
+ */
+IK_INLINE int ik_rb_check(const struct ik_rb_root *root,
+			  int (*cmp)(const struct ik_rb_node *a, const struct ik_rb_node *b),
+			  bool (*aug_ok)(const struct ik_rb_node *n),
+			  const struct ik_rb_node **bad, ik_size *count)
+{
+	struct ik_rb_check_ctx c = { cmp, aug_ok, NULL, NULL, 0 };
+	int h, err;
+
+	if (root->node && ik_rb_is_red(root->node)) {
+		c.bad = root->node;
+		err = IK_RB_RED_ROOT;
+	} else {
+		err = _ik_rb_check(root->node, NULL, &c, &h);
+	}
+	if (bad)
+		*bad = err ? c.bad : NULL;
+	if (count)
+		*count = c.count;
+	return err;
+}
+
+IK_END_DECLS
+
+#endif /* IOMMUKIT_RBTREE_H */

@@ -1,0 +1,54 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+#
+# Freestanding check: every core source (src/*.c but the hosted env) and every
+# public header compiles with -ffreestanding -nostdlib against a test env
+# header that includes nothing; the dependency output must name no libc header
+# (nothing under /usr/include), and a partial link of all objects may leave
+# undefined only the env's functions and memset/memcpy.  Prints TAP.
+set -u
+: "${CC:=cc}"
+: "${top_srcdir:=.}"
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT INT TERM
+flags="-std=c11 -O2 -ffreestanding -nostdlib -Wall -Wextra -Werror -I$top_srcdir/include -I$top_srcdir/tests/freestanding -DIK_ENV_HEADER=\"ik_env_test.h\""
+
+srcs=$(cd "$top_srcdir" && ls src/*.c | grep -v '^src/env_hosted\.c$')
+{
+	echo '/* generated: every public header */'
+	(cd "$top_srcdir/include" && find iommukit -name '*.h' ! -name env-hosted.h | sort) |
+		sed 's|.*|#include <&>|'
+	echo 'int ik_all_headers_marker;'
+} > "$tmp/all_headers.c"
+
+n=0; fails=0
+count=$(echo "$srcs" | wc -w)
+echo "1..$((count + 2))"
+objs=
+for s in $srcs all_headers.c; do
+	n=$((n + 1))
+	case $s in all_headers.c) path=$tmp/all_headers.c ;; *) path=$top_srcdir/$s ;; esac
+	o=$tmp/$(basename "$s" .c).o
+	if ! $CC $flags -MD -MF "$o.d" -c "$path" -o "$o" 2> "$tmp/err"; then
+		echo "not ok $n - $s compiles freestanding"; sed 's/^/# /' "$tmp/err"; fails=$((fails + 1)); continue
+	fi
+	libc=$(tr ' \\' '\n\n' < "$o.d" | grep -E '^/usr/(local/)?include/' | sort -u)
+	if [ -n "$libc" ]; then
+		echo "not ok $n - $s pulls in libc headers:"; echo "$libc" | sed 's/^/#   /'; fails=$((fails + 1)); continue
+	fi
+	echo "ok $n - $s compiles freestanding, no libc header"
+	objs="$objs $o"
+done
+
+n=$((n + 1))
+if $CC -nostdlib -r -o "$tmp/core.o" $objs 2> "$tmp/err"; then
+	undef=$(nm -u "$tmp/core.o" | awk '{print $2}' | grep -v -E '^(fw_alloc|fw_free|fw_time_ns|memset|memcpy)$' || true)
+	if [ -z "$undef" ]; then
+		echo "ok $n - core links with only env symbols undefined"
+	else
+		echo "not ok $n - undefined symbols beyond the env:"; echo "$undef" | sed 's/^/#   /'; fails=$((fails + 1))
+	fi
+else
+	echo "not ok $n - partial link of the core"; sed 's/^/# /' "$tmp/err"; fails=$((fails + 1))
+fi
+[ "$fails" -eq 0 ]

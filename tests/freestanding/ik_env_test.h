@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * A non-default env header for the freestanding check (tests/freestanding.sh):
+ * it includes nothing at all and declares the few functions a firmware would
+ * provide.  The check compiles every core source against it with -ffreestanding
+ * -nostdlib and fails if any libc header is pulled in or any symbol other than
+ * these (and memset/memcpy) is left undefined.
+ */
+#ifndef IK_ENV_TEST_H
+#define IK_ENV_TEST_H
+
+#define IK_ENV_NAME "freestanding-test"
+
+void *fw_alloc(__SIZE_TYPE__ size, __SIZE_TYPE__ align);
+void fw_free(void *ptr, __SIZE_TYPE__ size);
+__UINT64_TYPE__ fw_time_ns(void);
+
+#define IK_ENV_ALLOC(size, align) fw_alloc((size), (align))
+#define IK_ENV_FREE(ptr, size) fw_free((ptr), (size))
+#define IK_ENV_CPU_ID() 0u
+#define IK_ENV_NR_CPUS() 1u
+#define IK_ENV_TIME_NS() fw_time_ns()
+#define IK_ENV_YIELD() do { } while (0)
+#define IK_ENV_ASSERT(cond) do { if (!(cond)) __builtin_trap(); } while (0)
+
+#endif

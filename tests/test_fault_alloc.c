@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/* The fault-injecting allocator itself, and the env's allocation wrappers. */
+#include "testlib.h"
+
+START_TEST(fails_exactly_the_nth_allocation)
+{
+	struct ik_fault_alloc fa;
+	void *p[5];
+	int i;
+
+	ik_fault_alloc_init(&fa);
+	ik_fault_alloc_fail_nth(&fa, 3);
+	for (i = 0; i < 5; i++)
+		p[i] = ik_alloc(&fa.a, 32, 16);
+	ck_assert_ptr_nonnull(p[0]);
+	ck_assert_ptr_nonnull(p[1]);
+	ck_assert_ptr_null(p[2]);
+	ck_assert_ptr_nonnull(p[3]);
+	ck_assert_ptr_nonnull(p[4]);
+	ck_assert_int_eq(fa.live, 4);
+	ck_assert_int_eq(fa.live_bytes, 4 * 32);
+	ck_assert_int_eq(fa.failures, 1);
+	for (i = 0; i < 5; i++)
+		ik_free(&fa.a, p[i], 32);
+	ck_assert_int_eq(fa.live, 0);
+	ck_assert_int_eq(fa.live_bytes, 0);
+}
+END_TEST
+
+START_TEST(fail_every_refuses_from_n_on)
+{
+	struct ik_fault_alloc fa;
+	void *a, *b;
+
+	ik_fault_alloc_init(&fa);
+	fa.fail_every = 1;
+	ik_fault_alloc_fail_nth(&fa, 2);
+	a = ik_alloc(&fa.a, 8, 8);
+	b = ik_alloc(&fa.a, 8, 8);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_null(b);
+	ck_assert_ptr_null(ik_alloc(&fa.a, 8, 8));
+	ik_fault_alloc_disarm(&fa);
+	b = ik_alloc(&fa.a, 8, 8);
+	ck_assert_ptr_nonnull(b);
+	ik_free(&fa.a, a, 8);
+	ik_free(&fa.a, b, 8);
+	ck_assert_int_eq(fa.live, 0);
+}
+END_TEST
+
+START_TEST(env_default_allocator_honours_alignment)
+{
+	void *p = ik_alloc(NULL, 100, 4096);
+
+	ck_assert_ptr_nonnull(p);
+	ck_assert_uint_eq((uintptr_t)p & 4095, 0);
+	ik_free(NULL, p, 100);
+	ik_free(NULL, NULL, 0); /* NULL is a no-op */
+}
+END_TEST
+
+START_TEST(strerror_names_library_errors)
+{
+	ck_assert_str_eq(ik_strerror(-EINVAL), "invalid argument");
+	ck_assert_str_eq(ik_strerror(-ENOSPC), "no space left");
+	ck_assert_str_eq(ik_strerror(-ETIMEDOUT), "timed out");
+	ck_assert_str_eq(ik_strerror(-12345), "unknown error");
+	ck_assert_str_eq(ik_strerror(0), "success");
+	ck_assert_ptr_nonnull(ik_version());
+}
+END_TEST
+
+START_TEST(env_cpu_and_time_hooks_are_sane)
+{
+	uint64_t t0 = IK_ENV_TIME_NS(), t1;
+	unsigned n = IK_ENV_NR_CPUS();
+	int i;
+
+	ck_assert_uint_ge(n, 1);
+	for (i = 0; i < 1000; i++)
+		ck_assert_uint_lt(IK_ENV_CPU_ID(), n);
+	t1 = IK_ENV_TIME_NS();
+	ck_assert_uint_ge(t1, t0);
+	IK_ENV_YIELD();
+}
+END_TEST
+
+Suite *ik_test_suite(void)
+{
+	Suite *s = suite_create("env");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, fails_exactly_the_nth_allocation);
+	tcase_add_test(tc, fail_every_refuses_from_n_on);
+	tcase_add_test(tc, env_default_allocator_honours_alignment);
+	tcase_add_test(tc, strerror_names_library_errors);
+	tcase_add_test(tc, env_cpu_and_time_hooks_are_sane);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+#include <stdlib.h>
+#include "testlib.h"
+
+double ik_test_scale(void)
+{
+	const char *s = getenv("IK_TEST_SCALE");
+	double v = s ? atof(s) : 1.0;
+
+	return v > 0 ? v : 1.0;
+}
+
+long ik_test_iters(long n)
+{
+	long v = (long)((double)n * ik_test_scale());
+
+	return v < 1 ? 1 : v;
+}
+
+static void *fa_alloc(void *ctx, ik_size size, ik_size align)
+{
+	struct ik_fault_alloc *fa = ctx;
+	long n = __atomic_add_fetch(&fa->calls, 1, __ATOMIC_RELAXED);
+	long at = __atomic_load_n(&fa->fail_at, __ATOMIC_RELAXED);
+	void *p;
+
+	if (at > 0 && (n == at || (fa->fail_every && n > at))) {
+		__atomic_add_fetch(&fa->failures, 1, __ATOMIC_RELAXED);
+		return NULL;
+	}
+	if (align < sizeof(void *))
+		align = sizeof(void *);
+	if (posix_memalign(&p, align, size ? size : 1) != 0)
+		return NULL;
+	__atomic_add_fetch(&fa->live, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&fa->live_bytes, (long)size, __ATOMIC_RELAXED);
+	return p;
+}
+
+static void fa_free(void *ctx, void *ptr, ik_size size)
+{
+	struct ik_fault_alloc *fa = ctx;
+
+	__atomic_sub_fetch(&fa->live, 1, __ATOMIC_RELAXED);
+	__atomic_sub_fetch(&fa->live_bytes, (long)size, __ATOMIC_RELAXED);
+	free(ptr);
+}
+
+void ik_fault_alloc_init(struct ik_fault_alloc *fa)
+{
+	fa->a.alloc = fa_alloc;
+	fa->a.free = fa_free;
+	fa->a.ctx = fa;
+	fa->fail_at = 0;
+	fa->fail_every = 0;
+	fa->calls = 0;
+	fa->live = 0;
+	fa->live_bytes = 0;
+	fa->failures = 0;
+}
+
+void ik_fault_alloc_fail_nth(struct ik_fault_alloc *fa, long n)
+{
+	__atomic_store_n(&fa->calls, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&fa->fail_at, n, __ATOMIC_RELAXED);
+}
+
+void ik_fault_alloc_disarm(struct ik_fault_alloc *fa)
+{
+	__atomic_store_n(&fa->fail_at, 0, __ATOMIC_RELAXED);
+	fa->fail_every = 0;
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * Shared helpers for iommukit's Check suites: a seeded PRNG, a size knob for
+ * slow runs (valgrind), and a fault-injecting allocator.
+ *
+ * Each suite defines `Suite *ik_test_suite(void)`; tests/tmain.c runs it and
+ * prints TAP, which automake's tap-driver turns into one result per test.
+ */
+#ifndef IK_TESTLIB_H
+#define IK_TESTLIB_H
+
+#include <check.h>
+#include <stdint.h>
+#include <stddef.h>
+#include <iommukit/env.h>
+
+Suite *ik_test_suite(void);
+
+/*
+ * IK_REQUIRE(cond): assert inside hot loops.  Check's ck_assert_*() report
+ * every passing assertion's location to the parent process through a pipe
+ * (in fork mode), which costs a system call each; IK_REQUIRE only calls into
+ * Check when the condition fails.
+ */
+#define IK_REQUIRE(cond) \
+	do { \
+		if (!(cond)) \
+			ck_abort_msg("%s:%d: requirement failed: %s", __FILE__, __LINE__, #cond); \
+	} while (0)
+#define IK_REQUIRE_MSG(cond, ...) \
+	do { \
+		if (!(cond)) \
+			ck_abort_msg(__VA_ARGS__); \
+	} while (0)
+
+/* IK_TEST_SCALE (environment, default 1.0): multiplies iteration counts, so
+ * that a valgrind run can use 0.05.  Never returns less than 1 for n >= 1. */
+double ik_test_scale(void);
+long ik_test_iters(long n);
+
+/* splitmix64: a small, seedable, reproducible generator. */
+struct ik_rng {
+	uint64_t s;
+};
+static inline uint64_t ik_rng_next(struct ik_rng *r)
+{
+	uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+/* Uniform in [0, n), n > 0. */
+static inline uint64_t ik_rng_below(struct ik_rng *r, uint64_t n)
+{
+	return ik_rng_next(r) % n;
+}
+
+/*
+ * A fault-injecting allocator.  Pass &fa->a wherever a unit takes a
+ * struct ik_allocator.  Thread-safe.
+ *   fail_at:  the 1-based index of the allocation that fails (0: none);
+ *             with fail_every set, every allocation from fail_at on fails.
+ *   calls:    allocations attempted so far (failed ones included).
+ *   live:     allocations not yet freed; live_bytes likewise.
+ *   failures: allocations refused so far.
+ */
+struct ik_fault_alloc {
+	struct ik_allocator a;
+	long fail_at;
+	int fail_every;
+	long calls;
+	long live;
+	long live_bytes;
+	long failures;
+};
+
+void ik_fault_alloc_init(struct ik_fault_alloc *fa);
+/* Make the n-th allocation from now fail (n >= 1); resets the counters of
+ * calls but not of live memory. */
+void ik_fault_alloc_fail_nth(struct ik_fault_alloc *fa, long n);
+/* No further failures. */
+void ik_fault_alloc_disarm(struct ik_fault_alloc *fa);
+
+#endif
