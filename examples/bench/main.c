@@ -23,6 +23,8 @@ struct subcmd {
 static const struct subcmd subcmds[] = {
 	{ "rbtree", bench_rbtree,
 	  "augmented red-black tree: insert/lookup/erase ns per op, plain vs augmented" },
+	{ "cmdq", bench_cmdq,
+	  "command queues: cmds/s and latency by producers, batch, sync; shared vs per-CPU" },
 };
 
 #define DEFAULT_SUBCMD "rbtree"
