@@ -352,10 +352,14 @@ void ik_iova_destroy(struct ik_iova_domain *d)
 static bool search(const struct ik_iova_domain *d, const struct req *q, node_t **owner,
 		   ik_u64 *pfn, ik_u64 *visits)
 {
+	/* Nodes where the walk turned right: their own gap and left subtree lie
+	 * below L, deeper ones higher.  A red-black tree of at most 2^63 nodes
+	 * is at most 126 deep. */
+	const node_t *path[128];
 	struct ik_rb_node *rb = d->root.node;
 	const node_t *cand = NULL, *strad = NULL;
-	bool cand_sub = false;
 	ik_u64 L = q->limit, v = 0;
+	unsigned depth = 0;
 
 	/* Top gap first when the limit reaches it: the highest place of all. */
 	if (!d->last || d->last_hi < L) {
@@ -379,15 +383,8 @@ static bool search(const struct ik_iova_domain *d, const struct req *q, node_t *
 			strad = x;
 			rb = rb->left;
 		} else {
-			ik_u64 dummy;
-
-			if (own_place(x, L, q, &dummy)) {
-				cand = x;
-				cand_sub = false;
-			} else if (rb->left && sub_fits(N(rb->left), q)) {
-				cand = N(rb->left);
-				cand_sub = true;
-			}
+			IK_ASSERT(depth < IK_ARRAY_SIZE(path));
+			path[depth++] = x;
 			rb = rb->right;
 		}
 		if (rb && !sub_fits(N(rb), q))
@@ -398,23 +395,40 @@ static bool search(const struct ik_iova_domain *d, const struct req *q, node_t *
 		*visits = v;
 		return true;
 	}
+	/* The deepest turn whose own gap or left subtree fits. */
+	while (depth-- > 0) {
+		const node_t *x = path[depth];
+
+		if (own_place(x, L, q, pfn)) {
+			*owner = (node_t *)x;
+			*visits = v;
+			return true;
+		}
+		if (x->rb.left) {
+			v++;
+			if (sub_fits(N(x->rb.left), q)) {
+				cand = N(x->rb.left);
+				break;
+			}
+		}
+	}
 	if (!cand) {
 		*visits = v;
 		return false;
 	}
-	while (cand_sub) {
-		v++;
+	/* Inside cand's subtree every gap lies below L: right first. */
+	for (;;) {
 		if (cand->rb.right && sub_fits(N(cand->rb.right), q)) {
 			cand = N(cand->rb.right);
+			v++;
 		} else if (own_place(cand, L, q, pfn)) {
 			break;
 		} else {
 			IK_ASSERT(cand->rb.left);
 			cand = N(cand->rb.left);
+			v++;
 		}
 	}
-	if (!cand_sub)
-		(void)own_place(cand, L, q, pfn);
 	*owner = (node_t *)cand;
 	*visits = v;
 	return true;
