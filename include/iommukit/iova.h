@@ -32,10 +32,12 @@
  * A node stores where its own gap starts and where its range starts (its
  * range ends where the next node's gap starts), plus, for its subtree, the
  * largest gap and the largest afit.  An allocation walks down the path to
- * the limit once, remembering the highest subtree or gap that can hold the
- * request, then descends into it: at most two root-to-leaf paths, never a
- * walk along the tree, also when the space is full or fragmented and the
- * request fails.  A node is 56 bytes on a 64-bit host.
+ * the limit once, picks the highest subtree or gap on it that can hold the
+ * request (the summaries say so exactly), then descends into it: a bounded
+ * number of root-to-leaf paths, never a walk along the tree, also when the
+ * space is full or fragmented and the request fails (a failure with the
+ * limit above every range is decided at the root).  A node is 56 bytes on a
+ * 64-bit host.
  *
  * Synchronization
  *   call                                   may run concurrently with
