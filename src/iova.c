@@ -366,11 +366,12 @@ static bool search(const struct ik_iova_domain *d, const struct req *q, node_t *
 	ik_u64 L = q->limit, v = 0;
 	unsigned depth = 0;
 
-	/* Top gap first when the limit reaches it: the highest place of all. */
-	if (!d->last || d->last_hi < L) {
+	/* Top gap first when the limit reaches it: the highest place of all.
+	 * With every range at or below L, the root's summary decides the rest. */
+	if (!d->last || d->last_hi <= L) {
 		ik_u64 a = d->last ? d->last_hi + 1 : d->start_pfn;
 
-		if (place(a, L, q, pfn)) {
+		if ((!d->last || d->last_hi < L) && place(a, L, q, pfn)) {
 			*owner = NULL;
 			*visits = 0;
 			return true;
