@@ -309,7 +309,7 @@ struct w4_arg {
 	unsigned id;
 	bool mixed;
 	uint64_t ops;
-	volatile int *go;
+	int *go; /* start flag, set with a release store */
 	uint64_t ns, cpu_ns;
 	int err;
 	struct bench_samples lat; /* per-op ns, averaged over batches of 16 */
@@ -321,7 +321,7 @@ static void *w4_thread(void *p)
 	uint64_t pfn[8], t0, c0;
 	int err = 0;
 
-	while (!*a->go)
+	while (!__atomic_load_n(a->go, __ATOMIC_ACQUIRE))
 		;
 	/* Throughput: no clock inside the loop. */
 	t0 = bench_now_ns();
@@ -368,7 +368,7 @@ static int w4(const struct bench_opts *o, unsigned maxthreads, uint64_t ops)
 			struct ik_iova_domain d;
 			struct w4_arg a[1024];
 			pthread_t th[1024];
-			volatile int go = 0;
+			int go = 0;
 			uint64_t total = 0, wall = 0, cpu = 0;
 
 			if (dom_make(&d, 1, (1ull << 32) - 1, true))
@@ -379,7 +379,7 @@ static int w4(const struct bench_opts *o, unsigned maxthreads, uint64_t ops)
 				    pthread_create(&th[i], NULL, w4_thread, &a[i]))
 					return 1;
 			}
-			go = 1;
+			__atomic_store_n(&go, 1, __ATOMIC_RELEASE);
 			for (unsigned i = 0; i < t; i++) {
 				pthread_join(th[i], NULL);
 				if (a[i].err)
