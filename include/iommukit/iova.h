@@ -32,19 +32,23 @@
  * A node stores where its own gap starts and where its range starts (its
  * range ends where the next node's gap starts), plus, for its subtree, the
  * largest gap and the largest afit.  An allocation walks down the path to
- * the limit once, remembering the highest subtree or gap that can hold the
- * request, then descends into it: at most two root-to-leaf paths, never a
- * walk along the tree, also when the space is full or fragmented and the
- * request fails.  A node is 56 bytes on a 64-bit host.
+ * the limit once, picks the highest subtree or gap on it that can hold the
+ * request (the summaries say so exactly), then descends into it: a bounded
+ * number of root-to-leaf paths, never a walk along the tree, also when the
+ * space is full or fragmented and the request fails (a failure with the
+ * limit above every range is decided at the root).  A node is 56 bytes on a
+ * 64-bit host.
  *
  * Synchronization
  *   call                                   may run concurrently with
  *   ------------------------------------   --------------------------------
  *   ik_iova_alloc, _free, _reserve,        every call below except _init and
  *   _find, _next, _largest_free, _stats,   _destroy (each takes the domain's
- *   _check, _for_each, _for_each_cached    tree lock inside; the callbacks of
- *                                          _for_each* run under locks and must
- *                                          not call into the domain)
+ *   _check, _for_each, _for_each_cached    tree lock inside; _stats, _check
+ *                                          and _for_each_cached also take the
+ *                                          rcache locks; the callbacks of
+ *                                          _for_each* run under those locks
+ *                                          and must not call into the domain)
  *   ik_iova_alloc_fast, _free_fast         everything except _init/_destroy;
  *                                          a hit takes only the per-CPU lock
  *                                          of (size class, IK_ENV_CPU_ID()),
@@ -53,11 +57,14 @@
  *   ik_iova_init, ik_iova_destroy          nothing (the caller serialises)
  *
  *   Lock order (never the reverse): per-CPU lock -> depot lock -> tree lock.
- *   The allocator callbacks are called with no lock held except the tree lock
- *   (node allocation) or a per-CPU lock (magazine allocation); they must not
- *   call into the domain.
+ *   The allocator callbacks are called with the tree lock held (node
+ *   allocation), a per-CPU lock held (magazine allocation), every lock held
+ *   (ik_iova_check's scratch array), or none (init); they must not call into
+ *   the domain.
  *
- * Errors are negative errno values; on error nothing changes.
+ * Errors are negative errno values; on error nothing changes, except that a
+ * request that fails with -ENOSPC may first have flushed the rcaches (which
+ * changes no allocation, only where free ranges are kept).
  */
 #ifndef IOMMUKIT_IOVA_H
 #define IOMMUKIT_IOVA_H
@@ -221,8 +228,10 @@ IK_API int ik_iova_free(struct ik_iova_domain *d, ik_u64 pfn);
 IK_API int ik_iova_reserve(struct ik_iova_domain *d, ik_u64 lo, ik_u64 hi);
 
 /*
- * ik_iova_find - the range (allocation or reservation) containing pfn.
- * Errors: -ENOENT (pfn is free or outside the domain).  O(log n).
+ * ik_iova_find - the range (allocation or reservation) containing pfn.  A
+ * range held by an rcache is still allocated in the tree and is reported as
+ * an allocation.  Errors: -ENOENT (pfn is free or outside the domain).
+ * O(log n).
  */
 IK_API int ik_iova_find(struct ik_iova_domain *d, ik_u64 pfn, struct ik_iova_range *r);
 
@@ -295,7 +304,8 @@ IK_API void ik_iova_flush_all(struct ik_iova_domain *d);
 IK_API int ik_iova_for_each_cached(struct ik_iova_domain *d,
 				   int (*fn)(void *ctx, ik_u64 pfn, ik_u64 pages), void *ctx);
 
-/* Slow paths of the inline calls below (not API). */
+/* Slow paths of the inline calls below, and the slot of the current CPU for
+ * a size class (not API). */
 IK_API int _ik_iova_alloc_fast_slow(struct ik_iova_domain *d, ik_u64 npages, ik_u64 limit,
 				    ik_u64 *pfn);
 IK_API int _ik_iova_free_fast_slow(struct ik_iova_domain *d, ik_u64 pfn, ik_u64 npages);
@@ -318,7 +328,10 @@ IK_INLINE struct _ik_iova_cpu *_ik_iova_cpu_slot(struct ik_iova_domain *d, unsig
  * allocates from the tree (ik_iova_alloc with IK_IOVA_SIZE_ALIGNED, flushing
  * the rcaches and retrying on -ENOSPC).  Free the range with
  * ik_iova_free_fast() and the same npages (or ik_iova_free()).
- * Errors: as ik_iova_alloc.  Cost: O(1) on a hit; O(log n) otherwise.
+ * Errors: as ik_iova_alloc (-EINVAL also when the rounded size exceeds the
+ * space).  Cost: O(1) on a hit (a magazine scan of at most IK_IOVA_MAG_SIZE
+ * entries on the slow path when the top entries lie above the limit);
+ * O(log n) otherwise.  May call the allocator (under the tree lock).
  */
 IK_INLINE int ik_iova_alloc_fast(struct ik_iova_domain *d, ik_u64 npages, ik_u64 limit,
 				 ik_u64 *pfn)
