@@ -46,7 +46,10 @@
  * with -ETIMEDOUT after the configured timeout.  What the ring cannot avoid:
  * the consumer executes in order, so commands reserved behind a producer that
  * is preempted between its reservation and its valid markers are executed
- * once it runs again; waiters yield to it meanwhile.
+ * once it runs again, and a thread preempted while it holds the publish lock
+ * (a scan of valid markers and one PROD write) delays the PROD write for the
+ * entries it has not yet covered; waiters yield to it meanwhile, and issuers
+ * that do not wait are not delayed at all.
  *
  * Errors (SMMUv3 CERROR semantics; a VT-d driver maps IQE to ILL and ITE to
  * ATC_INV_SYNC in its read_cons hook).  The consumer stops at the bad entry
