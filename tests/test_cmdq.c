@@ -881,9 +881,6 @@ START_TEST(atc_invalidation_timeout_retries_the_sync)
 	ck_assert_uint_eq(r.errs[0].index, 2); /* the sync */
 	ck_assert_int_eq(r.errs[0].result, 0);
 	/* A sync that keeps failing is replaced: the submitter hears -EIO. */
-	rig_start(&r);
-	ik_cmdq_sw_inject(&r.sw, 0, 0, 0); /* (no-op injection) */
-	rig_stop(&r);
 	ik_cmdq_sw_inject(&r.sw, 0, IK_CMDQ_CERROR_ATC_INV_SYNC, IK_CMDQ_DEFAULT_RETRIES + 1);
 	rig_start(&r);
 	ck_assert_int_eq(ik_cmdq_sync(r.q), -EIO);
