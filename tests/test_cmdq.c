@@ -7,13 +7,8 @@
  * allocation failures; and a multi-producer stress run that checks every
  * command is consumed exactly once (or reported failed), in each producer's
  * order, and that a sync returns only after its producer's commands ran.
- * The file includes src/cmdq.c to reach its reservation step directly.
+ * _ik_cmdq_reserve/_ik_cmdq_commit stage a producer preempted mid-insertion.
  */
-/* White-box: the queue's internals, to stage a producer that is "preempted"
- * between its reservation and its writes. */
-#include "../src/cmdq.c"
-#undef owner
-
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -1013,7 +1008,6 @@ END_TEST
 START_TEST(preempted_reserver_delays_only_the_consumer)
 {
 	uint64_t next[2] = { 0, 0 }, mine[2][2], others[3][2];
-	struct waiter w;
 	struct rig r;
 	ik_u32 at;
 	uint64_t t0;
@@ -1023,8 +1017,7 @@ START_TEST(preempted_reserver_delays_only_the_consumer)
 	r.ctx = next;
 	rig_start(&r);
 	/* Producer 0 reserves two slots and is "preempted" before writing. */
-	waiter_init(&w, r.q);
-	ck_assert_int_eq(reserve(r.q, 2, &at, &w, NULL), 0);
+	ck_assert_int_eq(_ik_cmdq_reserve(r.q, 2, &at), 0);
 	for (unsigned i = 0; i < 2; i++)
 		mk_cmd(mine[i], 0, i);
 	/* Producer 1 is not held up: issue() without a sync returns at once. */
@@ -1038,11 +1031,10 @@ START_TEST(preempted_reserver_delays_only_the_consumer)
 	ck_assert_int_eq(ik_cmdq_sync(r.q), -ETIMEDOUT);
 	ck_assert_uint_eq(__atomic_load_n(&r.seen, __ATOMIC_RELAXED), 0);
 	/* Producer 0 resumes: fills and publishes; everything runs, in order. */
-	fill(r.q, at, mine, 2, false, NULL);
-	ik_smp_mb();
-	publish(r.q, NULL);
+	_ik_cmdq_commit(r.q, at, mine, 2);
 	ck_assert_int_eq(ik_cmdq_sync(r.q), 0);
 	rig_stop(&r);
+	ck_assert_int_eq(_ik_cmdq_reserve(r.q, 0, &at), -EINVAL);
 	ck_assert_uint_eq(next[0], 2);
 	ck_assert_uint_eq(next[1], 3);
 	ck_assert_uint_eq(r.seen, 5);
