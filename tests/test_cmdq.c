@@ -1042,6 +1042,119 @@ START_TEST(preempted_reserver_delays_only_the_consumer)
 }
 END_TEST
 
+
+static int doorbell_rings;
+
+static void count_doorbell(void *ctx)
+{
+	(void)ctx;
+	__atomic_add_fetch(&doorbell_rings, 1, __ATOMIC_RELAXED);
+}
+
+START_TEST(counters_doorbell_hook_and_batch_timeout)
+{
+	struct ik_cmdq_regs regs = ik_cmdq_sw_regs;
+	struct ik_cmdq_counters cnt;
+	struct ik_cmdq_stats st;
+	struct ik_cmdq_batch b;
+	struct ik_cmdq *q;
+	uint64_t cmds[8][2];
+	struct rig r;
+
+	rig_init(&r, &ik_cmdq_fmt_smmuv3, 3, 0, 5000000ull); /* 5 ms */
+	regs.doorbell = count_doorbell;
+	r.cfg.regs = &regs;
+	ck_assert_int_eq(ik_cmdq_create(&r.cfg, &q), 0);
+	ik_cmdq_destroy(r.q);
+	r.q = q;
+	ck_assert_uint_eq(ik_cmdq_ring_dma(q), 0x80000000ull);
+	memset(&cnt, 0, sizeof(cnt));
+	for (unsigned i = 0; i < 8; i++)
+		mk_cmd(cmds[i], 0, i);
+	doorbell_rings = 0;
+	ck_assert_int_eq(ik_cmdq_issue_ex(q, cmds, 5, 0, &cnt), 0);
+	ck_assert_int_eq(ik_cmdq_issue_ex(q, cmds, 3, 0, &cnt), 0);
+	ck_assert_uint_eq(cnt.publishes, 2);
+	ck_assert_int_eq(doorbell_rings, 2);
+	ck_assert_uint_eq(cnt.cas_retries, 0);
+	/* Full: the wait is counted and bounded. */
+	ck_assert_int_eq(ik_cmdq_issue_ex(q, cmds, 1, 0, &cnt), -ETIMEDOUT);
+	ck_assert_uint_gt(cnt.full_waits, 0);
+	/* A batch on a stuck queue: its submit reports the timeout. */
+	ik_cmdq_batch_init(&b, q);
+	ck_assert_int_eq(ik_cmdq_batch_add(&b, cmds[0]), 0);
+	ck_assert_int_eq(ik_cmdq_batch_submit(&b), -ETIMEDOUT);
+	ik_cmdq_get_stats(q, &st);
+	ck_assert_uint_eq(st.timeouts, 2);
+	ck_assert_uint_eq(st.doorbells, 2);
+	/* The consumer wakes up: nothing was lost; a sync now waits for it. */
+	ck_assert_int_eq(ik_cmdq_sw_consume(&r.sw, 100), 8);
+	memset(&cnt, 0, sizeof(cnt));
+	ck_assert_int_eq(ik_cmdq_issue_ex(q, NULL, 0, IK_CMDQ_SYNC, &cnt), -ETIMEDOUT);
+	ck_assert_uint_gt(cnt.sync_waits, 0);
+	rig_fini(&r);
+}
+END_TEST
+
+static uint64_t ext_addr;
+static uint32_t ext_val;
+
+static void ext_write32(void *ctx, ik_u64 addr, ik_u32 val)
+{
+	(void)ctx;
+	ext_addr = addr;
+	ext_val = val;
+}
+
+START_TEST(sw_consumer_config_and_external_completion_write)
+{
+	struct ik_cmdq_sw sw;
+	struct ik_cmdq_sw_config sc;
+	struct ik_smmu_cmd c = scmd(IK_SMMU_CMD_SYNC);
+	uint64_t ring[8][2], ent[2];
+	struct ik_cmdq_config cfg;
+	struct ik_cmdq *q;
+
+	memset(&sc, 0, sizeof(sc));
+	memset(ring, 0, sizeof(ring));
+	sc.fmt = &ik_cmdq_fmt_smmuv3;
+	sc.log2_entries = 3;
+	sc.ring = ring;
+	sc.write32 = ext_write32;
+	sc.log2_entries = 1;
+	ck_assert_int_eq(ik_cmdq_sw_init(&sw, &sc), -EINVAL);
+	sc.log2_entries = 3;
+	sc.flags = 0x40;
+	ck_assert_int_eq(ik_cmdq_sw_init(&sw, &sc), -EINVAL);
+	sc.flags = 0;
+	sc.ring = NULL;
+	ck_assert_int_eq(ik_cmdq_sw_init(&sw, &sc), -EINVAL);
+	sc.ring = ring;
+	ck_assert_int_eq(ik_cmdq_sw_init(&sw, &sc), 0); /* ring_dma 0: CPU address */
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.fmt = &ik_cmdq_fmt_smmuv3;
+	cfg.log2_entries = 3;
+	cfg.ring = ring;
+	cfg.regs = &ik_cmdq_sw_regs;
+	cfg.regs_ctx = &sw;
+	ck_assert_int_eq(ik_cmdq_create(&cfg, &q), 0);
+	/* A caller's own CMD_SYNC with an MSI elsewhere: the write32 hook. */
+	c.cs = IK_SMMU_SYNC_CS_IRQ, c.msiaddr = 0xfee00000ull, c.msidata = 77;
+	ck_assert_int_eq(ik_smmu_cmd_encode(&c, ent), 0);
+	ck_assert_int_eq(ik_cmdq_issue(q, ent, 1, 0), 0);
+	ck_assert_int_eq(ik_cmdq_sw_consume(&sw, 10), 1);
+	ck_assert(ext_addr == 0xfee00000ull && ext_val == 77);
+	ik_cmdq_destroy(q);
+	/* A set refuses an invalid member config. */
+	struct ik_cmdq_config bad[2] = { cfg, cfg };
+	struct ik_cmdq_set *s = NULL;
+
+	bad[1].fmt = NULL;
+	ck_assert_int_eq(ik_cmdq_set_create(2, bad, &s), -EINVAL);
+	ck_assert_ptr_null(s);
+}
+END_TEST
+
 /* ================================================================ stress */
 
 #define SP_MAX 4
@@ -1293,6 +1406,8 @@ Suite *ik_test_suite(void)
 	tcase_add_test(q, vtd_queue_no_wrap_256bit_with_status_write);
 	tcase_add_test(q, set_picks_per_cpu_queue_and_syncs_all);
 	tcase_add_test(q, preempted_reserver_delays_only_the_consumer);
+	tcase_add_test(q, counters_doorbell_hook_and_batch_timeout);
+	tcase_add_test(q, sw_consumer_config_and_external_completion_write);
 	tcase_set_timeout(q, 120);
 	suite_add_tcase(s, q);
 
