@@ -97,7 +97,7 @@ struct waiter {
 	unsigned step;
 };
 
-#define SPIN_STEPS 8 /* 1, 2, 4 ... 128 pauses, then yield */
+#define SPIN_STEPS 6 /* 1, 2, 4 ... 32 pauses (a few microseconds), then yield */
 
 static void waiter_init(struct waiter *w, const struct ik_cmdq *q)
 {
@@ -446,6 +446,23 @@ static int wait_index(struct ik_cmdq *q, ik_u32 j, struct waiter *w,
 		if (waiter_step(w))
 			return -ETIMEDOUT;
 	}
+}
+
+IK_API int _ik_cmdq_reserve(struct ik_cmdq *q, unsigned n, ik_u32 *first)
+{
+	struct waiter w;
+
+	if (!q || !first || n == 0 || n > q->cap)
+		return -EINVAL;
+	waiter_init(&w, q);
+	return reserve(q, n, first, &w, NULL);
+}
+
+IK_API void _ik_cmdq_commit(struct ik_cmdq *q, ik_u32 first, const void *cmds, unsigned n)
+{
+	fill(q, first, cmds, n, false, NULL);
+	ik_smp_mb(); /* P1 */
+	publish(q, NULL);
 }
 
 static void count_timeout(struct ik_cmdq *q)
