@@ -1330,8 +1330,9 @@ START_TEST(walker_reports_faults_like_hardware)
 		ck_assert_int_eq(ik_pt_walk(&w, &mem, base + g, IK_ACCESS_READ, &r), 0);
 		ck_assert_int_eq(r.fault, IK_PT_FAULT_ADDR_SIZE);
 	}
-	/* an invalid entry pattern (no valid bit) */
-	*e = saved & ~1ull;
+	/* an empty entry (format-specific invalid patterns: in each format's
+	 * own test, e.g. lpae_stage1_bits_match_the_architecture) */
+	*e = 0;
 	ck_assert_int_eq(ik_pt_walk(&w, &mem, base + g, IK_ACCESS_READ, &r), 0);
 	ck_assert_int_eq(r.fault, IK_PT_FAULT_TRANSLATION);
 	*e = saved;
@@ -1598,6 +1599,25 @@ START_TEST(lpae_stage1_bits_match_the_architecture)
 	ck_assert_uint_eq(r.pte, 0x40000000ull | 1 | (2 << 2) | (1 << 6) | (2 << 8) | (1 << 10) |
 					 (1 << 11) | (3ull << 53));
 	ck_assert_uint_eq(r.level, 1);
+	/* invalid patterns: valid bit clear; a block type at the last level;
+	 * the access flag clear (no hardware AF update configured) */
+	{
+		ik_u64 *e, saved;
+
+		ck_assert_int_eq(ik_pt_walk(&w, &mem, base, 0, &r), 0);
+		e = th_entry(h, r.pte_addr);
+		saved = *e;
+		*e = saved & ~1ull;
+		ck_assert_int_eq(ik_pt_walk(&w, &mem, base, IK_ACCESS_READ, &r), 0);
+		ck_assert_int_eq(r.fault, IK_PT_FAULT_TRANSLATION);
+		*e = saved & ~2ull;
+		ck_assert_int_eq(ik_pt_walk(&w, &mem, base, IK_ACCESS_READ, &r), 0);
+		ck_assert_int_eq(r.fault, IK_PT_FAULT_TRANSLATION);
+		*e = saved & ~(1ull << 10);
+		ck_assert_int_eq(ik_pt_walk(&w, &mem, base, IK_ACCESS_READ, &r), 0);
+		ck_assert_int_eq(r.fault, IK_PT_FAULT_ACCESS_FLAG);
+		*e = saved;
+	}
 	ck_assert_int_eq(unmap_sync(h, base, 2 * SZ_2M), (ik_s64)(SZ_2M + SZ_4K));
 	th_destroy(h);
 	h = th_new(6, true); /* stage 2 */
