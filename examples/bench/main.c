@@ -27,6 +27,8 @@ static const struct subcmd subcmds[] = {
 	  "IOVA allocator: W1-W3 fragmentation workloads, growth, W4 fast path" },
 	{ "cmdq", bench_cmdq,
 	  "command queues: cmds/s and latency by producers, batch, sync; shared vs per-CPU" },
+	{ "map", bench_map,
+	  "IO page tables: map/unmap ns and clean/TLB/sync counts by size, format, coherence" },
 };
 
 #define DEFAULT_SUBCMD "rbtree"
