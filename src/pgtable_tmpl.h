@@ -336,8 +336,10 @@ static int pt_map_prepare(struct ik_pgtable *pt, ik_u64 iova, const struct ik_se
 		if (l > p.lvl)
 			continue;
 		idx = pt_index(g, p.iova, l);
+		/* Plain loads (vectorisable): only this request writes these
+		 * entries (disjoint ranges), and reads do not race reads. */
 		for (k = 0; k < p.count; k++)
-			acc |= pt_load(&t->cpu[idx + k]);
+			acc |= t->cpu[idx + k];
 		if (!acc)
 			continue;
 		for (k = 0; k < p.count; k++) {
@@ -854,6 +856,44 @@ static ik_u64 pt_queue_subtree(struct pt_unmap *u, struct _ik_pt_tbl *t)
 	return bytes;
 }
 
+/* Level 0: every entry in range is whole and a leaf or empty; the hot loop
+ * of page unmaps. */
+static void pt_unmap_leaves(struct pt_unmap *u, struct _ik_pt_tbl *t, ik_u64 start, ik_u64 end)
+{
+	const struct ik_pt_geometry *g = u->c.g;
+	unsigned sh = g->lg2_granule;
+	ik_u32 idx = pt_index(g, start, 0), last = pt_index(g, end - 1, 0);
+	ik_u32 run_lo = 0, run_n = 0, cleared = 0, lo = 0, hi = 0;
+	ik_u64 *e = t->cpu;
+
+	for (; idx <= last; idx++) {
+		if (!pt_load(&e[idx])) {
+			if (run_n) {
+				pt_run_add(&u->c, 0, t, run_lo, run_lo + run_n - 1);
+				run_n = 0;
+			}
+			continue;
+		}
+		pt_store(&e[idx], 0);
+		if (!cleared)
+			lo = idx;
+		hi = idx;
+		cleared++;
+		if (!run_n)
+			run_lo = idx;
+		run_n++;
+	}
+	if (run_n)
+		pt_run_add(&u->c, 0, t, run_lo, run_lo + run_n - 1);
+	if (cleared) {
+		ik_u64 base = start & ~((1ull << (sh + g->bits)) - 1);
+
+		ik_atomic_fetch_sub(&t->nleaf, cleared, IK_MO_RELAXED);
+		pt_unmap_note(u, base + ((ik_u64)lo << sh), base + ((ik_u64)(hi + 1) << sh), 1ull << sh,
+			      (ik_u64)cleared << sh);
+	}
+}
+
 static void pt_unmap_tbl(struct pt_unmap *u, struct _ik_pt_tbl *t, unsigned l, ik_u64 start,
 			 ik_u64 end)
 {
@@ -863,6 +903,10 @@ static void pt_unmap_tbl(struct pt_unmap *u, struct _ik_pt_tbl *t, unsigned l, i
 	ik_u64 es = start & ~(esz - 1);
 	ik_u32 cleared = 0, run_lo = 0, run_n = 0;
 
+	if (l == 0) {
+		pt_unmap_leaves(u, t, start, end);
+		return;
+	}
 	for (; idx <= last; idx++, es += esz) {
 		ik_u64 e = pt_load_acq(&t->cpu[idx]);
 		ik_u64 rs = start > es ? start : es;

@@ -23,6 +23,8 @@ struct subcmd {
 static const struct subcmd subcmds[] = {
 	{ "rbtree", bench_rbtree,
 	  "augmented red-black tree: insert/lookup/erase ns per op, plain vs augmented" },
+	{ "map", bench_map,
+	  "IO page tables: map/unmap ns and clean/TLB/sync counts by size, format, coherence" },
 };
 
 #define DEFAULT_SUBCMD "rbtree"
