@@ -39,9 +39,7 @@
  * One row per configuration the generic suite runs.  prot_mask: the IK_PROT_*
  * bits that round-trip exactly through the walker for the prot values the
  * tests use (READ or READ|WRITE, optionally NOEXEC, CACHE, PRIV).
- * fmt_flags: the config's format options (0 when omitted).  valid_bits: the
- * entry bits whose clearing makes an entry invalid to the hardware (0 when
- * omitted: bit 0).
+ * fmt_flags: the config's format options (e.g. VT-d superpage capabilities).
  * To add a format: one line here.
  */
 struct fmt_case {
@@ -52,26 +50,25 @@ struct fmt_case {
 	ik_u32 quirks;
 	unsigned prot_mask;
 	ik_u64 fmt_flags;
-	ik_u64 valid_bits;
 };
 
 static const struct fmt_case fmt_cases[] = {
-	{ "lpae-s1 4K ias48", IK_PT_LPAE_S1, 48, 48, SZ_4K | SZ_2M | SZ_1G, 0, PROT_LPAE | IK_PROT_PRIV, 0, 0 },
+	{ "lpae-s1 4K ias48", IK_PT_LPAE_S1, 48, 48, SZ_4K | SZ_2M | SZ_1G, 0, PROT_LPAE | IK_PROT_PRIV, 0 },
 	{ "lpae-s1 4K ias39 dirty", IK_PT_LPAE_S1, 39, 40, SZ_4K | SZ_2M | SZ_1G, IK_PT_QUIRK_DIRTY,
-	  PROT_LPAE | IK_PROT_PRIV, 0, 0 },
-	{ "lpae-s1 4K ias32", IK_PT_LPAE_S1, 32, 32, SZ_4K | SZ_2M | SZ_1G, 0, PROT_LPAE | IK_PROT_PRIV, 0, 0 },
-	{ "lpae-s1 16K ias48", IK_PT_LPAE_S1, 48, 48, SZ_16K | SZ_32M, 0, PROT_LPAE | IK_PROT_PRIV, 0, 0 },
-	{ "lpae-s1 64K ias48", IK_PT_LPAE_S1, 48, 48, SZ_64K | SZ_512M, 0, PROT_LPAE | IK_PROT_PRIV, 0, 0 },
-	{ "lpae-s2 4K ias40 concat", IK_PT_LPAE_S2, 40, 40, SZ_4K | SZ_2M | SZ_1G, 0, PROT_LPAE, 0, 0 },
-	{ "lpae-s2 4K ias48", IK_PT_LPAE_S2, 48, 48, SZ_4K | SZ_2M | SZ_1G, 0, PROT_LPAE, 0, 0 },
-	{ "lpae-s2 16K ias48 concat", IK_PT_LPAE_S2, 48, 44, SZ_16K | SZ_32M, 0, PROT_LPAE, 0, 0 },
-	{ "lpae-s2 64K ias42", IK_PT_LPAE_S2, 42, 42, SZ_64K | SZ_512M, 0, PROT_LPAE, 0, 0 },
-	{ "vtd-sl 3-level", IK_PT_VTD_SL, 39, 48, SZ_4K | SZ_2M | SZ_1G, 0, PROT_VTD_SL, VTD_SP | IK_VTD_FLAG_SC, 3 },
-	{ "vtd-sl 4-level 2M dirty", IK_PT_VTD_SL, 48, 48, SZ_4K | SZ_2M | SZ_1G, IK_PT_QUIRK_DIRTY, PROT_VTD_SL, IK_VTD_FLAG_SP_2M | IK_VTD_FLAG_SC, 3 },
-	{ "vtd-sl 4-level 4K only", IK_PT_VTD_SL, 48, 46, SZ_4K | SZ_2M | SZ_1G, 0, PROT_RW, 0, 3 },
-	{ "vtd-sl 5-level", IK_PT_VTD_SL, 57, 52, SZ_4K | SZ_2M | SZ_1G, 0, PROT_VTD_SL, VTD_SP | IK_VTD_FLAG_SC, 3 },
-	{ "vtd-fl 4-level", IK_PT_VTD_FL, 47, 48, SZ_4K | SZ_2M | SZ_1G, 0, PROT_VTD_FL, IK_VTD_FLAG_SP_1G, 1 },
-	{ "vtd-fl 5-level dirty", IK_PT_VTD_FL, 56, 52, SZ_4K | SZ_2M | SZ_1G, IK_PT_QUIRK_DIRTY, PROT_VTD_FL, 0, 1 },
+	  PROT_LPAE | IK_PROT_PRIV, 0 },
+	{ "lpae-s1 4K ias32", IK_PT_LPAE_S1, 32, 32, SZ_4K | SZ_2M | SZ_1G, 0, PROT_LPAE | IK_PROT_PRIV, 0 },
+	{ "lpae-s1 16K ias48", IK_PT_LPAE_S1, 48, 48, SZ_16K | SZ_32M, 0, PROT_LPAE | IK_PROT_PRIV, 0 },
+	{ "lpae-s1 64K ias48", IK_PT_LPAE_S1, 48, 48, SZ_64K | SZ_512M, 0, PROT_LPAE | IK_PROT_PRIV, 0 },
+	{ "lpae-s2 4K ias40 concat", IK_PT_LPAE_S2, 40, 40, SZ_4K | SZ_2M | SZ_1G, 0, PROT_LPAE, 0 },
+	{ "lpae-s2 4K ias48", IK_PT_LPAE_S2, 48, 48, SZ_4K | SZ_2M | SZ_1G, 0, PROT_LPAE, 0 },
+	{ "lpae-s2 16K ias48 concat", IK_PT_LPAE_S2, 48, 44, SZ_16K | SZ_32M, 0, PROT_LPAE, 0 },
+	{ "lpae-s2 64K ias42", IK_PT_LPAE_S2, 42, 42, SZ_64K | SZ_512M, 0, PROT_LPAE, 0 },
+	{ "vtd-sl 3-level", IK_PT_VTD_SL, 39, 48, SZ_4K | SZ_2M | SZ_1G, 0, PROT_VTD_SL, VTD_SP | IK_VTD_FLAG_SC },
+	{ "vtd-sl 4-level 2M dirty", IK_PT_VTD_SL, 48, 48, SZ_4K | SZ_2M | SZ_1G, IK_PT_QUIRK_DIRTY, PROT_VTD_SL, IK_VTD_FLAG_SP_2M | IK_VTD_FLAG_SC },
+	{ "vtd-sl 4-level 4K only", IK_PT_VTD_SL, 48, 46, SZ_4K | SZ_2M | SZ_1G, 0, PROT_RW, 0 },
+	{ "vtd-sl 5-level", IK_PT_VTD_SL, 57, 52, SZ_4K | SZ_2M | SZ_1G, 0, PROT_VTD_SL, VTD_SP | IK_VTD_FLAG_SC },
+	{ "vtd-fl 4-level", IK_PT_VTD_FL, 47, 48, SZ_4K | SZ_2M | SZ_1G, 0, PROT_VTD_FL, IK_VTD_FLAG_SP_1G },
+	{ "vtd-fl 5-level dirty", IK_PT_VTD_FL, 56, 52, SZ_4K | SZ_2M | SZ_1G, IK_PT_QUIRK_DIRTY, PROT_VTD_FL, 0 },
 };
 #define NCASES ((int)(sizeof(fmt_cases) / sizeof(fmt_cases[0])))
 
@@ -103,7 +100,7 @@ struct th {
 	uint64_t *freeaddr[TH_MAXLG + 1];
 	size_t nfree[TH_MAXLG + 1], capfree[TH_MAXLG + 1];
 	/* counters (atomic where threads share them) */
-	long allocs, frees, cleans, clean_bytes, sync_maps, gather_adds, iotlb_syncs;
+	long allocs, frees, cleans, clean_bytes, sync_maps, gather_adds, iotlb_syncs, flush_walks;
 	uint64_t last_sync_iova, last_sync_size;
 	uint64_t last_clean_iommu, last_clean_size;
 };
@@ -229,6 +226,16 @@ static void th_iotlb_sync(void *cookie, struct ik_gather *g)
 	__atomic_add_fetch(&h->iotlb_syncs, 1, __ATOMIC_RELAXED);
 }
 
+static void th_flush_walk(void *cookie, ik_u64 iova, ik_u64 size, ik_u64 gran)
+{
+	struct th *h = cookie;
+
+	(void)iova;
+	(void)size;
+	(void)gran;
+	__atomic_add_fetch(&h->flush_walks, 1, __ATOMIC_RELAXED);
+}
+
 static int th_read64(void *ctx, ik_u64 addr, ik_u64 *val)
 {
 	struct th *h = ctx;
@@ -284,6 +291,7 @@ static void th_mem(struct th *h, struct ik_pt_mem *m, bool hw_updates)
 static void th_reset_counts(struct th *h)
 {
 	h->cleans = h->clean_bytes = h->sync_maps = h->gather_adds = h->iotlb_syncs = 0;
+	h->flush_walks = 0;
 }
 
 static struct th *th_new_cfg(const struct fmt_case *fc, bool coherent, ik_u32 extra_quirks)
@@ -301,6 +309,7 @@ static struct th *th_new_cfg(const struct fmt_case *fc, bool coherent, ik_u32 ex
 	h->hooks.iotlb_sync_map = th_sync_map;
 	h->hooks.gather_add = th_gather_add;
 	h->hooks.iotlb_sync = th_iotlb_sync;
+	h->hooks.flush_walk = th_flush_walk;
 	h->cfg.fmt = fc->fmt;
 	h->cfg.ias = fc->ias;
 	h->cfg.oas = fc->oas;
@@ -1130,6 +1139,40 @@ START_TEST(partial_unmap_splits_block)
 }
 END_TEST
 
+/* Partial unmaps leave an empty table; a block may then go there: the
+ * table is freed after a walk-cache flush, and nothing else changes. */
+START_TEST(block_replaces_empty_table_after_walk_flush)
+{
+	struct th *h = th_new(_i, false);
+	uint64_t g = G(h), b = B(h), iova, got, sz;
+	struct ik_pgtable_stats s0, s1;
+
+	if (!b) {
+		th_destroy(h);
+		return;
+	}
+	iova = BASE(h) + 2 * b;
+	ck_assert_int_eq(ik_pgtable_map(h->pt, iova + 8 * g, 0x1000000 + g, 4 * g, PROT_RW), 0);
+	ck_assert_int_eq(unmap_sync(h, iova + 8 * g, 4 * g), (ik_s64)(4 * g));
+	ik_pgtable_get_stats(h->pt, &s0);
+	th_reset_counts(h);
+	ck_assert_int_eq(ik_pgtable_map(h->pt, iova, 0x80000000ull, b, PROT_RW), 0);
+	ck_assert_int_eq(h->flush_walks, 1);
+	ck_assert_int_eq(h->sync_maps, 1);
+	ck_assert_int_eq(h->cleans, 1); /* the one entry */
+	ik_pgtable_get_stats(h->pt, &s1);
+	ck_assert_uint_eq(s1.cache_pages + s1.tables_freed, s0.cache_pages + s0.tables_freed + 1);
+	ck_assert_int_eq(ik_pgtable_iova_to_phys(h->pt, iova + 9 * g, &got, &sz), 0);
+	ck_assert_uint_eq(sz, b);
+	ck_assert_uint_eq(got, 0x80000000ull + 9 * g);
+	/* a table that still maps something is a conflict */
+	ck_assert_int_eq(ik_pgtable_map(h->pt, iova + b + g, 0x1000000, g, PROT_RW), 0);
+	ck_assert_int_eq(ik_pgtable_map(h->pt, iova + b, 0x80000000ull + b, b, PROT_RW), -EEXIST);
+	ck_assert_int_eq(unmap_sync(h, iova, 2 * b), (ik_s64)(b + g));
+	th_destroy(h);
+}
+END_TEST
+
 START_TEST(deferred_leaf_clean_quirk_cleans_once_per_run)
 {
 	struct th *h = th_new_cfg(&fmt_cases[_i], false, IK_PT_QUIRK_DEFER_LEAF_CLEAN);
@@ -1310,8 +1353,9 @@ START_TEST(walker_reports_faults_like_hardware)
 		ck_assert_int_eq(ik_pt_walk(&w, &mem, base + g, IK_ACCESS_READ, &r), 0);
 		ck_assert_int_eq(r.fault, IK_PT_FAULT_ADDR_SIZE);
 	}
-	/* an invalid entry pattern (no valid bit) */
-	*e = saved & ~(h->fc->valid_bits ? h->fc->valid_bits : 1ull);
+	/* an empty entry (format-specific invalid patterns: in each format's
+	 * own test, e.g. lpae_stage1_bits_match_the_architecture) */
+	*e = 0;
 	ck_assert_int_eq(ik_pt_walk(&w, &mem, base + g, IK_ACCESS_READ, &r), 0);
 	ck_assert_int_eq(r.fault, IK_PT_FAULT_TRANSLATION);
 	*e = saved;
@@ -1543,6 +1587,13 @@ START_TEST(lpae_geometry_and_registers)
 	ck_assert_str_eq(ik_pt_fmt_name(IK_PT_LPAE_S1), "lpae-s1");
 	ck_assert_int_eq(ik_pt_fmt_from_name("lpae-s2"), IK_PT_LPAE_S2);
 	ck_assert_int_eq(ik_pt_fmt_from_name("nope"), IK_PT_FMT_NONE);
+	/* walker from a config: the root must be aligned to the root size */
+	c.fmt = IK_PT_LPAE_S1;
+	c.pgsize_bitmap = SZ_4K;
+	ck_assert_int_eq(ik_pt_walker_init(&w2, &c, 0x10000), 0);
+	ck_assert_uint_eq(w2.root, 0x10000);
+	ck_assert_uint_eq(w2.geom.nlevels, 4);
+	ck_assert_int_eq(ik_pt_walker_init(&w2, &c, 0x10800), -EINVAL);
 	/* a register value the library cannot walk */
 	ck_assert_int_eq(ik_lpae_walker_from_regs(&w2, 1, 0x3f, 0, 0), -EINVAL);
 	ck_assert_int_eq(ik_lpae_walker_from_regs(&w2, 3, 0x10, 0, 0), -EINVAL);
@@ -1571,6 +1622,25 @@ START_TEST(lpae_stage1_bits_match_the_architecture)
 	ck_assert_uint_eq(r.pte, 0x40000000ull | 1 | (2 << 2) | (1 << 6) | (2 << 8) | (1 << 10) |
 					 (1 << 11) | (3ull << 53));
 	ck_assert_uint_eq(r.level, 1);
+	/* invalid patterns: valid bit clear; a block type at the last level;
+	 * the access flag clear (no hardware AF update configured) */
+	{
+		ik_u64 *e, saved;
+
+		ck_assert_int_eq(ik_pt_walk(&w, &mem, base, 0, &r), 0);
+		e = th_entry(h, r.pte_addr);
+		saved = *e;
+		*e = saved & ~1ull;
+		ck_assert_int_eq(ik_pt_walk(&w, &mem, base, IK_ACCESS_READ, &r), 0);
+		ck_assert_int_eq(r.fault, IK_PT_FAULT_TRANSLATION);
+		*e = saved & ~2ull;
+		ck_assert_int_eq(ik_pt_walk(&w, &mem, base, IK_ACCESS_READ, &r), 0);
+		ck_assert_int_eq(r.fault, IK_PT_FAULT_TRANSLATION);
+		*e = saved & ~(1ull << 10);
+		ck_assert_int_eq(ik_pt_walk(&w, &mem, base, IK_ACCESS_READ, &r), 0);
+		ck_assert_int_eq(r.fault, IK_PT_FAULT_ACCESS_FLAG);
+		*e = saved;
+	}
 	ck_assert_int_eq(unmap_sync(h, base, 2 * SZ_2M), (ik_s64)(SZ_2M + SZ_4K));
 	th_destroy(h);
 	h = th_new(6, true); /* stage 2 */
@@ -1643,6 +1713,7 @@ Suite *ik_test_suite(void)
 	tcase_add_loop_test(gen, page_size_choice, 0, NCASES);
 	tcase_add_loop_test(gen, partial_unmap_splits_block, 0, NCASES);
 	tcase_add_loop_test(gen, deferred_leaf_clean_quirk_cleans_once_per_run, 0, NCASES);
+	tcase_add_loop_test(gen, block_replaces_empty_table_after_walk_flush, 0, NCASES);
 	tcase_add_loop_test(gen, walker_reports_faults_like_hardware, 0, NCASES);
 	tcase_add_loop_test(gen, dirty_tracking_reports_device_writes, 0, NCASES);
 	tcase_add_loop_test(gen, random_ops_match_shadow_model, 0, NCASES);
