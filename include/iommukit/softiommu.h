@@ -1,0 +1,389 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * iommukit/softiommu.h - a software IOMMU: a device model that translates
+ * DMA through page tables, caches translations in an IOTLB, obeys
+ * invalidation commands and records faults.
+ *
+ * What it is for.  Emulators (an SMMUv3 or VT-d model in a hypervisor) need
+ * exactly this: walk the guest's tables, cache the answers, drop them when
+ * the guest invalidates.  Driver authors need the converse: run their map /
+ * unmap / invalidate logic against an IOMMU that *notices* when an
+ * invalidation is missing or late.  The soft IOMMU serves both:
+ *
+ *   - Streams and contexts.  A device is named by its stream id (SMMUv3
+ *     StreamID, VT-d source-id).  ik_softiommu_attach() binds a stream to a
+ *     context: a tag (SMMUv3 ASID, VT-d domain id) and a walker.  Several
+ *     streams may share one context (one tag, one table).
+ *   - Walker.  The soft IOMMU never decodes a page-table entry itself: it asks
+ *     the context's walker (struct ik_softiommu_walker), which the page-table
+ *     unit provides for every format it supports (ik_softiommu_walker_pgtable()
+ *     in <iommukit/softiommu-pgtable.h> binds an ik_pgtable of any format).
+ *   - IOTLB.  A set-associative cache of leaf translations: each entry holds
+ *     a tag, the input block base, the output block base, the block size
+ *     (4 KiB page, 2 MiB block, ...), and permissions.  Entries of several
+ *     block sizes coexist; a lookup probes the set of each block size present.
+ *     Replacement is least-recently-used within a set.
+ *   - Walk cache.  A small fully-associative cache of "the table that holds
+ *     the leaf for this region": (tag, region) -> leaf-table address.  Leaf-
+ *     only range invalidations keep it (as SMMUv3 TLBI with Leaf=1 and VT-d
+ *     page-selective invalidation with the IH hint do); non-leaf range,
+ *     tag and global invalidations drop it.
+ *   - Commands.  ik_softiommu_exec() executes one decoded command (invalidate
+ *     all / by tag / by range, sync).  A command queue in SMMUv3 or VT-d
+ *     encoding is consumed through the cmdq unit's software consumer
+ *     (<iommukit/softiommu-cmdq.h>), polled or from a host thread that runs
+ *     its loop; sync completions are written by that consumer after every
+ *     earlier command has taken effect here.
+ *   - Faults.  A device access that cannot be translated (no mapping,
+ *     permission, address size, unknown stream) is not performed; a record
+ *     (address, access, stream, tag, type) goes into a bounded fault queue
+ *     that the driver drains with ik_softiommu_fault_pop().
+ *   - Checking mode (IK_SOFTIOMMU_CHECK).  Every device access that hits the
+ *     IOTLB is also walked afresh; if the tables disagree with the cached
+ *     answer (a missing or late invalidation) a stale-translation report is
+ *     queued with the iova, both answers and the recent command history
+ *     (maps, unmaps, invalidations, syncs, in order), and the access is
+ *     refused.  A correct driver never triggers it; tests rely on that.
+ *     The walk cache is checked the same way (a freed or replaced leaf table
+ *     still cached).
+ *
+ * Glossary
+ *   iova     input (I/O virtual) address the device issues.
+ *   oa       output address the tables produce; "physical" for the device.
+ *   tag      the cache tag of a context: ASID (SMMUv3 stage 1), VMID (stage
+ *            2) or domain id (VT-d).  Invalidation by tag drops exactly the
+ *            entries with that tag.
+ *   block    the naturally aligned region one leaf entry maps (lg2_size).
+ *   history  a ring of the last events the soft IOMMU saw (commands it
+ *            executed, map/unmap notes the driver's hooks sent); a stale
+ *            report carries the newest IK_SOFTIOMMU_REPORT_HIST of them.
+ *   generation
+ *            a counter bumped by every invalidation; a walk that started
+ *            before an invalidation never inserts its (possibly stale)
+ *            result into the IOTLB afterwards.
+ *
+ * Host memory.  The output address of a translation is turned into a host
+ * pointer by the config's phys_to_host hook; without one, output addresses
+ * are host virtual addresses (identity), which is what a userspace test or
+ * benchmark that maps its own buffers wants.
+ *
+ * Synchronization
+ *   call                                   may run concurrently with
+ *   ------------------------------------   ------------------------------------
+ *   dma_read/dma_write/translate           everything below except destroy,
+ *                                          and with itself on any stream
+ *   exec, cmdq consumer, note              dma_*, translate, each other
+ *   attach/detach                          everything but destroy; a stream's
+ *                                          accesses during detach either see
+ *                                          the old context or fault
+ *   fault_pop, stale_pop, stats            everything but destroy
+ *   set_check                              everything but destroy (takes
+ *                                          effect for later accesses)
+ *   create/destroy                         nothing
+ * One ik_lock_t protects the IOTLB, walk cache, history and queues; walks
+ * run outside it (the walker reads table memory that the driver may be
+ * changing, as hardware does).  Callbacks (walker, phys_to_host) are called
+ * without the lock held and may not call back into the same soft IOMMU.
+ */
+#ifndef IOMMUKIT_SOFTIOMMU_H
+#define IOMMUKIT_SOFTIOMMU_H
+
+#include <iommukit/env.h>
+
+IK_BEGIN_DECLS
+
+/* Access permissions and access kinds. */
+#define IK_SOFTIOMMU_READ 0x1u
+#define IK_SOFTIOMMU_WRITE 0x2u
+
+/* Fault types (struct ik_softiommu_fault.type, walker results). */
+enum ik_softiommu_fault_type {
+	IK_SOFTIOMMU_FAULT_NONE = 0,
+	IK_SOFTIOMMU_FAULT_TRANSLATION = 1, /* no valid entry on the walk */
+	IK_SOFTIOMMU_FAULT_PERMISSION = 2,  /* entry valid, access not allowed */
+	IK_SOFTIOMMU_FAULT_ADDR_SIZE = 3,   /* iova beyond ias, or oa beyond oas */
+	IK_SOFTIOMMU_FAULT_BAD_STREAM = 4,  /* stream id not attached */
+	IK_SOFTIOMMU_FAULT_STALE = 5,       /* checking mode: IOTLB disagrees with tables */
+	IK_SOFTIOMMU_FAULT_EXTERNAL = 6,    /* phys_to_host refused the output address */
+};
+
+/* Deepest walk a walker reports, in levels. */
+#define IK_SOFTIOMMU_MAX_LEVELS 6
+
+/*
+ * struct ik_softiommu_xlate - what one walk (or IOTLB hit) says about an iova.
+ *   oa        output address of the iova itself (block base + offset).
+ *   lg2_size  log2 of the leaf's block size (12 for a 4 KiB page).
+ *   prot      IK_SOFTIOMMU_READ | IK_SOFTIOMMU_WRITE allowed by the entry.
+ *   fault     IK_SOFTIOMMU_FAULT_NONE, or TRANSLATION / PERMISSION /
+ *             ADDR_SIZE (the walker reports permission faults only when
+ *             asked to check an access; the soft IOMMU checks prot itself).
+ *   level     level at which the walk ended (leaf or fault), 0 = root.
+ *   leaf_table
+ *             the address (as the IOMMU sees it) of the table that holds the
+ *             leaf entry, 0 when unknown; feeds the walk cache.
+ *   leaf_table_lg2
+ *             log2 of the input span that leaf table covers.
+ */
+struct ik_softiommu_xlate {
+	ik_u64 oa;
+	ik_u64 leaf_table;
+	ik_u32 lg2_size;
+	ik_u32 prot;
+	ik_u32 fault;
+	ik_u32 level;
+	ik_u32 leaf_table_lg2;
+};
+
+/*
+ * struct ik_softiommu_walker - how a context's tables are walked.
+ *   walk(ctx, iova, out): decode the tables as the hardware would and fill
+ *     *out (oa, lg2_size, prot, level, leaf_table if known), or set
+ *     out->fault.  Returns 0 whenever *out is filled (faults included), a
+ *     negative errno for a walker error (treated as a translation fault).
+ *     Must be safe to call from several threads at once and concurrently with
+ *     the driver's map/unmap of other ranges.
+ *   walk_leaf(ctx, table, table_lg2, iova, out): optional (NULL: the walk
+ *     cache only records and checks).  Decode only the leaf-level table at
+ *     `table` (as a previous walk reported it in leaf_table/leaf_table_lg2)
+ *     for `iova`, as hardware does after a walk-cache hit.  Same return
+ *     convention; it must fill leaf_table/leaf_table_lg2 with its inputs.
+ *   ctx: passed back.
+ * The page-table unit's binding fills one from an ik_pgtable; a test or an
+ * emulator with its own table memory may supply its own.
+ */
+struct ik_softiommu_walker {
+	int (*walk)(void *ctx, ik_u64 iova, struct ik_softiommu_xlate *out);
+	int (*walk_leaf)(void *ctx, ik_u64 table, ik_u32 table_lg2, ik_u64 iova,
+			 struct ik_softiommu_xlate *out);
+	void *ctx;
+};
+
+/* Checking and behaviour flags (struct ik_softiommu_config.flags). */
+#define IK_SOFTIOMMU_CHECK 0x1u /* walk every IOTLB hit afresh and compare */
+
+/*
+ * struct ik_softiommu_config - see ik_softiommu_config_init() for defaults.
+ *   iotlb_entries   total IOTLB entries, a power of two, 1..65536; 0 disables
+ *                   the IOTLB (every access walks).
+ *   iotlb_ways      associativity, a power of two dividing iotlb_entries
+ *                   (iotlb_entries: fully associative).
+ *   walk_cache_entries  0..256; 0 disables the walk cache.
+ *   max_streams     stream ids 0 .. max_streams - 1 (1..65536).
+ *   fault_depth     fault queue records, a power of two 1..65536; when full,
+ *                   further faults are counted in stats.faults_dropped.
+ *   stale_depth     stale-report queue, a power of two 1..4096.
+ *   history_depth   event history ring, a power of two 16..65536.
+ *   flags           IK_SOFTIOMMU_CHECK.
+ *   phys_to_host    NULL (identity) or hook: host pointer for `len` bytes at
+ *                   output address `oa`, or NULL to fault (EXTERNAL); the
+ *                   range never crosses the translated block.
+ *   phys_ctx        passed back.
+ *   allocator       NULL: the env's.
+ */
+struct ik_softiommu_config {
+	ik_u32 iotlb_entries;
+	ik_u32 iotlb_ways;
+	ik_u32 walk_cache_entries;
+	ik_u32 max_streams;
+	ik_u32 fault_depth;
+	ik_u32 stale_depth;
+	ik_u32 history_depth;
+	ik_u32 flags;
+	void *(*phys_to_host)(void *ctx, ik_u64 oa, ik_size len);
+	void *phys_ctx;
+	const struct ik_allocator *allocator;
+};
+
+/*
+ * ik_softiommu_config_init - defaults: 512 entries 8-way, 32 walk-cache
+ * entries, 64 streams, fault queue 256, stale queue 16, history 256, no
+ * checking, identity host memory, env allocator.  O(1).
+ */
+IK_API void ik_softiommu_config_init(struct ik_softiommu_config *cfg);
+
+struct ik_softiommu; /* opaque */
+
+/*
+ * ik_softiommu_create - allocate a soft IOMMU.  *out is set on success.
+ * Errors: -EINVAL (NULL argument, a size outside its range or not a power of
+ * two, ways not dividing entries); -ENOMEM (allocation failed; nothing is
+ * left allocated).  Cost: O(entries) to clear the caches.
+ */
+IK_API int ik_softiommu_create(const struct ik_softiommu_config *cfg, struct ik_softiommu **out);
+
+/* ik_softiommu_destroy - free everything.  NULL is ignored.  No call may be
+ * running on it. */
+IK_API void ik_softiommu_destroy(struct ik_softiommu *s);
+
+/*
+ * ik_softiommu_attach - bind stream `sid` to a context: cache tag `tag` and
+ * the walker of its tables (copied).  Replaces an earlier binding of that
+ * stream *without* invalidating anything, as reprogramming an STE or context
+ * entry does: the driver must invalidate the old tag if it changes tables.
+ * Errors: -EINVAL (s or w NULL, w->walk NULL, sid >= max_streams).  O(1).
+ */
+IK_API int ik_softiommu_attach(struct ik_softiommu *s, ik_u32 sid, ik_u32 tag,
+			       const struct ik_softiommu_walker *w);
+
+/* ik_softiommu_detach - unbind `sid`; later accesses fault BAD_STREAM.
+ * Errors: -EINVAL (bad sid), -ENOENT (not attached).  O(1). */
+IK_API int ik_softiommu_detach(struct ik_softiommu *s, ik_u32 sid);
+
+/*
+ * ik_softiommu_translate - what the device's access of kind `access`
+ * (IK_SOFTIOMMU_READ or _WRITE) at `iova` resolves to, through the IOTLB
+ * (filling it on a miss), exactly as a DMA would.  On a fault the record is
+ * queued and -EFAULT returned, *out (if not NULL) then holds the fault type.
+ * Errors: -EINVAL (s NULL, access not exactly one of READ/WRITE); -EFAULT.
+ * Cost: one IOTLB probe per block size present; a walk on a miss (and on
+ * every hit in checking mode).
+ */
+IK_API int ik_softiommu_translate(struct ik_softiommu *s, ik_u32 sid, ik_u64 iova,
+				  ik_u32 access, struct ik_softiommu_xlate *out);
+
+/*
+ * ik_softiommu_dma_read / ik_softiommu_dma_write - the device reads `len`
+ * bytes at `iova` into `buf` / writes `len` bytes from `buf` to `iova`,
+ * translating each block the range crosses.  Stops at the first fault:
+ * bytes before it were transferred, the fault is queued, -EFAULT returned.
+ * Errors: -EINVAL (s or buf NULL with len > 0, iova + len overflows); -EFAULT.
+ * len 0 does nothing and returns 0.  Cost: one translation per block crossed.
+ */
+IK_API int ik_softiommu_dma_read(struct ik_softiommu *s, ik_u32 sid, ik_u64 iova, void *buf,
+				 ik_size len);
+IK_API int ik_softiommu_dma_write(struct ik_softiommu *s, ik_u32 sid, ik_u64 iova,
+				  const void *buf, ik_size len);
+
+/* Decoded commands, in the soft IOMMU's own terms. */
+enum ik_softiommu_op {
+	IK_SOFTIOMMU_OP_INV_ALL = 1,   /* every IOTLB and walk-cache entry */
+	IK_SOFTIOMMU_OP_INV_TAG = 2,   /* every entry with `tag` */
+	IK_SOFTIOMMU_OP_INV_RANGE = 3, /* entries of `tag` overlapping [iova, iova+size) */
+	IK_SOFTIOMMU_OP_SYNC = 4,      /* completion point; earlier commands are done */
+	/* history-only events the driver's hooks report (ik_softiommu_note) */
+	IK_SOFTIOMMU_EV_MAP = 16,
+	IK_SOFTIOMMU_EV_UNMAP = 17,
+	IK_SOFTIOMMU_EV_ACCESS_FAULT = 18, /* recorded by the soft IOMMU itself */
+};
+
+/*
+ * struct ik_softiommu_cmd - one command.  For INV_RANGE: `leaf` true keeps
+ * the walk cache (the driver promises only leaf entries changed); size > 0.
+ */
+struct ik_softiommu_cmd {
+	ik_u32 op;
+	ik_u32 tag;
+	ik_u64 iova;
+	ik_u64 size;
+	bool leaf;
+};
+
+/*
+ * ik_softiommu_exec - execute one command; it has taken full effect when the
+ * call returns (an IOTLB walk in flight cannot re-insert what it dropped).
+ * Errors: -EINVAL (s or cmd NULL, unknown op, an event op, range size 0 or
+ * iova + size overflow); nothing changes.  Cost: INV_RANGE probes the sets
+ * the range can occupy, or scans the IOTLB when that is fewer; the others
+ * scan the IOTLB (O(entries)).
+ */
+IK_API int ik_softiommu_exec(struct ik_softiommu *s, const struct ik_softiommu_cmd *cmd);
+
+/*
+ * ik_softiommu_note - add a driver event (IK_SOFTIOMMU_EV_MAP or _UNMAP of
+ * [iova, iova + size) under `tag`) to the history, so that a stale report
+ * shows what the driver did.  Page-table hooks call it.  Changes no cache.
+ * Errors: -EINVAL (s NULL, other op).  O(1).
+ */
+IK_API int ik_softiommu_note(struct ik_softiommu *s, ik_u32 op, ik_u32 tag, ik_u64 iova,
+			     ik_u64 size);
+
+/* ik_softiommu_set_flags - replace the behaviour flags (IK_SOFTIOMMU_CHECK).
+ * Errors: -EINVAL (s NULL, unknown bit).  O(1). */
+IK_API int ik_softiommu_set_flags(struct ik_softiommu *s, ik_u32 flags);
+
+/* struct ik_softiommu_fault - one fault record. */
+struct ik_softiommu_fault {
+	ik_u64 iova;
+	ik_u64 seq;   /* history sequence number when it happened */
+	ik_u32 sid;
+	ik_u32 tag;   /* 0 for BAD_STREAM */
+	ik_u32 type;  /* enum ik_softiommu_fault_type */
+	ik_u32 access; /* IK_SOFTIOMMU_READ or _WRITE */
+	ik_u32 level;  /* walk level where it was found */
+};
+
+/* ik_softiommu_fault_pop - oldest queued fault into *out; -ENOENT when the
+ * queue is empty, -EINVAL for NULL arguments.  O(1). */
+IK_API int ik_softiommu_fault_pop(struct ik_softiommu *s, struct ik_softiommu_fault *out);
+
+/* One history entry. */
+struct ik_softiommu_event {
+	ik_u64 seq; /* 1, 2, ... in the order the soft IOMMU saw them */
+	ik_u64 iova;
+	ik_u64 size;
+	ik_u32 op; /* IK_SOFTIOMMU_OP_* or IK_SOFTIOMMU_EV_* */
+	ik_u32 tag;
+};
+
+#define IK_SOFTIOMMU_REPORT_HIST 16
+
+/*
+ * struct ik_softiommu_stale - a stale-translation report (checking mode).
+ *   cached: the IOTLB's answer (oa, lg2_size, prot), or for a walk-cache
+ *           report (walk_cache true) the cached leaf_table.
+ *   fresh:  what the tables say now (possibly a fault).
+ *   hist[0..nhist): the most recent events, oldest first, ending at `seq`.
+ */
+struct ik_softiommu_stale {
+	ik_u64 iova;
+	ik_u64 seq;
+	ik_u32 sid;
+	ik_u32 tag;
+	ik_u32 access;
+	bool walk_cache;
+	struct ik_softiommu_xlate cached;
+	struct ik_softiommu_xlate fresh;
+	ik_u32 nhist;
+	struct ik_softiommu_event hist[IK_SOFTIOMMU_REPORT_HIST];
+};
+
+/* ik_softiommu_stale_pop - oldest stale report into *out; -ENOENT when
+ * none, -EINVAL for NULL arguments.  O(1). */
+IK_API int ik_softiommu_stale_pop(struct ik_softiommu *s, struct ik_softiommu_stale *out);
+
+/*
+ * ik_softiommu_history - copy up to `max` most recent events, oldest first,
+ * into ev[]; returns how many (>= 0) or -EINVAL.  O(max).
+ */
+IK_API int ik_softiommu_history(struct ik_softiommu *s, struct ik_softiommu_event *ev,
+				ik_u32 max);
+
+/* Counters since create (or the last ik_softiommu_stats_reset). */
+struct ik_softiommu_stats {
+	ik_u64 accesses;     /* translations asked for (one per block a DMA crosses) */
+	ik_u64 bytes;        /* bytes transferred by dma_read/dma_write */
+	ik_u64 iotlb_hits, iotlb_misses;
+	ik_u64 iotlb_fills, iotlb_evictions;
+	ik_u64 iotlb_inv_entries; /* entries dropped by invalidations */
+	ik_u64 walks;        /* walker calls (misses, and checks) */
+	ik_u64 walk_cache_hits, walk_cache_misses;
+	ik_u64 fill_races;   /* walk results not cached because an invalidation overtook them */
+	ik_u64 faults, faults_dropped;
+	ik_u64 stale, stale_dropped;
+	ik_u64 cmds;         /* commands executed (syncs included) */
+	ik_u64 syncs;
+	ik_u64 inv_all, inv_tag, inv_range;
+};
+
+/* ik_softiommu_stats - snapshot the counters; -EINVAL for NULL.  O(1). */
+IK_API int ik_softiommu_stats(struct ik_softiommu *s, struct ik_softiommu_stats *out);
+IK_API void ik_softiommu_stats_reset(struct ik_softiommu *s);
+
+/* ik_softiommu_fault_name / op_name - short names for printing. */
+IK_API const char *ik_softiommu_fault_name(ik_u32 type);
+IK_API const char *ik_softiommu_op_name(ik_u32 op);
+
+IK_END_DECLS
+
+#endif /* IOMMUKIT_SOFTIOMMU_H */

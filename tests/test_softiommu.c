@@ -1,0 +1,1019 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * softiommu: the IOTLB (hits, block sizes, associativity, LRU, tags), the
+ * walk cache, invalidation semantics, the fault queue, device reads and
+ * writes into host buffers, stale-translation detection, the deferred flush
+ * queue, input validation and allocation failure.
+ *
+ * The unit tests here drive the soft IOMMU through a small table-free walker
+ * (struct fake: a list of leaf mappings) so that each behaviour is isolated;
+ * the end-to-end tests further down use the real page-table walker and the
+ * real command-queue consumer.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <iommukit/softiommu.h>
+#include <iommukit/flushq.h>
+#include "testlib.h"
+
+/* ------------------------------------------------------------ fake walker */
+
+#define FAKE_MAX 64
+
+struct fake_map {
+	uint64_t iova, oa;
+	uint32_t lg2, prot;
+	uint64_t table; /* "leaf table" address reported for the walk cache */
+	bool valid;
+};
+
+struct fake {
+	pthread_mutex_t mu;
+	struct fake_map m[FAKE_MAX];
+	uint64_t ias_lg2;
+	long walks, leaf_walks;
+};
+
+static int fake_walk(void *ctx, uint64_t iova, struct ik_softiommu_xlate *out)
+{
+	struct fake *f = ctx;
+
+	pthread_mutex_lock(&f->mu);
+	f->walks++;
+	if (f->ias_lg2 && iova >> f->ias_lg2) {
+		out->fault = IK_SOFTIOMMU_FAULT_ADDR_SIZE;
+		out->level = 0;
+		pthread_mutex_unlock(&f->mu);
+		return 0;
+	}
+	for (int i = 0; i < FAKE_MAX; i++) {
+		struct fake_map *m = &f->m[i];
+
+		if (m->valid && (iova >> m->lg2) == (m->iova >> m->lg2)) {
+			out->oa = m->oa + (iova & ((1ull << m->lg2) - 1));
+			out->lg2_size = m->lg2;
+			out->prot = m->prot;
+			out->level = m->lg2 == 12 ? 3 : 2;
+			out->leaf_table = m->table;
+			out->leaf_table_lg2 = m->table ? 21 : 0;
+			pthread_mutex_unlock(&f->mu);
+			return 0;
+		}
+	}
+	out->fault = IK_SOFTIOMMU_FAULT_TRANSLATION;
+	out->level = 3;
+	pthread_mutex_unlock(&f->mu);
+	return 0;
+}
+
+static int fake_walk_leaf(void *ctx, uint64_t table, uint32_t lg2, uint64_t iova,
+			  struct ik_softiommu_xlate *out)
+{
+	struct fake *f = ctx;
+
+	(void)lg2;
+	pthread_mutex_lock(&f->mu);
+	f->leaf_walks++;
+	for (int i = 0; i < FAKE_MAX; i++) {
+		struct fake_map *m = &f->m[i];
+
+		/* Reads the table the walk cache named, even if it is no longer
+		 * the live one: that is what hardware does. */
+		if (m->table == table && (iova >> m->lg2) == (m->iova >> m->lg2)) {
+			out->oa = m->oa + (iova & ((1ull << m->lg2) - 1));
+			out->lg2_size = m->lg2;
+			out->prot = m->valid ? m->prot : 0;
+			out->fault = m->valid ? 0 : IK_SOFTIOMMU_FAULT_TRANSLATION;
+			out->level = 3;
+			pthread_mutex_unlock(&f->mu);
+			return 0;
+		}
+	}
+	out->fault = IK_SOFTIOMMU_FAULT_TRANSLATION;
+	out->level = 3;
+	pthread_mutex_unlock(&f->mu);
+	return 0;
+}
+
+static void fake_init(struct fake *f)
+{
+	memset(f, 0, sizeof(*f));
+	pthread_mutex_init(&f->mu, NULL);
+}
+
+static int fake_map(struct fake *f, uint64_t iova, uint64_t oa, uint32_t lg2, uint32_t prot,
+		    uint64_t table)
+{
+	for (int i = 0; i < FAKE_MAX; i++)
+		if (!f->m[i].valid && !f->m[i].table) {
+			f->m[i] = (struct fake_map){ iova, oa, lg2, prot, table, true };
+			return i;
+		}
+	ck_abort_msg("fake table full");
+	return -1;
+}
+
+static void fake_unmap(struct fake *f, uint64_t iova)
+{
+	for (int i = 0; i < FAKE_MAX; i++)
+		if (f->m[i].valid && (iova >> f->m[i].lg2) == (f->m[i].iova >> f->m[i].lg2)) {
+			f->m[i].valid = false;
+			f->m[i].table = 0;
+		}
+}
+
+static struct ik_softiommu_walker fake_walker(struct fake *f, bool leaf)
+{
+	struct ik_softiommu_walker w = { fake_walk, leaf ? fake_walk_leaf : NULL, f };
+
+	return w;
+}
+
+static struct ik_softiommu *mk(uint32_t entries, uint32_t ways, uint32_t flags)
+{
+	struct ik_softiommu_config cfg;
+	struct ik_softiommu *s = NULL;
+
+	ik_softiommu_config_init(&cfg);
+	cfg.iotlb_entries = entries;
+	cfg.iotlb_ways = ways;
+	cfg.flags = flags;
+	ck_assert_int_eq(ik_softiommu_create(&cfg, &s), 0);
+	return s;
+}
+
+static struct ik_softiommu_stats stats(struct ik_softiommu *s)
+{
+	struct ik_softiommu_stats st;
+
+	ck_assert_int_eq(ik_softiommu_stats(s, &st), 0);
+	return st;
+}
+
+static int inv_range(struct ik_softiommu *s, uint32_t tag, uint64_t iova, uint64_t size, bool leaf)
+{
+	struct ik_softiommu_cmd c = { IK_SOFTIOMMU_OP_INV_RANGE, tag, iova, size, leaf };
+
+	return ik_softiommu_exec(s, &c);
+}
+
+static int inv_op(struct ik_softiommu *s, uint32_t op, uint32_t tag)
+{
+	struct ik_softiommu_cmd c = { op, tag, 0, 0, false };
+
+	return ik_softiommu_exec(s, &c);
+}
+
+/* ------------------------------------------------------------ config */
+
+START_TEST(create_rejects_bad_config)
+{
+	struct ik_softiommu_config cfg, bad;
+	struct ik_softiommu *s = (struct ik_softiommu *)0x1;
+
+	ik_softiommu_config_init(&cfg);
+	ck_assert_int_eq(ik_softiommu_create(NULL, &s), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_create(&cfg, NULL), -EINVAL);
+	bad = cfg; bad.iotlb_entries = 48;
+	ck_assert_int_eq(ik_softiommu_create(&bad, &s), -EINVAL);
+	bad = cfg; bad.iotlb_ways = 3;
+	ck_assert_int_eq(ik_softiommu_create(&bad, &s), -EINVAL);
+	bad = cfg; bad.iotlb_ways = 1024;
+	ck_assert_int_eq(ik_softiommu_create(&bad, &s), -EINVAL);
+	bad = cfg; bad.walk_cache_entries = 257;
+	ck_assert_int_eq(ik_softiommu_create(&bad, &s), -EINVAL);
+	bad = cfg; bad.max_streams = 0;
+	ck_assert_int_eq(ik_softiommu_create(&bad, &s), -EINVAL);
+	bad = cfg; bad.fault_depth = 100;
+	ck_assert_int_eq(ik_softiommu_create(&bad, &s), -EINVAL);
+	bad = cfg; bad.history_depth = 8;
+	ck_assert_int_eq(ik_softiommu_create(&bad, &s), -EINVAL);
+	bad = cfg; bad.stale_depth = 0;
+	ck_assert_int_eq(ik_softiommu_create(&bad, &s), -EINVAL);
+	bad = cfg; bad.flags = 0x80;
+	ck_assert_int_eq(ik_softiommu_create(&bad, &s), -EINVAL);
+	ck_assert_ptr_eq(s, (struct ik_softiommu *)0x1); /* untouched on error */
+	bad = cfg; bad.iotlb_entries = 0; /* no IOTLB at all is valid */
+	ck_assert_int_eq(ik_softiommu_create(&bad, &s), 0);
+	ik_softiommu_destroy(s);
+	ik_softiommu_destroy(NULL);
+}
+END_TEST
+
+START_TEST(create_survives_every_allocation_failure)
+{
+	struct ik_fault_alloc fa;
+	struct ik_softiommu_config cfg;
+	long ok_at = 0;
+
+	ik_fault_alloc_init(&fa);
+	ik_softiommu_config_init(&cfg);
+	cfg.allocator = &fa.a;
+	for (long n = 1; n < 20 && !ok_at; n++) {
+		struct ik_softiommu *s = NULL;
+		long live = fa.live;
+		int err;
+
+		ik_fault_alloc_fail_nth(&fa, n);
+		err = ik_softiommu_create(&cfg, &s);
+		if (err == 0) {
+			ok_at = n;
+			ik_softiommu_destroy(s);
+		} else {
+			ck_assert_int_eq(err, -ENOMEM);
+			ck_assert_ptr_null(s);
+		}
+		ck_assert_int_eq(fa.live, live);
+	}
+	ck_assert_int_gt(ok_at, 6); /* the object and its six arrays each failed once */
+	ik_fault_alloc_disarm(&fa);
+}
+END_TEST
+
+START_TEST(attach_and_detach_validate)
+{
+	struct ik_softiommu *s = mk(64, 4, 0);
+	struct fake f;
+	struct ik_softiommu_walker w, nowalk = { NULL, NULL, NULL };
+
+	fake_init(&f);
+	w = fake_walker(&f, false);
+	ck_assert_int_eq(ik_softiommu_attach(NULL, 0, 1, &w), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_attach(s, 0, 1, NULL), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_attach(s, 0, 1, &nowalk), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_attach(s, 64, 1, &w), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_detach(s, 0), -ENOENT);
+	ck_assert_int_eq(ik_softiommu_detach(s, 64), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_attach(s, 63, 1, &w), 0);
+	ck_assert_int_eq(ik_softiommu_detach(s, 63), 0);
+	ck_assert_int_eq(ik_softiommu_detach(s, 63), -ENOENT);
+	ck_assert_int_eq(ik_softiommu_set_flags(s, 0x10), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_set_flags(NULL, 0), -EINVAL);
+	ik_softiommu_destroy(s);
+}
+END_TEST
+
+/* ------------------------------------------------------------ IOTLB */
+
+START_TEST(iotlb_miss_then_hit_caches_leaf)
+{
+	struct ik_softiommu *s = mk(64, 4, 0);
+	struct ik_softiommu_xlate x;
+	struct fake f;
+	struct ik_softiommu_walker w;
+
+	fake_init(&f);
+	w = fake_walker(&f, false);
+	fake_map(&f, 0x10000, 0xabc000, 12, IK_SOFTIOMMU_READ | IK_SOFTIOMMU_WRITE, 0);
+	ck_assert_int_eq(ik_softiommu_attach(s, 3, 7, &w), 0);
+	ck_assert_int_eq(ik_softiommu_translate(s, 3, 0x10123, IK_SOFTIOMMU_READ, &x), 0);
+	ck_assert_uint_eq(x.oa, 0xabc123);
+	ck_assert_uint_eq(x.lg2_size, 12);
+	ck_assert_int_eq(f.walks, 1);
+	ck_assert_int_eq(ik_softiommu_translate(s, 3, 0x10ff8, IK_SOFTIOMMU_WRITE, &x), 0);
+	ck_assert_uint_eq(x.oa, 0xabcff8);
+	ck_assert_int_eq(f.walks, 1); /* served by the IOTLB */
+	struct ik_softiommu_stats st = stats(s);
+	ck_assert_uint_eq(st.iotlb_hits, 1);
+	ck_assert_uint_eq(st.iotlb_misses, 1);
+	ck_assert_uint_eq(st.iotlb_fills, 1);
+	ck_assert_uint_eq(st.accesses, 2);
+	/* Without checking, the IOTLB is believed even after the table changed
+	 * (hardware behaviour: this is what a missing invalidation does). */
+	fake_unmap(&f, 0x10000);
+	ck_assert_int_eq(ik_softiommu_translate(s, 3, 0x10000, IK_SOFTIOMMU_READ, &x), 0);
+	ck_assert_uint_eq(x.oa, 0xabc000);
+	ck_assert_int_eq(ik_softiommu_translate(s, 3, 0x10000, 3, &x), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_translate(NULL, 3, 0x10000, IK_SOFTIOMMU_READ, &x), -EINVAL);
+	ik_softiommu_destroy(s);
+}
+END_TEST
+
+START_TEST(iotlb_block_entry_covers_whole_block)
+{
+	struct ik_softiommu *s = mk(64, 4, 0);
+	struct ik_softiommu_xlate x;
+	struct fake f;
+	struct ik_softiommu_walker w;
+
+	fake_init(&f);
+	w = fake_walker(&f, false);
+	fake_map(&f, 0x200000, 0x40000000, 21, IK_SOFTIOMMU_READ, 0);
+	fake_map(&f, 0x1000, 0x5000, 12, IK_SOFTIOMMU_READ, 0);
+	ck_assert_int_eq(ik_softiommu_attach(s, 0, 1, &w), 0);
+	for (uint64_t off = 0; off < (2u << 20); off += 0x1000) {
+		IK_REQUIRE(ik_softiommu_translate(s, 0, 0x200000 + off, IK_SOFTIOMMU_READ, &x) == 0);
+		IK_REQUIRE(x.oa == 0x40000000 + off && x.lg2_size == 21);
+	}
+	ck_assert_int_eq(f.walks, 1);
+	ck_assert_int_eq(ik_softiommu_translate(s, 0, 0x1000, IK_SOFTIOMMU_READ, &x), 0);
+	ck_assert_int_eq(ik_softiommu_translate(s, 0, 0x1004, IK_SOFTIOMMU_READ, &x), 0);
+	ck_assert_uint_eq(x.oa, 0x5004);
+	ck_assert_int_eq(f.walks, 2); /* both sizes coexist */
+	ik_softiommu_destroy(s);
+}
+END_TEST
+
+START_TEST(iotlb_associativity_and_lru_eviction)
+{
+	/* 8 entries, 2 ways: 4 sets.  Pages 0, 4, 8 (in pages) share set 0 for
+	 * tag 0; after touching 0 again, filling 8 evicts 4 (the LRU). */
+	struct ik_softiommu *s = mk(8, 2, 0);
+	struct ik_softiommu_xlate x;
+	struct fake f;
+	struct ik_softiommu_walker w;
+	long walks;
+
+	fake_init(&f);
+	w = fake_walker(&f, false);
+	for (uint64_t p = 0; p < 16; p++)
+		fake_map(&f, p << 12, (p + 100) << 12, 12, IK_SOFTIOMMU_READ, 0);
+	ck_assert_int_eq(ik_softiommu_attach(s, 0, 0, &w), 0);
+	ck_assert_int_eq(ik_softiommu_translate(s, 0, 0 << 12, IK_SOFTIOMMU_READ, &x), 0);
+	ck_assert_int_eq(ik_softiommu_translate(s, 0, 4 << 12, IK_SOFTIOMMU_READ, &x), 0);
+	ck_assert_int_eq(ik_softiommu_translate(s, 0, 0 << 12, IK_SOFTIOMMU_READ, &x), 0);
+	ck_assert_int_eq(ik_softiommu_translate(s, 0, 8 << 12, IK_SOFTIOMMU_READ, &x), 0);
+	ck_assert_uint_eq(stats(s).iotlb_evictions, 1);
+	walks = f.walks;
+	ck_assert_int_eq(ik_softiommu_translate(s, 0, 0 << 12, IK_SOFTIOMMU_READ, &x), 0);
+	ck_assert_int_eq(f.walks, walks); /* 0 survived */
+	ck_assert_int_eq(ik_softiommu_translate(s, 0, 4 << 12, IK_SOFTIOMMU_READ, &x), 0);
+	ck_assert_int_eq(f.walks, walks + 1); /* 4 was evicted */
+	/* Other sets are unaffected: 1, 2, 3 fit beside them. */
+	for (uint64_t p = 1; p < 4; p++)
+		ck_assert_int_eq(ik_softiommu_translate(s, 0, p << 12, IK_SOFTIOMMU_READ, &x), 0);
+	ck_assert_uint_eq(stats(s).iotlb_evictions, 2);
+	ik_softiommu_destroy(s);
+}
+END_TEST
+
+START_TEST(iotlb_disabled_walks_every_access)
+{
+	struct ik_softiommu *s = mk(0, 0, 0);
+	struct ik_softiommu_xlate x;
+	struct fake f;
+	struct ik_softiommu_walker w;
+
+	fake_init(&f);
+	w = fake_walker(&f, false);
+	fake_map(&f, 0x1000, 0x2000, 12, IK_SOFTIOMMU_READ, 0);
+	ck_assert_int_eq(ik_softiommu_attach(s, 0, 0, &w), 0);
+	for (int i = 0; i < 5; i++)
+		ck_assert_int_eq(ik_softiommu_translate(s, 0, 0x1000, IK_SOFTIOMMU_READ, &x), 0);
+	ck_assert_int_eq(f.walks, 5);
+	ck_assert_uint_eq(stats(s).iotlb_hits, 0);
+	ik_softiommu_destroy(s);
+}
+END_TEST
+
+/* ------------------------------------------------------------ invalidation */
+
+static void fill_two_tags(struct ik_softiommu *s, struct fake *f1, struct fake *f2)
+{
+	struct ik_softiommu_walker w1 = fake_walker(f1, false), w2 = fake_walker(f2, false);
+	struct ik_softiommu_xlate x;
+
+	for (uint64_t p = 0; p < 8; p++) {
+		fake_map(f1, p << 12, (p + 0x100) << 12, 12, IK_SOFTIOMMU_READ, 0);
+		fake_map(f2, p << 12, (p + 0x200) << 12, 12, IK_SOFTIOMMU_READ, 0);
+	}
+	fake_map(f1, 0x400000, 0x800000, 21, IK_SOFTIOMMU_READ, 0);
+	ck_assert_int_eq(ik_softiommu_attach(s, 1, 11, &w1), 0);
+	ck_assert_int_eq(ik_softiommu_attach(s, 2, 22, &w2), 0);
+	for (uint64_t p = 0; p < 8; p++) {
+		ck_assert_int_eq(ik_softiommu_translate(s, 1, p << 12, IK_SOFTIOMMU_READ, &x), 0);
+		ck_assert_int_eq(ik_softiommu_translate(s, 2, p << 12, IK_SOFTIOMMU_READ, &x), 0);
+	}
+	ck_assert_int_eq(ik_softiommu_translate(s, 1, 0x400000, IK_SOFTIOMMU_READ, &x), 0);
+}
+
+/* Walks needed to touch pages 0..7 of stream sid again. */
+static long rewalks(struct ik_softiommu *s, struct fake *f, uint32_t sid)
+{
+	struct ik_softiommu_xlate x;
+	long w0 = f->walks;
+
+	for (uint64_t p = 0; p < 8; p++)
+		ck_assert_int_eq(ik_softiommu_translate(s, sid, p << 12, IK_SOFTIOMMU_READ, &x), 0);
+	return f->walks - w0;
+}
+
+START_TEST(invalidate_range_drops_only_overlap_of_its_tag)
+{
+	struct ik_softiommu *s = mk(256, 4, 0);
+	struct fake f1, f2;
+	struct ik_softiommu_xlate x;
+	long w0;
+
+	fake_init(&f1);
+	fake_init(&f2);
+	fill_two_tags(s, &f1, &f2);
+	ck_assert_int_eq(inv_range(s, 11, 0x2000, 0x2000, true), 0); /* pages 2, 3 */
+	ck_assert_uint_eq(stats(s).iotlb_inv_entries, 2);
+	ck_assert_int_eq(rewalks(s, &f1, 1), 2);
+	ck_assert_int_eq(rewalks(s, &f2, 2), 0);
+	/* A range that touches one byte of the 2 MiB block drops the block. */
+	ck_assert_int_eq(inv_range(s, 11, 0x5ff000, 0x1000, true), 0);
+	w0 = f1.walks;
+	ck_assert_int_eq(ik_softiommu_translate(s, 1, 0x400000, IK_SOFTIOMMU_READ, &x), 0);
+	ck_assert_int_eq(f1.walks, w0 + 1);
+	/* A huge range takes the scan path and gives the same answer. */
+	ck_assert_int_eq(inv_range(s, 11, 0, 1ull << 40, false), 0);
+	ck_assert_int_eq(rewalks(s, &f1, 1), 8);
+	ck_assert_int_eq(rewalks(s, &f2, 2), 0);
+	ik_softiommu_destroy(s);
+}
+END_TEST
+
+START_TEST(invalidate_tag_and_all)
+{
+	struct ik_softiommu *s = mk(256, 4, 0);
+	struct fake f1, f2;
+
+	fake_init(&f1);
+	fake_init(&f2);
+	fill_two_tags(s, &f1, &f2);
+	ck_assert_int_eq(inv_op(s, IK_SOFTIOMMU_OP_INV_TAG, 22), 0);
+	ck_assert_int_eq(rewalks(s, &f1, 1), 0);
+	ck_assert_int_eq(rewalks(s, &f2, 2), 8);
+	ck_assert_int_eq(inv_op(s, IK_SOFTIOMMU_OP_INV_ALL, 0), 0);
+	ck_assert_int_eq(rewalks(s, &f1, 1), 8);
+	ck_assert_int_eq(rewalks(s, &f2, 2), 8);
+	ck_assert_int_eq(inv_op(s, IK_SOFTIOMMU_OP_SYNC, 0), 0);
+	struct ik_softiommu_stats st = stats(s);
+	ck_assert_uint_eq(st.inv_tag, 1);
+	ck_assert_uint_eq(st.inv_all, 1);
+	ck_assert_uint_eq(st.syncs, 1);
+	ck_assert_uint_eq(st.cmds, 3);
+	ik_softiommu_destroy(s);
+}
+END_TEST
+
+START_TEST(exec_rejects_bad_commands_and_changes_nothing)
+{
+	struct ik_softiommu *s = mk(256, 4, 0);
+	struct fake f1, f2;
+	struct ik_softiommu_cmd ev = { IK_SOFTIOMMU_EV_MAP, 11, 0, 0x1000, false };
+	struct ik_softiommu_cmd bad = { 99, 11, 0, 0x1000, false };
+
+	fake_init(&f1);
+	fake_init(&f2);
+	fill_two_tags(s, &f1, &f2);
+	ck_assert_int_eq(ik_softiommu_exec(NULL, &ev), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_exec(s, NULL), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_exec(s, &ev), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_exec(s, &bad), -EINVAL);
+	ck_assert_int_eq(inv_range(s, 11, 0, 0, true), -EINVAL);
+	ck_assert_int_eq(inv_range(s, 11, ~0ull - 0xfff, 0x2000, true), -EINVAL);
+	ck_assert_uint_eq(stats(s).cmds, 0);
+	ck_assert_int_eq(rewalks(s, &f1, 1), 0);
+	ck_assert_int_eq(ik_softiommu_note(s, IK_SOFTIOMMU_OP_SYNC, 0, 0, 0), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_note(NULL, IK_SOFTIOMMU_EV_MAP, 0, 0, 0), -EINVAL);
+	ik_softiommu_destroy(s);
+}
+END_TEST
+
+/* ------------------------------------------------------------ walk cache */
+
+START_TEST(walk_cache_leaf_invalidation_keeps_table_nonleaf_drops_it)
+{
+	struct ik_softiommu *s = mk(64, 4, 0);
+	struct ik_softiommu_xlate x;
+	struct fake f;
+	struct ik_softiommu_walker w;
+
+	fake_init(&f);
+	w = fake_walker(&f, true);
+	fake_map(&f, 0x1000, 0x9000, 12, IK_SOFTIOMMU_READ, 0xaaaa000);
+	fake_map(&f, 0x2000, 0xa000, 12, IK_SOFTIOMMU_READ, 0xaaaa000);
+	ck_assert_int_eq(ik_softiommu_attach(s, 0, 5, &w), 0);
+	ck_assert_int_eq(ik_softiommu_translate(s, 0, 0x1000, IK_SOFTIOMMU_READ, &x), 0);
+	ck_assert_int_eq(f.walks, 1);
+	/* Same leaf table, other page: IOTLB miss, walk-cache hit, leaf walk. */
+	ck_assert_int_eq(ik_softiommu_translate(s, 0, 0x2000, IK_SOFTIOMMU_READ, &x), 0);
+	ck_assert_uint_eq(x.oa, 0xa000);
+	ck_assert_int_eq(f.walks, 1);
+	ck_assert_int_eq(f.leaf_walks, 1);
+	ck_assert_uint_eq(stats(s).walk_cache_hits, 1);
+	ck_assert_int_eq(inv_range(s, 5, 0x1000, 0x1000, true), 0);
+	ck_assert_int_eq(ik_softiommu_translate(s, 0, 0x1000, IK_SOFTIOMMU_READ, &x), 0);
+	ck_assert_int_eq(f.leaf_walks, 2); /* leaf-only: the table stayed cached */
+	ck_assert_int_eq(inv_range(s, 5, 0x1000, 0x1000, false), 0);
+	ck_assert_int_eq(ik_softiommu_translate(s, 0, 0x1000, IK_SOFTIOMMU_READ, &x), 0);
+	ck_assert_int_eq(f.walks, 2); /* non-leaf: full walk again */
+	ik_softiommu_destroy(s);
+}
+END_TEST
+
+START_TEST(check_mode_catches_stale_walk_cache_entry)
+{
+	struct ik_softiommu *s = mk(64, 4, IK_SOFTIOMMU_CHECK);
+	struct ik_softiommu_xlate x;
+	struct ik_softiommu_stale r;
+	struct fake f;
+	struct ik_softiommu_walker w;
+
+	fake_init(&f);
+	w = fake_walker(&f, true);
+	fake_map(&f, 0x1000, 0x9000, 12, IK_SOFTIOMMU_READ, 0xaaaa000);
+	ck_assert_int_eq(ik_softiommu_attach(s, 0, 5, &w), 0);
+	ck_assert_int_eq(ik_softiommu_translate(s, 0, 0x1000, IK_SOFTIOMMU_READ, &x), 0);
+	/* The driver replaces the leaf table (frees 0xaaaa000, maps through a new
+	 * one) and invalidates only leaves: the walk cache keeps the old table. */
+	fake_unmap(&f, 0x1000);
+	fake_map(&f, 0x1000, 0x9000, 12, IK_SOFTIOMMU_READ, 0xbbbb000);
+	ck_assert_int_eq(inv_range(s, 5, 0x1000, 0x1000, true), 0);
+	ck_assert_int_eq(ik_softiommu_translate(s, 0, 0x1000, IK_SOFTIOMMU_READ, &x), -EFAULT);
+	ck_assert_uint_eq(x.fault, IK_SOFTIOMMU_FAULT_STALE);
+	ck_assert_int_eq(ik_softiommu_stale_pop(s, &r), 0);
+	ck_assert(r.walk_cache);
+	ck_assert_uint_eq(r.cached.leaf_table, 0xaaaa000);
+	ck_assert_uint_eq(r.fresh.leaf_table, 0xbbbb000);
+	ck_assert_uint_eq(r.iova, 0x1000);
+	ck_assert_int_eq(f.leaf_walks, 0); /* the stale table was never read */
+	ik_softiommu_destroy(s);
+}
+END_TEST
+
+/* ------------------------------------------------------------ faults */
+
+START_TEST(faults_are_queued_with_address_access_and_type)
+{
+	struct ik_softiommu *s = mk(64, 4, 0);
+	struct ik_softiommu_xlate x;
+	struct ik_softiommu_fault fr;
+	struct fake f;
+	struct ik_softiommu_walker w;
+	char buf[16];
+
+	fake_init(&f);
+	f.ias_lg2 = 32;
+	w = fake_walker(&f, false);
+	fake_map(&f, 0x1000, 0x2000, 12, IK_SOFTIOMMU_READ, 0);
+	ck_assert_int_eq(ik_softiommu_attach(s, 4, 9, &w), 0);
+	ck_assert_int_eq(ik_softiommu_translate(s, 4, 0x5000, IK_SOFTIOMMU_READ, &x), -EFAULT);
+	ck_assert_uint_eq(x.fault, IK_SOFTIOMMU_FAULT_TRANSLATION);
+	ck_assert_int_eq(ik_softiommu_translate(s, 4, 0x1008, IK_SOFTIOMMU_WRITE, &x), -EFAULT);
+	ck_assert_uint_eq(x.fault, IK_SOFTIOMMU_FAULT_PERMISSION);
+	/* Permission is checked on IOTLB hits too. */
+	ck_assert_int_eq(ik_softiommu_translate(s, 4, 0x1010, IK_SOFTIOMMU_WRITE, &x), -EFAULT);
+	ck_assert_int_eq(ik_softiommu_translate(s, 4, 1ull << 33, IK_SOFTIOMMU_READ, &x), -EFAULT);
+	ck_assert_uint_eq(x.fault, IK_SOFTIOMMU_FAULT_ADDR_SIZE);
+	ck_assert_int_eq(ik_softiommu_dma_read(s, 5, 0x1000, buf, 4), -EFAULT);
+
+	ck_assert_int_eq(ik_softiommu_fault_pop(s, &fr), 0);
+	ck_assert_uint_eq(fr.type, IK_SOFTIOMMU_FAULT_TRANSLATION);
+	ck_assert_uint_eq(fr.iova, 0x5000);
+	ck_assert_uint_eq(fr.access, IK_SOFTIOMMU_READ);
+	ck_assert_uint_eq(fr.sid, 4);
+	ck_assert_uint_eq(fr.tag, 9);
+	ck_assert_int_eq(ik_softiommu_fault_pop(s, &fr), 0);
+	ck_assert_uint_eq(fr.type, IK_SOFTIOMMU_FAULT_PERMISSION);
+	ck_assert_uint_eq(fr.iova, 0x1008);
+	ck_assert_uint_eq(fr.access, IK_SOFTIOMMU_WRITE);
+	ck_assert_int_eq(ik_softiommu_fault_pop(s, &fr), 0);
+	ck_assert_uint_eq(fr.type, IK_SOFTIOMMU_FAULT_PERMISSION);
+	ck_assert_int_eq(ik_softiommu_fault_pop(s, &fr), 0);
+	ck_assert_uint_eq(fr.type, IK_SOFTIOMMU_FAULT_ADDR_SIZE);
+	ck_assert_uint_eq(fr.iova, 1ull << 33);
+	ck_assert_int_eq(ik_softiommu_fault_pop(s, &fr), 0);
+	ck_assert_uint_eq(fr.type, IK_SOFTIOMMU_FAULT_BAD_STREAM);
+	ck_assert_uint_eq(fr.sid, 5);
+	ck_assert_int_eq(ik_softiommu_fault_pop(s, &fr), -ENOENT);
+	ck_assert_int_eq(ik_softiommu_fault_pop(s, NULL), -EINVAL);
+	ck_assert_uint_eq(stats(s).faults, 5);
+	ck_assert_str_eq(ik_softiommu_fault_name(IK_SOFTIOMMU_FAULT_ADDR_SIZE), "address-size");
+	ik_softiommu_destroy(s);
+}
+END_TEST
+
+START_TEST(fault_queue_overflow_is_counted_not_silent)
+{
+	struct ik_softiommu_config cfg;
+	struct ik_softiommu *s;
+	struct ik_softiommu_fault fr;
+	struct fake f;
+	struct ik_softiommu_walker w;
+	int n = 0;
+
+	fake_init(&f);
+	w = fake_walker(&f, false);
+	ik_softiommu_config_init(&cfg);
+	cfg.fault_depth = 4;
+	ck_assert_int_eq(ik_softiommu_create(&cfg, &s), 0);
+	ck_assert_int_eq(ik_softiommu_attach(s, 0, 0, &w), 0);
+	for (int i = 0; i < 10; i++)
+		ck_assert_int_eq(ik_softiommu_translate(s, 0, (uint64_t)i << 12, IK_SOFTIOMMU_READ, NULL),
+				 -EFAULT);
+	while (ik_softiommu_fault_pop(s, &fr) == 0) {
+		ck_assert_uint_eq(fr.iova, (uint64_t)n << 12); /* the oldest are kept */
+		n++;
+	}
+	ck_assert_int_eq(n, 4);
+	ck_assert_uint_eq(stats(s).faults, 10);
+	ck_assert_uint_eq(stats(s).faults_dropped, 6);
+	ik_softiommu_destroy(s);
+}
+END_TEST
+
+/* ------------------------------------------------------------ DMA */
+
+START_TEST(dma_reads_and_writes_host_memory_across_pages)
+{
+	struct ik_softiommu *s = mk(64, 4, 0);
+	struct fake f;
+	struct ik_softiommu_walker w;
+	unsigned char *mem = aligned_alloc(4096, 4 * 4096), src[6000], dst[6000];
+
+	ck_assert_ptr_nonnull(mem);
+	fake_init(&f);
+	w = fake_walker(&f, false);
+	/* iova pages 0x10, 0x11 map to host pages 3 and 1 (out of order). */
+	fake_map(&f, 0x10000, (uint64_t)(uintptr_t)(mem + 3 * 4096), 12,
+		 IK_SOFTIOMMU_READ | IK_SOFTIOMMU_WRITE, 0);
+	fake_map(&f, 0x11000, (uint64_t)(uintptr_t)(mem + 1 * 4096), 12,
+		 IK_SOFTIOMMU_READ | IK_SOFTIOMMU_WRITE, 0);
+	ck_assert_int_eq(ik_softiommu_attach(s, 0, 0, &w), 0);
+	memset(mem, 0, 4 * 4096);
+	for (int i = 0; i < 6000; i++)
+		src[i] = (unsigned char)(i * 7 + 1);
+	ck_assert_int_eq(ik_softiommu_dma_write(s, 0, 0x10100, src, 6000), 0);
+	ck_assert_int_eq(memcmp(mem + 3 * 4096 + 0x100, src, 4096 - 0x100), 0);
+	ck_assert_int_eq(memcmp(mem + 1 * 4096, src + 4096 - 0x100, 6000 - (4096 - 0x100)), 0);
+	ck_assert_int_eq(ik_softiommu_dma_read(s, 0, 0x10100, dst, 6000), 0);
+	ck_assert_int_eq(memcmp(src, dst, 6000), 0);
+	ck_assert_uint_eq(stats(s).bytes, 12000);
+	ck_assert_uint_eq(stats(s).accesses, 4);
+	/* A DMA running off the end of the mapping stops at the fault. */
+	memset(mem, 0, 4 * 4096);
+	ck_assert_int_eq(ik_softiommu_dma_write(s, 0, 0x11f00, src, 0x200), -EFAULT);
+	ck_assert_int_eq(memcmp(mem + 4096 + 0xf00, src, 0x100), 0);
+	ck_assert_int_eq(ik_softiommu_dma_write(s, 0, 0x11f00, NULL, 0x200), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_dma_read(s, 0, 0x11f00, NULL, 0x200), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_dma_read(s, 0, ~0ull - 2, dst, 8), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_dma_read(s, 0, 0x11000, dst, 0), 0);
+	free(mem);
+	ik_softiommu_destroy(s);
+}
+END_TEST
+
+static void *refuse_high(void *ctx, uint64_t oa, size_t len)
+{
+	unsigned char *base = ctx;
+
+	if (oa + len > 8192)
+		return NULL;
+	return base + oa;
+}
+
+START_TEST(dma_through_phys_to_host_hook_and_external_fault)
+{
+	struct ik_softiommu_config cfg;
+	struct ik_softiommu *s;
+	struct ik_softiommu_fault fr;
+	struct fake f;
+	struct ik_softiommu_walker w;
+	static unsigned char ram[8192];
+	unsigned char b[4] = { 1, 2, 3, 4 };
+
+	fake_init(&f);
+	w = fake_walker(&f, false);
+	ik_softiommu_config_init(&cfg);
+	cfg.phys_to_host = refuse_high;
+	cfg.phys_ctx = ram;
+	ck_assert_int_eq(ik_softiommu_create(&cfg, &s), 0);
+	fake_map(&f, 0x1000, 0x1000, 12, IK_SOFTIOMMU_WRITE, 0);
+	fake_map(&f, 0x2000, 0x10000, 12, IK_SOFTIOMMU_WRITE, 0);
+	ck_assert_int_eq(ik_softiommu_attach(s, 0, 0, &w), 0);
+	ck_assert_int_eq(ik_softiommu_dma_write(s, 0, 0x1010, b, 4), 0);
+	ck_assert_int_eq(memcmp(ram + 0x1010, b, 4), 0);
+	ck_assert_int_eq(ik_softiommu_dma_write(s, 0, 0x2000, b, 4), -EFAULT);
+	ck_assert_int_eq(ik_softiommu_fault_pop(s, &fr), 0);
+	ck_assert_uint_eq(fr.type, IK_SOFTIOMMU_FAULT_EXTERNAL);
+	ik_softiommu_destroy(s);
+}
+END_TEST
+
+/* ------------------------------------------------------------ stale checks */
+
+START_TEST(check_mode_reports_missing_invalidation_with_history)
+{
+	struct ik_softiommu *s = mk(64, 4, IK_SOFTIOMMU_CHECK);
+	struct ik_softiommu_xlate x;
+	struct ik_softiommu_stale r;
+	struct fake f;
+	struct ik_softiommu_walker w;
+
+	fake_init(&f);
+	w = fake_walker(&f, false);
+	ck_assert_int_eq(ik_softiommu_attach(s, 0, 3, &w), 0);
+	fake_map(&f, 0x7000, 0x1000, 12, IK_SOFTIOMMU_READ, 0);
+	ck_assert_int_eq(ik_softiommu_note(s, IK_SOFTIOMMU_EV_MAP, 3, 0x7000, 0x1000), 0);
+	ck_assert_int_eq(ik_softiommu_translate(s, 0, 0x7000, IK_SOFTIOMMU_READ, &x), 0);
+	/* Unmap and remap elsewhere, invalidating a *different* page. */
+	fake_unmap(&f, 0x7000);
+	ck_assert_int_eq(ik_softiommu_note(s, IK_SOFTIOMMU_EV_UNMAP, 3, 0x7000, 0x1000), 0);
+	ck_assert_int_eq(inv_range(s, 3, 0x8000, 0x1000, true), 0);
+	ck_assert_int_eq(inv_op(s, IK_SOFTIOMMU_OP_SYNC, 0), 0);
+	fake_map(&f, 0x7000, 0x5000, 12, IK_SOFTIOMMU_READ, 0);
+	ck_assert_int_eq(ik_softiommu_note(s, IK_SOFTIOMMU_EV_MAP, 3, 0x7000, 0x1000), 0);
+	ck_assert_int_eq(ik_softiommu_translate(s, 0, 0x7010, IK_SOFTIOMMU_READ, &x), -EFAULT);
+	ck_assert_uint_eq(x.fault, IK_SOFTIOMMU_FAULT_STALE);
+	ck_assert_int_eq(ik_softiommu_stale_pop(s, &r), 0);
+	ck_assert(!r.walk_cache);
+	ck_assert_uint_eq(r.iova, 0x7010);
+	ck_assert_uint_eq(r.tag, 3);
+	ck_assert_uint_eq(r.cached.oa, 0x1010);
+	ck_assert_uint_eq(r.fresh.oa, 0x5010);
+	ck_assert_uint_eq(r.nhist, 5);
+	ck_assert_uint_eq(r.hist[0].op, IK_SOFTIOMMU_EV_MAP);
+	ck_assert_uint_eq(r.hist[1].op, IK_SOFTIOMMU_EV_UNMAP);
+	ck_assert_uint_eq(r.hist[2].op, IK_SOFTIOMMU_OP_INV_RANGE);
+	ck_assert_uint_eq(r.hist[2].iova, 0x8000);
+	ck_assert_uint_eq(r.hist[3].op, IK_SOFTIOMMU_OP_SYNC);
+	ck_assert_uint_eq(r.hist[4].op, IK_SOFTIOMMU_EV_MAP);
+	ck_assert_uint_eq(r.seq, r.hist[4].seq);
+	ck_assert_int_eq(ik_softiommu_stale_pop(s, &r), -ENOENT);
+	/* The refused access is also a fault record. */
+	struct ik_softiommu_fault fr;
+	ck_assert_int_eq(ik_softiommu_fault_pop(s, &fr), 0);
+	ck_assert_uint_eq(fr.type, IK_SOFTIOMMU_FAULT_STALE);
+	/* The unmapped-but-cached case (no remap) is caught as well. */
+	fake_unmap(&f, 0x7000);
+	ck_assert_int_eq(ik_softiommu_translate(s, 0, 0x7000, IK_SOFTIOMMU_READ, &x), -EFAULT);
+	ck_assert_int_eq(ik_softiommu_stale_pop(s, &r), 0);
+	ck_assert_uint_eq(r.fresh.fault, IK_SOFTIOMMU_FAULT_TRANSLATION);
+	ik_softiommu_destroy(s);
+}
+END_TEST
+
+START_TEST(check_mode_correct_sequence_reports_nothing)
+{
+	struct ik_softiommu *s = mk(64, 4, IK_SOFTIOMMU_CHECK);
+	struct fake f;
+	struct ik_softiommu_walker w;
+	struct ik_softiommu_xlate x;
+	long n = ik_test_iters(2000);
+
+	fake_init(&f);
+	w = fake_walker(&f, false);
+	ck_assert_int_eq(ik_softiommu_attach(s, 0, 3, &w), 0);
+	for (long i = 0; i < n; i++) {
+		uint64_t iova = (uint64_t)(i % 37) << 12, oa = (uint64_t)(i + 1) << 12;
+
+		fake_map(&f, iova, oa, 12, IK_SOFTIOMMU_READ, 0);
+		IK_REQUIRE(ik_softiommu_translate(s, 0, iova, IK_SOFTIOMMU_READ, &x) == 0);
+		IK_REQUIRE(ik_softiommu_translate(s, 0, iova + 8, IK_SOFTIOMMU_READ, &x) == 0);
+		IK_REQUIRE(x.oa == oa + 8);
+		fake_unmap(&f, iova);
+		IK_REQUIRE(inv_range(s, 3, iova, 0x1000, true) == 0);
+		IK_REQUIRE(inv_op(s, IK_SOFTIOMMU_OP_SYNC, 0) == 0);
+		IK_REQUIRE(ik_softiommu_translate(s, 0, iova, IK_SOFTIOMMU_READ, &x) == -EFAULT);
+		IK_REQUIRE(x.fault == IK_SOFTIOMMU_FAULT_TRANSLATION);
+	}
+	struct ik_softiommu_stats st = stats(s);
+	ck_assert_uint_eq(st.stale, 0);
+	ck_assert_uint_eq(st.faults, (uint64_t)n);
+	ck_assert_uint_eq(st.iotlb_hits, (uint64_t)n);
+	ik_softiommu_destroy(s);
+}
+END_TEST
+
+START_TEST(history_returns_recent_events_oldest_first)
+{
+	struct ik_softiommu_config cfg;
+	struct ik_softiommu *s;
+	struct ik_softiommu_event ev[40];
+	int n;
+
+	ik_softiommu_config_init(&cfg);
+	cfg.history_depth = 16;
+	ck_assert_int_eq(ik_softiommu_create(&cfg, &s), 0);
+	ck_assert_int_eq(ik_softiommu_history(s, ev, 40), 0);
+	for (uint64_t i = 0; i < 20; i++)
+		ck_assert_int_eq(ik_softiommu_note(s, IK_SOFTIOMMU_EV_MAP, 1, i << 12, 0x1000), 0);
+	n = ik_softiommu_history(s, ev, 40);
+	ck_assert_int_eq(n, 16);
+	ck_assert_uint_eq(ev[0].seq, 5);
+	ck_assert_uint_eq(ev[0].iova, 4u << 12);
+	ck_assert_uint_eq(ev[15].seq, 20);
+	ck_assert_int_eq(ik_softiommu_history(s, ev, 3), 3);
+	ck_assert_uint_eq(ev[2].seq, 20);
+	ck_assert_int_eq(ik_softiommu_history(s, NULL, 3), -EINVAL);
+	ck_assert_str_eq(ik_softiommu_op_name(IK_SOFTIOMMU_OP_INV_RANGE), "inv-range");
+	ik_softiommu_destroy(s);
+}
+END_TEST
+
+/* ------------------------------------------------------------ concurrency */
+
+struct race {
+	struct ik_softiommu *s;
+	struct fake *f;
+	long iters;
+	int id;
+	long errors;
+};
+
+static void *race_device(void *arg)
+{
+	struct race *r = arg;
+	struct ik_softiommu_xlate x;
+
+	for (long i = 0; i < r->iters; i++) {
+		uint64_t iova = (uint64_t)(i % 16) << 12;
+
+		if (ik_softiommu_translate(r->s, 0, iova, IK_SOFTIOMMU_READ, &x) != 0 ||
+		    x.oa != iova + 0x100000)
+			r->errors++;
+	}
+	return NULL;
+}
+
+static void *race_invalidator(void *arg)
+{
+	struct race *r = arg;
+
+	for (long i = 0; i < r->iters; i++) {
+		if (i & 1)
+			r->errors += inv_range(r->s, 1, (uint64_t)(i % 16) << 12, 0x1000, i & 2) != 0;
+		else
+			r->errors += inv_op(r->s, IK_SOFTIOMMU_OP_INV_TAG, 1) != 0;
+	}
+	return NULL;
+}
+
+START_TEST(concurrent_accesses_and_invalidations_stay_consistent)
+{
+	struct ik_softiommu *s = mk(16, 4, IK_SOFTIOMMU_CHECK);
+	struct fake f;
+	struct ik_softiommu_walker w;
+	struct race r[3];
+	pthread_t t[3];
+	long iters = ik_test_iters(getenv("IK_TSAN") ? 2000 : 20000);
+
+	fake_init(&f);
+	w = fake_walker(&f, true);
+	for (uint64_t p = 0; p < 16; p++)
+		fake_map(&f, p << 12, (p << 12) + 0x100000, 12, IK_SOFTIOMMU_READ, 0xa000);
+	ck_assert_int_eq(ik_softiommu_attach(s, 0, 1, &w), 0);
+	for (int i = 0; i < 3; i++) {
+		r[i] = (struct race){ s, &f, iters, i, 0 };
+		ck_assert_int_eq(pthread_create(&t[i], NULL, i < 2 ? race_device : race_invalidator,
+						&r[i]), 0);
+	}
+	for (int i = 0; i < 3; i++) {
+		pthread_join(t[i], NULL);
+		ck_assert_int_eq(r[i].errors, 0);
+	}
+	ck_assert_uint_eq(stats(s).stale, 0);
+	ik_softiommu_destroy(s);
+}
+END_TEST
+
+/* ------------------------------------------------------------ flush queue */
+
+struct fq_ctx {
+	int flushes, fail;
+	uint64_t lo, hi;
+	int released[64];
+	int nreleased;
+	int flushed_before_release; /* release seen only after a flush */
+};
+
+static int fq_flush(void *ctx, uint64_t lo, uint64_t hi)
+{
+	struct fq_ctx *c = ctx;
+
+	if (c->fail)
+		return -ETIMEDOUT;
+	c->flushes++;
+	c->lo = lo;
+	c->hi = hi;
+	return 0;
+}
+
+static void fq_release(void *ctx, const struct ik_flushq_entry *e)
+{
+	struct fq_ctx *c = ctx;
+
+	c->released[c->nreleased++] = (int)(uintptr_t)e->cookie;
+	if (c->flushes > 0)
+		c->flushed_before_release++;
+}
+
+START_TEST(flushq_releases_only_after_flush_in_order)
+{
+	struct fq_ctx c;
+	struct ik_flushq_ops ops = { fq_flush, fq_release, &c };
+	struct ik_flushq fq;
+
+	memset(&c, 0, sizeof(c));
+	ck_assert_int_eq(ik_flushq_init(&fq, 4, 0, &ops, NULL), 0);
+	for (int i = 1; i <= 4; i++)
+		ck_assert_int_eq(ik_flushq_add(&fq, (uint64_t)i << 12, 0x1000, (void *)(uintptr_t)i), 0);
+	ck_assert_int_eq(c.flushes, 0);
+	ck_assert_int_eq(c.nreleased, 0);
+	ck_assert_uint_eq(ik_flushq_pending(&fq), 4);
+	/* The fifth add finds the queue full: one flush, four releases. */
+	ck_assert_int_eq(ik_flushq_add(&fq, 0x10000, 0x2000, (void *)(uintptr_t)5), 0);
+	ck_assert_int_eq(c.flushes, 1);
+	ck_assert_uint_eq(c.lo, 0x1000);
+	ck_assert_uint_eq(c.hi, 0x4fff);
+	ck_assert_int_eq(c.nreleased, 4);
+	ck_assert_int_eq(c.flushed_before_release, 4);
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(c.released[i], i + 1);
+	ck_assert_uint_eq(ik_flushq_pending(&fq), 1);
+	ck_assert_int_eq(ik_flushq_destroy(&fq), 0);
+	ck_assert_int_eq(c.flushes, 2);
+	ck_assert_int_eq(c.nreleased, 5);
+}
+END_TEST
+
+START_TEST(flushq_flush_failure_keeps_entries)
+{
+	struct fq_ctx c;
+	struct ik_flushq_ops ops = { fq_flush, fq_release, &c }, bad = { NULL, fq_release, &c };
+	struct ik_flushq fq;
+	struct ik_fault_alloc fa;
+
+	memset(&c, 0, sizeof(c));
+	ik_fault_alloc_init(&fa);
+	ck_assert_int_eq(ik_flushq_init(&fq, 0, 0, &ops, NULL), -EINVAL);
+	ck_assert_int_eq(ik_flushq_init(&fq, 2, 0, &bad, NULL), -EINVAL);
+	ik_fault_alloc_fail_nth(&fa, 1);
+	ck_assert_int_eq(ik_flushq_init(&fq, 2, 0, &ops, &fa.a), -ENOMEM);
+	ck_assert_int_eq(fa.live, 0);
+	ik_fault_alloc_disarm(&fa);
+	ck_assert_int_eq(ik_flushq_init(&fq, 2, 0, &ops, &fa.a), 0);
+	ck_assert_int_eq(ik_flushq_add(&fq, 0x1000, 0, NULL), -EINVAL);
+	ck_assert_int_eq(ik_flushq_add(&fq, ~0ull, 2, NULL), -EINVAL);
+	ck_assert_int_eq(ik_flushq_add(&fq, 0x1000, 0x1000, (void *)1), 0);
+	ck_assert_int_eq(ik_flushq_add(&fq, 0x2000, 0x1000, (void *)2), 0);
+	c.fail = 1;
+	ck_assert_int_eq(ik_flushq_add(&fq, 0x3000, 0x1000, (void *)3), -ETIMEDOUT);
+	ck_assert_int_eq(ik_flushq_flush(&fq), -ETIMEDOUT);
+	ck_assert_int_eq(c.nreleased, 0);
+	ck_assert_uint_eq(ik_flushq_pending(&fq), 2);
+	c.fail = 0;
+	ck_assert_int_eq(ik_flushq_flush(&fq), 0);
+	ck_assert_int_eq(c.nreleased, 2);
+	ck_assert_int_eq(ik_flushq_flush(&fq), 0); /* empty: no flush */
+	ck_assert_int_eq(c.flushes, 1);
+	ck_assert_int_eq(ik_flushq_destroy(&fq), 0);
+	ck_assert_int_eq(fa.live, 0);
+}
+END_TEST
+
+START_TEST(flushq_timeout_flushes_old_entries)
+{
+	struct fq_ctx c;
+	struct ik_flushq_ops ops = { fq_flush, fq_release, &c };
+	struct ik_flushq fq;
+
+	memset(&c, 0, sizeof(c));
+	ck_assert_int_eq(ik_flushq_init(&fq, 64, 1000000, &ops, NULL), 0); /* 1 ms */
+	ck_assert_int_eq(ik_flushq_add(&fq, 0x1000, 0x1000, (void *)1), 0);
+	nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
+	ck_assert_int_eq(ik_flushq_add(&fq, 0x2000, 0x1000, (void *)2), 0);
+	ck_assert_int_eq(c.flushes, 1);
+	ck_assert_int_eq(c.nreleased, 1);
+	ck_assert_int_eq(ik_flushq_destroy(&fq), 0);
+}
+END_TEST
+
+Suite *ik_test_suite(void)
+{
+	Suite *s = suite_create("softiommu");
+	TCase *tc = tcase_create("unit");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, create_rejects_bad_config);
+	tcase_add_test(tc, create_survives_every_allocation_failure);
+	tcase_add_test(tc, attach_and_detach_validate);
+	tcase_add_test(tc, iotlb_miss_then_hit_caches_leaf);
+	tcase_add_test(tc, iotlb_block_entry_covers_whole_block);
+	tcase_add_test(tc, iotlb_associativity_and_lru_eviction);
+	tcase_add_test(tc, iotlb_disabled_walks_every_access);
+	tcase_add_test(tc, invalidate_range_drops_only_overlap_of_its_tag);
+	tcase_add_test(tc, invalidate_tag_and_all);
+	tcase_add_test(tc, exec_rejects_bad_commands_and_changes_nothing);
+	tcase_add_test(tc, walk_cache_leaf_invalidation_keeps_table_nonleaf_drops_it);
+	tcase_add_test(tc, check_mode_catches_stale_walk_cache_entry);
+	tcase_add_test(tc, faults_are_queued_with_address_access_and_type);
+	tcase_add_test(tc, fault_queue_overflow_is_counted_not_silent);
+	tcase_add_test(tc, dma_reads_and_writes_host_memory_across_pages);
+	tcase_add_test(tc, dma_through_phys_to_host_hook_and_external_fault);
+	tcase_add_test(tc, check_mode_reports_missing_invalidation_with_history);
+	tcase_add_test(tc, check_mode_correct_sequence_reports_nothing);
+	tcase_add_test(tc, history_returns_recent_events_oldest_first);
+	tcase_add_test(tc, concurrent_accesses_and_invalidations_stay_consistent);
+	tcase_add_test(tc, flushq_releases_only_after_flush_in_order);
+	tcase_add_test(tc, flushq_flush_failure_keeps_entries);
+	tcase_add_test(tc, flushq_timeout_flushes_old_entries);
+	suite_add_tcase(s, tc);
+	return s;
+}
