@@ -23,6 +23,8 @@ struct subcmd {
 static const struct subcmd subcmds[] = {
 	{ "rbtree", bench_rbtree,
 	  "augmented red-black tree: insert/lookup/erase ns per op, plain vs augmented" },
+	{ "iova", bench_iova,
+	  "IOVA allocator: W1-W3 fragmentation workloads, growth, W4 fast path" },
 };
 
 #define DEFAULT_SUBCMD "rbtree"
