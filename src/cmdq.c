@@ -412,7 +412,8 @@ static int enqueue(struct ik_cmdq *q, const void *cmds, ik_u32 n, bool sync, str
 			*sync_idx = r + take;
 			sync = false;
 		}
-		p += (ik_size)take * q->es;
+		if (take) /* cmds may be NULL for a sync alone */
+			p += (ik_size)take * q->es;
 		n -= take;
 	}
 	return 0;

@@ -993,15 +993,16 @@ START_TEST(set_picks_per_cpu_queue_and_syncs_all)
 	for (int i = 0; i < 2; i++) {
 		rig_stop(&r[i]);
 		r[i].q = NULL;
-		rig_fini(&r[i]);
 	}
-	/* A stuck queue: sync_all times out. */
+	ik_cmdq_set_destroy(s);
+	/* Stuck consumers: sync_all times out. */
 	for (int i = 0; i < 2; i++)
 		cfgs[i].timeout_ns = 5000000;
-	ik_cmdq_set_destroy(s);
 	ck_assert_int_eq(ik_cmdq_set_create(2, cfgs, &s), 0);
 	ck_assert_int_eq(ik_cmdq_set_sync_all(s), -ETIMEDOUT);
 	ik_cmdq_set_destroy(s);
+	for (int i = 0; i < 2; i++)
+		rig_fini(&r[i]);
 }
 END_TEST
 

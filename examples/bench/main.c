@@ -25,6 +25,8 @@ static const struct subcmd subcmds[] = {
 	  "augmented red-black tree: insert/lookup/erase ns per op, plain vs augmented" },
 	{ "iova", bench_iova,
 	  "IOVA allocator: W1-W3 fragmentation workloads, growth, W4 fast path" },
+	{ "cmdq", bench_cmdq,
+	  "command queues: cmds/s and latency by producers, batch, sync; shared vs per-CPU" },
 };
 
 #define DEFAULT_SUBCMD "rbtree"
