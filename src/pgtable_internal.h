@@ -157,7 +157,12 @@ struct _ik_pt_tbl {
 	struct _ik_pt_tbl **child;	/* NULL at level 0; else one per entry */
 	ik_u32 level;
 	ik_u32 nent;			/* entries */
+	ik_u32 nleaf;			/* leaf entries (relaxed atomic) */
+	ik_u32 flags;			/* _IK_PT_TBL_* */
+	ik_u64 stamp;			/* request that created it (relaxed) */
+	void *raw;			/* default allocation's base, if over-aligned */
 };
+#define _IK_PT_TBL_ROOT 0x1u
 
 struct _ik_pt_ops;
 
@@ -169,11 +174,14 @@ struct ik_pgtable {
 	const struct _ik_pt_ops *ops;
 	struct _ik_pt_tbl *root;
 
-	/* freed-table cache: level-0 and upper tables share it (the page is
-	 * the same size); the child array is kept with the page when present. */
+	/* freed-table cache: level-0 tables, and tables with a child array
+	 * (the page is the same size; the array stays with its page). */
 	ik_lock_t cache_lock;
-	struct _ik_pt_tbl *cache;
-	ik_u32 cache_n;
+	struct _ik_pt_tbl *cache_leaf;
+	struct _ik_pt_tbl *cache_upper;
+	ik_u32 cache_n_leaf;
+	ik_u32 cache_n_upper;
+	ik_u64 seq;			/* request stamps (relaxed atomic) */
 
 	/* statistics (relaxed atomics) */
 	ik_u64 st_tables_alloc;
@@ -184,7 +192,8 @@ struct ik_pgtable {
 	ik_u64 st_splits;
 };
 
-/* Pages kept in the freed-table cache at most. */
+/* Pages kept in the freed-table cache at most, per kind (level-0 tables
+ * and tables with a child array). */
 #define IK_PT_CACHE_MAX 16
 
 /*

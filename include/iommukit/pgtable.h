@@ -61,7 +61,11 @@
  *                                           |  memory stays safe)
  *   iova_to_phys, walk, dump vs map/unmap   | no (they may see either the old
  *                                           |  or the new entry of a range
- *                                           |  being changed)
+ *                                           |  being changed), except vs a
+ *                                           |  request that frees tables in
+ *                                           |  their range (gather_sync after
+ *                                           |  an unmap, a map replacing an
+ *                                           |  empty table): caller serialises
  *   read_and_clear_dirty vs map/unmap of    | no; vs unmap of the same range:
  *     other ranges, vs hardware updates     |  caller serialises
  *   gather_sync vs everything               | no (the gather is the caller's;
@@ -249,7 +253,10 @@ IK_INLINE void ik_gather_add(struct ik_gather *g, ik_u64 iova, ik_u64 size, ik_u
  * flush_walk(cookie, iova, size, granule)
  *     Invalidate cached walks (and translations) for [iova, iova + size) and
  *     wait.  The engine calls it only where it must free a table page outside
- *     a gather (never in the normal paths).  Default: flush_all, if set.
+ *     a gather: a map that puts a block where an empty table (left by partial
+ *     unmaps) was calls it once, with the request's range, after its cleans
+ *     and before freeing the table.  Default: flush_all, if set; else the
+ *     table is freed without an invalidation.
  * gather_add(cookie, gather, iova, size, granule)
  *     Record [iova, iova + size) in the gather; called once per unmap call
  *     that cleared anything.  Default: ik_gather_add().
@@ -451,6 +458,10 @@ IK_API int ik_pgtable_map(struct ik_pgtable *pt, ik_u64 iova, ik_u64 paddr, ik_u
  * segment boundaries), one iotlb_sync_map(iova, total) on success, nothing
  * changed on failure.  If `mapped` is not NULL it receives the total bytes
  * mapped (0 on failure).
+ *
+ * All map calls: an empty table (one left by partial unmaps, with no leaf
+ * below it) where a block is to go is not a conflict: the block replaces it
+ * and the table is freed after hooks->flush_walk.
  */
 IK_API int ik_pgtable_map_sg(struct ik_pgtable *pt, ik_u64 iova, const struct ik_seg *segs,
 			     ik_size n, unsigned prot, ik_u64 *mapped);
