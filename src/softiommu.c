@@ -11,6 +11,7 @@
 #include <iommukit/softiommu.h>
 #include <iommukit/atomic.h>
 #include <iommukit/lock.h>
+#include <iommukit/pgtable.h>
 
 struct sio_tlbe {
 	ik_u64 in;  /* iova >> lg2 */
@@ -32,9 +33,12 @@ struct sio_wce {
 };
 
 struct sio_stream {
-	struct ik_softiommu_walker w;
+	struct ik_softiommu_walker w; /* custom walker, when !pt */
+	struct ik_pt_walker ptw;      /* page-table root, when pt */
+	struct ik_pt_mem mem;
 	ik_u32 tag;
 	bool attached;
+	bool pt;
 };
 
 struct ik_softiommu {
@@ -162,9 +166,50 @@ IK_API int ik_softiommu_attach(struct ik_softiommu *s, ik_u32 sid, ik_u32 tag,
 	if (!s || !w || !w->walk || sid >= s->cfg.max_streams)
 		return -EINVAL;
 	ik_lock(&s->lock);
+	IK_ENV_MEMSET(&s->streams[sid], 0, sizeof(s->streams[sid]));
 	s->streams[sid].w = *w;
 	s->streams[sid].tag = tag;
 	s->streams[sid].attached = true;
+	ik_unlock(&s->lock);
+	return 0;
+}
+
+/* Table memory at host addresses equal to IOMMU addresses. */
+static int sio_read_identity(void *ctx, ik_u64 addr, ik_u64 *val)
+{
+	(void)ctx;
+	if ((ik_u64)(ik_uptr)addr != addr || (addr & 7) || !addr)
+		return -EFAULT;
+	/* Relaxed: the entry is read once, as a walker would; the writer's
+	 * ordering (entry contents before the entry that points to them) is
+	 * the page-table engine's, and x86/ARM keep dependent loads ordered. */
+	*val = ik_load_relaxed((const ik_u64 *)(ik_uptr)addr);
+	return 0;
+}
+
+IK_API int ik_softiommu_attach_pt(struct ik_softiommu *s, ik_u32 sid, ik_u32 tag,
+				  const struct ik_pt_walker *w, const struct ik_pt_mem *mem)
+{
+	struct sio_stream st;
+
+	if (!s || !w || sid >= s->cfg.max_streams || (mem && !mem->read64) ||
+	    !ik_pt_fmt_name(w->geom.fmt) || w->geom.nlevels < 1 ||
+	    w->geom.nlevels > IK_SOFTIOMMU_MAX_LEVELS)
+		return -EINVAL;
+	IK_ENV_MEMSET(&st, 0, sizeof(st));
+	st.ptw = *w;
+	if (mem) {
+		st.mem = *mem;
+	} else {
+		st.mem.read64 = sio_read_identity;
+		st.mem.cas64 = NULL;
+		st.mem.ctx = NULL;
+	}
+	st.tag = tag;
+	st.attached = true;
+	st.pt = true;
+	ik_lock(&s->lock);
+	s->streams[sid] = st;
 	ik_unlock(&s->lock);
 	return 0;
 }
@@ -403,6 +448,7 @@ IK_API int ik_softiommu_exec(struct ik_softiommu *s, const struct ik_softiommu_c
 	case IK_SOFTIOMMU_OP_INV_ALL:
 	case IK_SOFTIOMMU_OP_INV_TAG:
 	case IK_SOFTIOMMU_OP_SYNC:
+	case IK_SOFTIOMMU_OP_NOP:
 		break;
 	case IK_SOFTIOMMU_OP_INV_RANGE:
 		if (cmd->size == 0 || cmd->iova + (cmd->size - 1) < cmd->iova)
@@ -433,6 +479,9 @@ IK_API int ik_softiommu_exec(struct ik_softiommu *s, const struct ik_softiommu_c
 			wc_inv(s, false, cmd->tag, true, cmd->iova, last);
 		s->gen++;
 		s->st.inv_range++;
+		break;
+	case IK_SOFTIOMMU_OP_NOP:
+		s->st.nops++;
 		break;
 	default: /* IK_SOFTIOMMU_OP_SYNC: invalidations above are already complete */
 		s->st.syncs++;
@@ -510,23 +559,113 @@ static void stale_push(struct ik_softiommu *s, ik_u32 sid, ik_u32 tag, ik_u64 io
 	r->nhist = hist_copy(s, r->hist, IK_SOFTIOMMU_REPORT_HIST);
 }
 
-static int do_walk(const struct ik_softiommu_walker *w, ik_u64 iova, struct ik_softiommu_xlate *x)
+static ik_u32 pt_fault(enum ik_pt_fault f)
+{
+	switch (f) {
+	case IK_PT_FAULT_NONE: return IK_SOFTIOMMU_FAULT_NONE;
+	case IK_PT_FAULT_PERMISSION: return IK_SOFTIOMMU_FAULT_PERMISSION;
+	case IK_PT_FAULT_ADDR_SIZE: return IK_SOFTIOMMU_FAULT_ADDR_SIZE;
+	case IK_PT_FAULT_ACCESS_FLAG: return IK_SOFTIOMMU_FAULT_ACCESS_FLAG;
+	case IK_PT_FAULT_EXTERNAL: return IK_SOFTIOMMU_FAULT_EXTERNAL;
+	default: return IK_SOFTIOMMU_FAULT_TRANSLATION;
+	}
+}
+
+/* Index bits of the table at engine level `lvl` of geometry g. */
+static ik_u32 pt_table_bits(const struct ik_pt_geometry *g, ik_u32 lvl)
+{
+	return lvl + 1u == g->nlevels ? g->top_bits : g->bits;
+}
+
+/*
+ * Fill *x from a walk of `w` (the full root, or a sub-walker starting at a
+ * leaf table, whose level numbering is the same: engine levels count up from
+ * the leaves).  `full` is the stream's real geometry: the table holding the
+ * entry is recorded for the walk cache unless it is the root.
+ */
+static void pt_to_xlate(const struct ik_pt_geometry *full, const struct ik_pt_walk_result *r,
+			struct ik_softiommu_xlate *x)
 {
 	IK_ENV_MEMSET(x, 0, sizeof(*x));
-	if (w->walk(w->ctx, iova, x) < 0) {
+	x->fault = pt_fault(r->fault);
+	x->level = r->level;
+	if (!x->fault || x->fault == IK_SOFTIOMMU_FAULT_ACCESS_FLAG) {
+		x->oa = r->oa;
+		x->lg2_size = r->pgsize ? (ik_u32)IK_ILOG2_64(r->pgsize) : 0;
+		x->prot = r->prot & (IK_SOFTIOMMU_READ | IK_SOFTIOMMU_WRITE);
+	}
+	if (r->level + 1u < full->nlevels && r->pte_addr &&
+	    (x->fault == IK_SOFTIOMMU_FAULT_NONE || x->fault == IK_SOFTIOMMU_FAULT_TRANSLATION)) {
+		ik_u32 bits = pt_table_bits(full, r->level);
+
+		x->leaf_table = r->pte_addr & ~((8ull << bits) - 1);
+		x->leaf_table_lg2 = full->lg2_granule + full->bits * r->level + bits;
+	}
+}
+
+static void do_walk(const struct sio_stream *st, ik_u64 iova, struct ik_softiommu_xlate *x)
+{
+	int err;
+
+	if (st->pt) {
+		struct ik_pt_walk_result r;
+
+		IK_ENV_MEMSET(&r, 0, sizeof(r));
+		err = ik_pt_walk(&st->ptw, &st->mem, iova, 0, &r);
+		if (!err)
+			pt_to_xlate(&st->ptw.geom, &r, x);
+	} else {
+		IK_ENV_MEMSET(x, 0, sizeof(*x));
+		err = st->w.walk(st->w.ctx, iova, x);
+	}
+	if (err < 0) {
 		IK_ENV_MEMSET(x, 0, sizeof(*x));
 		x->fault = IK_SOFTIOMMU_FAULT_TRANSLATION;
 	}
 	if (!x->fault && (x->lg2_size < 10 || x->lg2_size > 47))
 		x->fault = IK_SOFTIOMMU_FAULT_TRANSLATION; /* walker bug: no sane block size */
-	return 0;
 }
 
-static int do_walk_leaf(const struct ik_softiommu_walker *w, ik_u64 table, ik_u32 lg2, ik_u64 iova,
-			struct ik_softiommu_xlate *x)
+static bool can_walk_leaf(const struct sio_stream *st)
 {
-	IK_ENV_MEMSET(x, 0, sizeof(*x));
-	if (w->walk_leaf(w->ctx, table, lg2, iova, x) < 0) {
+	return st->pt || st->w.walk_leaf;
+}
+
+/* A walk that starts at a cached leaf table (a walk-cache hit). */
+static void do_walk_leaf(const struct sio_stream *st, ik_u64 table, ik_u32 lg2, ik_u64 iova,
+			 struct ik_softiommu_xlate *x)
+{
+	int err;
+
+	if (st->pt) {
+		const struct ik_pt_geometry *g = &st->ptw.geom;
+		struct ik_pt_walker sub = st->ptw;
+		struct ik_pt_walk_result r;
+		ik_u32 lvl = (lg2 - g->lg2_granule) / g->bits - 1u; /* level of that table */
+
+		/* The same walk, from the cached table down: a geometry whose
+		 * root is that table, over the input span it covers. */
+		sub.geom.nlevels = (ik_u8)(lvl + 1u);
+		sub.geom.top_bits = g->bits;
+		sub.geom.ias = lg2;
+		sub.geom.concat = 1;
+		sub.geom.root_size = 8ull << g->bits;
+		if (g->fmt == IK_PT_VTD_SL || g->fmt == IK_PT_VTD_FL)
+			sub.geom.hw_start_level = lvl + 1u;
+		else
+			sub.geom.hw_start_level = g->hw_start_level + (g->nlevels - 1u - lvl);
+		sub.root = table;
+		IK_ENV_MEMSET(&r, 0, sizeof(r));
+		err = ik_pt_walk(&sub, &st->mem, iova & ((1ull << lg2) - 1), 0, &r);
+		if (!err) {
+			pt_to_xlate(g, &r, x);
+			x->oa = r.oa;
+		}
+	} else {
+		IK_ENV_MEMSET(x, 0, sizeof(*x));
+		err = st->w.walk_leaf(st->w.ctx, table, lg2, iova, x);
+	}
+	if (err < 0) {
 		IK_ENV_MEMSET(x, 0, sizeof(*x));
 		x->fault = IK_SOFTIOMMU_FAULT_TRANSLATION;
 	}
@@ -534,7 +673,6 @@ static int do_walk_leaf(const struct ik_softiommu_walker *w, ik_u64 table, ik_u3
 		x->fault = IK_SOFTIOMMU_FAULT_TRANSLATION;
 	x->leaf_table = table;
 	x->leaf_table_lg2 = lg2;
-	return 0;
 }
 
 static bool same_translation(const struct ik_softiommu_xlate *a, const struct ik_softiommu_xlate *b)
@@ -550,8 +688,10 @@ static bool same_translation(const struct ik_softiommu_xlate *a, const struct ik
 static ik_u32 xlate_access(struct ik_softiommu *s, ik_u32 sid, ik_u64 iova, ik_u32 access,
 			   struct ik_softiommu_xlate *x)
 {
+	bool counted = false;
+
 	for (;;) {
-		struct ik_softiommu_walker w;
+		struct sio_stream st;
 		struct ik_softiommu_xlate cached, fresh;
 		struct sio_tlbe *e;
 		struct sio_wce *wce;
@@ -560,7 +700,9 @@ static ik_u32 xlate_access(struct ik_softiommu *s, ik_u32 sid, ik_u64 iova, ik_u
 		bool check, hit;
 
 		ik_lock(&s->lock);
-		s->st.accesses++;
+		if (!counted)
+			s->st.accesses++;
+		counted = true;
 		if (sid >= s->cfg.max_streams || !s->streams[sid].attached) {
 			fault_push(s, sid, 0, iova, IK_SOFTIOMMU_FAULT_BAD_STREAM, access, 0);
 			ik_unlock(&s->lock);
@@ -568,8 +710,8 @@ static ik_u32 xlate_access(struct ik_softiommu *s, ik_u32 sid, ik_u64 iova, ik_u
 			x->fault = IK_SOFTIOMMU_FAULT_BAD_STREAM;
 			return x->fault;
 		}
-		w = s->streams[sid].w;
-		tag = s->streams[sid].tag;
+		st = s->streams[sid]; /* a copy: attach may replace it during the walk */
+		tag = st.tag;
 		check = (ik_load_relaxed(&s->flags) & IK_SOFTIOMMU_CHECK) != 0;
 		e = s->sets ? tlb_lookup(s, tag, iova) : NULL;
 		hit = e != NULL;
@@ -600,10 +742,10 @@ static ik_u32 xlate_access(struct ik_softiommu *s, ik_u32 sid, ik_u64 iova, ik_u
 		/* Walk outside the lock.  A walk-cache hit starts at the cached
 		 * leaf table, as hardware does, unless checking (then the full
 		 * walk is the reference and the cached table is compared). */
-		if (wc_table && w.walk_leaf && !check)
-			do_walk_leaf(&w, wc_table, wc_lg2, iova, &fresh);
+		if (wc_table && can_walk_leaf(&st) && !check)
+			do_walk_leaf(&st, wc_table, wc_lg2, iova, &fresh);
 		else
-			do_walk(&w, iova, &fresh);
+			do_walk(&st, iova, &fresh);
 
 		ik_lock(&s->lock);
 		if (s->gen != gen) {
@@ -803,6 +945,7 @@ IK_API const char *ik_softiommu_fault_name(ik_u32 type)
 	case IK_SOFTIOMMU_FAULT_BAD_STREAM: return "bad-stream";
 	case IK_SOFTIOMMU_FAULT_STALE: return "stale-translation";
 	case IK_SOFTIOMMU_FAULT_EXTERNAL: return "external";
+	case IK_SOFTIOMMU_FAULT_ACCESS_FLAG: return "access-flag";
 	default: return "unknown";
 	}
 }
@@ -814,6 +957,7 @@ IK_API const char *ik_softiommu_op_name(ik_u32 op)
 	case IK_SOFTIOMMU_OP_INV_TAG: return "inv-tag";
 	case IK_SOFTIOMMU_OP_INV_RANGE: return "inv-range";
 	case IK_SOFTIOMMU_OP_SYNC: return "sync";
+	case IK_SOFTIOMMU_OP_NOP: return "nop";
 	case IK_SOFTIOMMU_EV_MAP: return "map";
 	case IK_SOFTIOMMU_EV_UNMAP: return "unmap";
 	case IK_SOFTIOMMU_EV_ACCESS_FAULT: return "fault";

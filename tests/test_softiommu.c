@@ -16,7 +16,31 @@
 #include <time.h>
 #include <iommukit/softiommu.h>
 #include <iommukit/flushq.h>
+#include <iommukit/iova.h>
+#include <iommukit/pgtable.h>
+#include <iommukit/cmdq.h>
+#include <iommukit/cmd/smmuv3.h>
+#include <iommukit/cmd/vtd.h>
 #include "testlib.h"
+
+/* posix_memalign with aligned_alloc's interface (no size restriction). */
+static void *xmemalign(size_t align, size_t size)
+{
+	void *p = NULL;
+
+	return posix_memalign(&p, align, size ? size : align) ? NULL : p;
+}
+
+#if defined(__SANITIZE_THREAD__)
+#define IK_TEST_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define IK_TEST_TSAN 1
+#endif
+#endif
+#ifndef IK_TEST_TSAN
+#define IK_TEST_TSAN 0
+#endif
 
 /* ------------------------------------------------------------ fake walker */
 
@@ -625,7 +649,7 @@ START_TEST(dma_reads_and_writes_host_memory_across_pages)
 	struct ik_softiommu *s = mk(64, 4, 0);
 	struct fake f;
 	struct ik_softiommu_walker w;
-	unsigned char *mem = aligned_alloc(4096, 4 * 4096), src[6000], dst[6000];
+	unsigned char *mem = xmemalign(4096, 4 * 4096), src[6000], dst[6000];
 
 	ck_assert_ptr_nonnull(mem);
 	fake_init(&f);
@@ -852,7 +876,7 @@ START_TEST(concurrent_accesses_and_invalidations_stay_consistent)
 	struct ik_softiommu_walker w;
 	struct race r[3];
 	pthread_t t[3];
-	long iters = ik_test_iters(getenv("IK_TSAN") ? 2000 : 20000);
+	long iters = ik_test_iters(IK_TEST_TSAN ? 2000 : 20000);
 
 	fake_init(&f);
 	w = fake_walker(&f, true);
@@ -985,6 +1009,814 @@ START_TEST(flushq_timeout_flushes_old_entries)
 }
 END_TEST
 
+/* ============================================================ end to end:
+ * the real page-table walker (ik_pgtable + ik_pt_walk) and the real command
+ * queue (ik_cmdq producer + ik_cmdq_sw consumer through ik_softiommu_cq). */
+
+#define ASID 5
+
+struct sys {
+	struct ik_softiommu *s;
+	struct ik_pgtable *pt;
+	struct ik_pgtable_hooks hooks;
+	struct ik_iova_domain iovad;
+	struct ik_cmdq *q;
+	struct ik_softiommu_cq cq;
+	void *ring;
+	pthread_t consumer;
+	int stop;
+	bool threaded;
+	long sync_maps, gathers;
+};
+
+/* Page-table hooks that tell the soft IOMMU's history what the driver did. */
+static void sys_sync_map(void *cookie, uint64_t iova, uint64_t size)
+{
+	struct sys *y = cookie;
+
+	__atomic_fetch_add(&y->sync_maps, 1, __ATOMIC_RELAXED);
+	ik_softiommu_note(y->s, IK_SOFTIOMMU_EV_MAP, ASID, iova, size);
+}
+
+static void sys_gather_add(void *cookie, struct ik_gather *g, uint64_t iova, uint64_t size,
+			   uint64_t granule)
+{
+	struct sys *y = cookie;
+
+	__atomic_fetch_add(&y->gathers, 1, __ATOMIC_RELAXED);
+	ik_gather_add(g, iova, size, granule);
+	ik_softiommu_note(y->s, IK_SOFTIOMMU_EV_UNMAP, ASID, iova, size);
+}
+
+static void *sys_consumer(void *arg)
+{
+	struct sys *y = arg;
+	struct ik_softiommu_cq *cqs[1] = { &y->cq };
+
+	ik_softiommu_cq_run(cqs, 1, &y->stop);
+	return NULL;
+}
+
+static void sys_init_fmt(struct sys *y, uint32_t flags, enum ik_pt_fmt fmt, unsigned gshift,
+			 const struct ik_cmdq_fmt *qf, bool threaded)
+{
+	struct ik_softiommu_config sc;
+	struct ik_pgtable_cfg pc;
+	struct ik_iova_config ic;
+	struct ik_softiommu_cq_config cc;
+	struct ik_cmdq_config qc;
+	struct ik_pt_walker w;
+	size_t ring_bytes = (size_t)qf->entry_size << 6;
+
+	memset(y, 0, sizeof(*y));
+	ik_softiommu_config_init(&sc);
+	sc.flags = flags;
+	ck_assert_int_eq(ik_softiommu_create(&sc, &y->s), 0);
+
+	y->hooks.iotlb_sync_map = sys_sync_map;
+	y->hooks.gather_add = sys_gather_add;
+	memset(&pc, 0, sizeof(pc));
+	pc.fmt = fmt;
+	pc.ias = 48;
+	pc.oas = 48;
+	pc.pgsize_bitmap = (1ull << gshift) | (1ull << (gshift + 9)) | (1ull << (gshift + 11)) |
+			   (1ull << (gshift + 13)) | (1ull << (gshift + 18));
+	pc.coherent = true;
+	pc.hooks = &y->hooks;
+	pc.cookie = y;
+	ck_assert_int_eq(ik_pgtable_create(&pc, &y->pt), 0);
+	ik_pgtable_walker(y->pt, &w);
+	ck_assert_int_eq(ik_softiommu_attach_pt(y->s, 0, ASID, &w, NULL), 0);
+
+	memset(&ic, 0, sizeof(ic));
+	ic.granule = 1ull << gshift;
+	ic.start_pfn = 1;
+	ic.end_pfn = (1ull << 32 >> gshift) - 1;
+	ck_assert_int_eq(ik_iova_init(&y->iovad, &ic), 0);
+
+	y->ring = xmemalign(4096, ring_bytes);
+	ck_assert_ptr_nonnull(y->ring);
+	memset(y->ring, 0, ring_bytes);
+	memset(&cc, 0, sizeof(cc));
+	cc.fmt = qf;
+	cc.log2_entries = 6;
+	cc.flags = qf == &ik_cmdq_fmt_smmuv3 ? 0 : IK_CMDQ_CFG_NO_WRAP;
+	cc.ring = y->ring;
+	ck_assert_int_eq(ik_softiommu_cq_init(&y->cq, y->s, &cc), 0);
+	memset(&qc, 0, sizeof(qc));
+	qc.fmt = qf;
+	qc.log2_entries = 6;
+	qc.flags = cc.flags;
+	qc.ring = y->ring;
+	qc.regs = &ik_cmdq_sw_regs;
+	qc.regs_ctx = &y->cq.sw;
+	qc.timeout_ns = 20000000000ull; /* generous: sanitizers and valgrind */
+	ck_assert_int_eq(ik_cmdq_create(&qc, &y->q), 0);
+	y->threaded = threaded;
+	if (threaded)
+		ck_assert_int_eq(pthread_create(&y->consumer, NULL, sys_consumer, y), 0);
+}
+
+static void sys_init(struct sys *y, uint32_t flags)
+{
+	sys_init_fmt(y, flags, IK_PT_LPAE_S1, 12, &ik_cmdq_fmt_smmuv3, true);
+}
+
+static void sys_fini(struct sys *y)
+{
+	if (y->threaded) {
+		__atomic_store_n(&y->stop, 1, __ATOMIC_RELEASE);
+		pthread_join(y->consumer, NULL);
+	}
+	ik_cmdq_destroy(y->q);
+	ik_pgtable_destroy(y->pt);
+	ik_iova_destroy(&y->iovad);
+	ik_softiommu_destroy(y->s);
+	free(y->ring);
+}
+
+/* The driver's strict invalidation of a gather: TLBI_NH_VA range + CMD_SYNC. */
+static int sys_invalidate(struct sys *y, const struct ik_gather *g)
+{
+	struct ik_smmu_cmd tmpl, c[16];
+	uint64_t ents[16][2];
+	int n;
+
+	memset(&tmpl, 0, sizeof(tmpl));
+	tmpl.op = IK_SMMU_CMD_TLBI_NH_VA;
+	tmpl.asid = ASID;
+	tmpl.leaf = !g->walk;
+	n = ik_smmu_tlbi_range(&tmpl, g->start, g->end - g->start, 12, true, c, 16);
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n; i++)
+		if (ik_smmu_cmd_encode(&c[i], ents[i]))
+			return -EINVAL;
+	return ik_cmdq_issue(y->q, ents, (unsigned)n, IK_CMDQ_SYNC);
+}
+
+START_TEST(full_path_map_dma_unmap_invalidate_then_access_faults)
+{
+	struct sys y;
+	struct ik_gather g;
+	struct ik_softiommu_fault fr;
+	unsigned char *buf = xmemalign(4096, 8 * 4096), out[64];
+	uint64_t pfn, iova;
+	const char msg[] = "written by the device";
+
+	ck_assert_ptr_nonnull(buf);
+	memset(buf, 0, 8 * 4096);
+	sys_init(&y, IK_SOFTIOMMU_CHECK);
+	ck_assert_int_eq(ik_iova_alloc_fast(&y.iovad, 8, 0xfffff, &pfn), 0);
+	iova = pfn << 12;
+	ck_assert_int_eq(ik_pgtable_map(y.pt, iova, (uint64_t)(uintptr_t)buf, 8 * 4096,
+					IK_PROT_READ | IK_PROT_WRITE), 0);
+	ck_assert_int_eq(y.sync_maps, 1);
+	for (int p = 0; p < 8; p++)
+		ck_assert_int_eq(ik_softiommu_dma_write(y.s, 0, iova + (uint64_t)p * 4096 + 8, msg,
+							sizeof(msg)), 0);
+	for (int p = 0; p < 8; p++)
+		ck_assert_str_eq((char *)buf + p * 4096 + 8, msg);
+	ck_assert_int_eq(ik_softiommu_dma_read(y.s, 0, iova + 3 * 4096 + 8, out, sizeof(msg)), 0);
+	ck_assert_str_eq((char *)out, msg);
+
+	ik_gather_init(&g);
+	ck_assert_int_eq(ik_pgtable_unmap(y.pt, iova, 8 * 4096, &g), 8 * 4096);
+	ck_assert_int_eq(sys_invalidate(&y, &g), 0);
+	ik_pgtable_gather_sync(y.pt, &g);
+	ck_assert_int_eq(ik_iova_free_fast(&y.iovad, pfn, 8), 0);
+
+	for (int p = 0; p < 8; p++) {
+		ck_assert_int_eq(ik_softiommu_dma_write(y.s, 0, iova + (uint64_t)p * 4096, msg, 4),
+				 -EFAULT);
+		ck_assert_int_eq(ik_softiommu_fault_pop(y.s, &fr), 0);
+		ck_assert_uint_eq(fr.type, IK_SOFTIOMMU_FAULT_TRANSLATION);
+		ck_assert_uint_eq(fr.iova, iova + (uint64_t)p * 4096);
+		ck_assert_uint_eq(fr.access, IK_SOFTIOMMU_WRITE);
+	}
+	struct ik_softiommu_stats st = stats(y.s);
+	ck_assert_uint_eq(st.stale, 0);
+	ck_assert_uint_eq(st.iotlb_misses, 8 + 8); /* first touch of each page; the faults */
+	ck_assert_uint_eq(st.iotlb_hits, 1);      /* the read of page 3 */
+	ck_assert_uint_ge(st.syncs, 1);
+	ck_assert_uint_ge(st.inv_range, 1);
+	sys_fini(&y);
+	free(buf);
+}
+END_TEST
+
+START_TEST(missing_invalidation_is_caught_as_stale_translation)
+{
+	struct sys y;
+	struct ik_gather g;
+	struct ik_softiommu_stale r;
+	unsigned char *a = xmemalign(4096, 4096), *b = xmemalign(4096, 4096);
+	uint64_t pfn, iova, v = 0x1234;
+	bool saw_unmap = false, saw_map_after = false;
+
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(b);
+	memset(a, 0, 4096);
+	memset(b, 0, 4096);
+	sys_init(&y, IK_SOFTIOMMU_CHECK);
+	ck_assert_int_eq(ik_iova_alloc(&y.iovad, 1, 0xfffff, 0, &pfn), 0);
+	iova = pfn << 12;
+	ck_assert_int_eq(ik_pgtable_map(y.pt, iova, (uint64_t)(uintptr_t)a, 4096,
+					IK_PROT_READ | IK_PROT_WRITE), 0);
+	ck_assert_int_eq(ik_softiommu_dma_write(y.s, 0, iova, &v, 8), 0);
+	/* The buggy driver: unmap, no invalidation, IOVA reused for b. */
+	ik_gather_init(&g);
+	ck_assert_int_eq(ik_pgtable_unmap(y.pt, iova, 4096, &g), 4096);
+	ik_pgtable_gather_sync(y.pt, &g);
+	ck_assert_int_eq(ik_pgtable_map(y.pt, iova, (uint64_t)(uintptr_t)b, 4096,
+					IK_PROT_READ | IK_PROT_WRITE), 0);
+	ck_assert_int_eq(ik_softiommu_dma_write(y.s, 0, iova + 16, &v, 8), -EFAULT);
+	ck_assert_int_eq(ik_softiommu_stale_pop(y.s, &r), 0);
+	ck_assert_uint_eq(r.iova, iova + 16);
+	ck_assert_uint_eq(r.cached.oa, (uint64_t)(uintptr_t)a + 16);
+	ck_assert_uint_eq(r.fresh.oa, (uint64_t)(uintptr_t)b + 16);
+	for (uint32_t i = 0; i < r.nhist; i++) {
+		if (r.hist[i].op == IK_SOFTIOMMU_EV_UNMAP && r.hist[i].iova == iova)
+			saw_unmap = true;
+		else if (saw_unmap && r.hist[i].op == IK_SOFTIOMMU_EV_MAP && r.hist[i].iova == iova)
+			saw_map_after = true;
+		/* no invalidation of this iova anywhere in between */
+		ck_assert(!(saw_unmap && r.hist[i].op == IK_SOFTIOMMU_OP_INV_RANGE));
+	}
+	ck_assert(saw_unmap && saw_map_after);
+	/* Memory b was not touched by the refused access; a was not either. */
+	ck_assert_int_ne(memcmp(b + 16, &v, 8), 0);
+	/* A late invalidation repairs it. */
+	ik_gather_init(&g);
+	ik_gather_add(&g, iova, 4096, 4096);
+	ck_assert_int_eq(sys_invalidate(&y, &g), 0);
+	ck_assert_int_eq(ik_softiommu_dma_write(y.s, 0, iova + 16, &v, 8), 0);
+	ck_assert_int_eq(memcmp(b + 16, &v, 8), 0);
+	sys_fini(&y);
+	free(a);
+	free(b);
+}
+END_TEST
+
+START_TEST(correct_strict_sequence_produces_no_fault_and_no_stale_report)
+{
+	struct sys y;
+	unsigned char *buf = xmemalign(2u << 20, 4u << 20);
+	long n = ik_test_iters(300);
+	static const uint64_t sizes[] = { 4096, 3 * 4096, 64 << 10, 2u << 20 };
+
+	ck_assert_ptr_nonnull(buf);
+	sys_init(&y, IK_SOFTIOMMU_CHECK);
+	for (long i = 0; i < n; i++) {
+		uint64_t size = sizes[i % 4], np = size >> 12, pfn, iova, v = (uint64_t)i;
+		struct ik_gather g;
+
+		IK_REQUIRE(ik_iova_alloc_fast(&y.iovad, np, 0xfffff, &pfn) == 0);
+		iova = pfn << 12;
+		IK_REQUIRE(ik_pgtable_map(y.pt, iova, (uint64_t)(uintptr_t)buf, size,
+					  IK_PROT_READ | IK_PROT_WRITE) == 0);
+		for (uint64_t p = 0; p < np; p += 1 + np / 8)
+			IK_REQUIRE(ik_softiommu_dma_write(y.s, 0, iova + p * 4096, &v, 8) == 0);
+		ik_gather_init(&g);
+		IK_REQUIRE(ik_pgtable_unmap(y.pt, iova, size, &g) == (int64_t)size);
+		IK_REQUIRE(sys_invalidate(&y, &g) == 0);
+		ik_pgtable_gather_sync(y.pt, &g);
+		IK_REQUIRE(ik_iova_free_fast(&y.iovad, pfn, np) == 0);
+	}
+	struct ik_softiommu_stats st = stats(y.s);
+	ck_assert_uint_eq(st.faults, 0);
+	ck_assert_uint_eq(st.stale, 0);
+	ck_assert_uint_gt(st.iotlb_fills, 0);
+	sys_fini(&y);
+	free(buf);
+}
+END_TEST
+
+START_TEST(block_mappings_are_cached_with_their_block_size)
+{
+	struct sys y;
+	struct ik_softiommu_xlate x;
+	unsigned char *buf = xmemalign(2u << 20, 4u << 20);
+	uint64_t iova = 0x40000000;
+
+	ck_assert_ptr_nonnull(buf);
+	sys_init(&y, 0);
+	ck_assert_int_eq(ik_pgtable_map(y.pt, iova, (uint64_t)(uintptr_t)buf, 4u << 20,
+					IK_PROT_READ), 0);
+	ck_assert_int_eq(ik_softiommu_translate(y.s, 0, iova + 0x12345, IK_SOFTIOMMU_READ, &x), 0);
+	ck_assert_uint_eq(x.lg2_size, 21);
+	ck_assert_uint_eq(x.oa, (uint64_t)(uintptr_t)buf + 0x12345);
+	for (uint64_t off = 0; off < (2u << 20); off += 4096)
+		IK_REQUIRE(ik_softiommu_translate(y.s, 0, iova + off, IK_SOFTIOMMU_READ, &x) == 0);
+	ck_assert_uint_eq(stats(y.s).walks, 1);
+	ck_assert_int_eq(ik_softiommu_translate(y.s, 0, iova + (2u << 20), IK_SOFTIOMMU_WRITE, &x),
+			 -EFAULT);
+	ck_assert_uint_eq(x.fault, IK_SOFTIOMMU_FAULT_PERMISSION);
+	sys_fini(&y);
+	free(buf);
+}
+END_TEST
+
+START_TEST(walk_cache_restarts_walks_at_the_leaf_table)
+{
+	struct sys y;
+	struct ik_softiommu_xlate x;
+	unsigned char *buf = xmemalign(4096, 16 * 4096);
+	uint64_t iova = 0x10000000;
+
+	ck_assert_ptr_nonnull(buf);
+	sys_init(&y, 0);
+	ck_assert_int_eq(ik_pgtable_map(y.pt, iova + 4096, (uint64_t)(uintptr_t)buf, 16 * 4096,
+					IK_PROT_READ | IK_PROT_WRITE), 0);
+	for (uint64_t p = 0; p < 16; p++) {
+		ck_assert_int_eq(ik_softiommu_translate(y.s, 0, iova + 4096 + p * 4096 + 5,
+							IK_SOFTIOMMU_READ, &x), 0);
+		ck_assert_uint_eq(x.oa, (uint64_t)(uintptr_t)buf + p * 4096 + 5);
+		ck_assert_uint_eq(x.lg2_size, 12);
+	}
+	/* One full walk; the other 15 pages started at the cached leaf table. */
+	ck_assert_uint_eq(stats(y.s).walk_cache_misses, 1);
+	ck_assert_uint_eq(stats(y.s).walk_cache_hits, 15);
+	/* A walk from the cached table still sees a hole as a hole. */
+	ck_assert_int_eq(ik_softiommu_translate(y.s, 0, iova, IK_SOFTIOMMU_READ, &x), -EFAULT);
+	ck_assert_uint_eq(x.fault, IK_SOFTIOMMU_FAULT_TRANSLATION);
+	sys_fini(&y);
+	free(buf);
+}
+END_TEST
+
+START_TEST(every_built_format_and_granule_translates_like_iova_to_phys)
+{
+	static const struct {
+		enum ik_pt_fmt fmt;
+		unsigned gshift;
+	} cases[] = { { IK_PT_LPAE_S1, 12 }, { IK_PT_LPAE_S1, 14 }, { IK_PT_LPAE_S1, 16 },
+		      { IK_PT_LPAE_S2, 12 }, { IK_PT_LPAE_S2, 16 }, { IK_PT_VTD_SL, 12 },
+		      { IK_PT_VTD_FL, 12 } };
+	int ran = 0;
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct sys y;
+		uint64_t g = 1ull << cases[k].gshift, iova = 0x20000000;
+		unsigned char *buf;
+
+		if (!ik_pt_fmt_name(cases[k].fmt))
+			continue; /* not built into this library */
+		buf = xmemalign(g, 8 * g);
+		ck_assert_ptr_nonnull(buf);
+		sys_init_fmt(&y, IK_SOFTIOMMU_CHECK, cases[k].fmt, cases[k].gshift,
+			     cases[k].fmt == IK_PT_VTD_SL || cases[k].fmt == IK_PT_VTD_FL
+				     ? &ik_cmdq_fmt_vtd128 : &ik_cmdq_fmt_smmuv3, true);
+		ck_assert_int_eq(ik_pgtable_map(y.pt, iova, (uint64_t)(uintptr_t)buf, 8 * g,
+						IK_PROT_READ | IK_PROT_WRITE), 0);
+		for (uint64_t off = 0; off < 8 * g; off += g / 2) {
+			struct ik_softiommu_xlate x;
+			uint64_t pa;
+
+			ck_assert_int_eq(ik_pgtable_iova_to_phys(y.pt, iova + off, &pa, NULL), 0);
+			ck_assert_int_eq(ik_softiommu_translate(y.s, 0, iova + off, IK_SOFTIOMMU_WRITE,
+								&x), 0);
+			ck_assert_uint_eq(x.oa, pa);
+		}
+		ck_assert_uint_eq(stats(y.s).stale, 0);
+		sys_fini(&y);
+		free(buf);
+		ran++;
+	}
+	ck_assert_int_ge(ran, 2);
+}
+END_TEST
+
+START_TEST(smmu_commands_map_to_invalidations)
+{
+	struct ik_softiommu *s = mk(256, 4, 0);
+	struct fake f1, f2;
+	struct ik_smmu_cmd c;
+
+	fake_init(&f1);
+	fake_init(&f2);
+	fill_two_tags(s, &f1, &f2);
+	memset(&c, 0, sizeof(c));
+	c.op = IK_SMMU_CMD_TLBI_NH_VA;
+	c.asid = 11;
+	c.addr = 0x2000;
+	c.tg = IK_SMMU_TG_4K;
+	c.num = 1; /* two pages */
+	ck_assert_int_eq(ik_softiommu_exec_smmu(s, &c), 0);
+	ck_assert_int_eq(rewalks(s, &f1, 1), 2);
+	ck_assert_int_eq(rewalks(s, &f2, 2), 0);
+	c.tg = 0;
+	c.num = 0;
+	c.addr = 0x5000; /* TG 0: the entries holding this address */
+	ck_assert_int_eq(ik_softiommu_exec_smmu(s, &c), 0);
+	ck_assert_int_eq(rewalks(s, &f1, 1), 1);
+	memset(&c, 0, sizeof(c));
+	c.op = IK_SMMU_CMD_TLBI_NH_ASID;
+	c.asid = 22;
+	ck_assert_int_eq(ik_softiommu_exec_smmu(s, &c), 0);
+	ck_assert_int_eq(rewalks(s, &f1, 1), 0);
+	ck_assert_int_eq(rewalks(s, &f2, 2), 8);
+	memset(&c, 0, sizeof(c));
+	c.op = IK_SMMU_CMD_TLBI_S12_VMALL;
+	c.vmid = 11;
+	ck_assert_int_eq(ik_softiommu_exec_smmu(s, &c), 0);
+	ck_assert_int_eq(rewalks(s, &f1, 1), 8);
+	memset(&c, 0, sizeof(c));
+	c.op = IK_SMMU_CMD_TLBI_NSNH_ALL;
+	ck_assert_int_eq(ik_softiommu_exec_smmu(s, &c), 0);
+	ck_assert_int_eq(rewalks(s, &f1, 1), 8);
+	ck_assert_int_eq(rewalks(s, &f2, 2), 8);
+	memset(&c, 0, sizeof(c));
+	c.op = IK_SMMU_CMD_CFGI_STE;
+	ck_assert_int_eq(ik_softiommu_exec_smmu(s, &c), 0);
+	c.op = IK_SMMU_CMD_SYNC;
+	ck_assert_int_eq(ik_softiommu_exec_smmu(s, &c), 0);
+	struct ik_softiommu_stats st = stats(s);
+	ck_assert_uint_eq(st.nops, 1);
+	ck_assert_uint_eq(st.syncs, 1);
+	c.op = 0x7f;
+	ck_assert_int_eq(ik_softiommu_exec_smmu(s, &c), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_exec_smmu(NULL, &c), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_exec_smmu(s, NULL), -EINVAL);
+	ck_assert_uint_eq(stats(s).cmds, st.cmds);
+	ik_softiommu_destroy(s);
+}
+END_TEST
+
+START_TEST(vtd_descriptors_map_to_invalidations)
+{
+	struct ik_softiommu *s = mk(256, 4, 0);
+	struct fake f1, f2;
+	struct ik_vtd_desc d;
+
+	fake_init(&f1);
+	fake_init(&f2);
+	fill_two_tags(s, &f1, &f2);
+	memset(&d, 0, sizeof(d));
+	d.type = IK_VTD_DESC_IOTLB;
+	d.g = IK_VTD_G_PAGE;
+	d.did = 11;
+	d.addr = 0x4000;
+	d.am = 2; /* pages 4..7 */
+	ck_assert_int_eq(ik_softiommu_exec_vtd(s, &d), 0);
+	ck_assert_int_eq(rewalks(s, &f1, 1), 4);
+	ck_assert_int_eq(rewalks(s, &f2, 2), 0);
+	d.addr = 0x2000; /* not aligned to 4 pages */
+	ck_assert_int_eq(ik_softiommu_exec_vtd(s, &d), -EINVAL);
+	d.g = IK_VTD_G_DOMAIN;
+	d.did = 22;
+	d.addr = 0;
+	d.am = 0;
+	ck_assert_int_eq(ik_softiommu_exec_vtd(s, &d), 0);
+	ck_assert_int_eq(rewalks(s, &f2, 2), 8);
+	ck_assert_int_eq(rewalks(s, &f1, 1), 0);
+	d.g = IK_VTD_G_GLOBAL;
+	ck_assert_int_eq(ik_softiommu_exec_vtd(s, &d), 0);
+	ck_assert_int_eq(rewalks(s, &f1, 1), 8);
+	memset(&d, 0, sizeof(d));
+	d.type = IK_VTD_DESC_PIOTLB;
+	d.g = IK_VTD_G_PASID_PAGE;
+	d.did = 11;
+	d.addr = 0x1000;
+	ck_assert_int_eq(ik_softiommu_exec_vtd(s, &d), 0);
+	ck_assert_int_eq(rewalks(s, &f1, 1), 1);
+	memset(&d, 0, sizeof(d));
+	d.type = IK_VTD_DESC_WAIT;
+	ck_assert_int_eq(ik_softiommu_exec_vtd(s, &d), 0);
+	d.type = IK_VTD_DESC_CC;
+	ck_assert_int_eq(ik_softiommu_exec_vtd(s, &d), 0);
+	ck_assert_uint_eq(stats(s).syncs, 1);
+	ck_assert_uint_eq(stats(s).nops, 1);
+	d.type = 0xf;
+	ck_assert_int_eq(ik_softiommu_exec_vtd(s, &d), -EINVAL);
+	ik_softiommu_destroy(s);
+}
+END_TEST
+
+START_TEST(vtd_queue_invalidation_and_wait_through_the_consumer)
+{
+	static const struct ik_cmdq_fmt *const fmts[2] = { &ik_cmdq_fmt_vtd128, &ik_cmdq_fmt_vtd256 };
+
+	for (int k = 0; k < 2; k++) {
+		struct sys y;
+		struct ik_vtd_desc d;
+		uint64_t w[4] = { 0, 0, 0, 0 }, v = 1;
+		unsigned char *buf = xmemalign(4096, 4096);
+		unsigned words = fmts[k]->entry_size / 8;
+		struct ik_gather g;
+
+		ck_assert_ptr_nonnull(buf);
+		sys_init_fmt(&y, IK_SOFTIOMMU_CHECK, IK_PT_LPAE_S1, 12, fmts[k], true);
+		ck_assert_int_eq(ik_pgtable_map(y.pt, 0x3000, (uint64_t)(uintptr_t)buf, 4096,
+						IK_PROT_READ | IK_PROT_WRITE), 0);
+		ck_assert_int_eq(ik_softiommu_dma_write(y.s, 0, 0x3000, &v, 8), 0);
+		ik_gather_init(&g);
+		ck_assert_int_eq(ik_pgtable_unmap(y.pt, 0x3000, 4096, &g), 4096);
+		memset(&d, 0, sizeof(d));
+		d.type = IK_VTD_DESC_IOTLB;
+		d.g = IK_VTD_G_PAGE;
+		d.did = ASID;
+		d.addr = 0x3000;
+		ck_assert_int_eq(ik_vtd_desc_encode(&d, w, words), 0);
+		ck_assert_int_eq(ik_cmdq_issue(y.q, w, 1, IK_CMDQ_SYNC), 0);
+		ik_pgtable_gather_sync(y.pt, &g);
+		ck_assert_int_eq(ik_softiommu_dma_write(y.s, 0, 0x3000, &v, 8), -EFAULT);
+		ck_assert_uint_eq(stats(y.s).stale, 0);
+		ck_assert_uint_eq(stats(y.s).inv_range, 1);
+		ck_assert_uint_ge(stats(y.s).syncs, 1);
+		sys_fini(&y);
+		free(buf);
+	}
+}
+END_TEST
+
+START_TEST(rejected_command_is_reported_and_later_commands_still_run)
+{
+	struct sys y;
+	struct ik_smmu_cmd c;
+	uint64_t w[2][2];
+
+	/* A TLBI_NH_VA whose range overflows the address space decodes, but the
+	 * soft IOMMU rejects it: the consumer stops with CERROR_ILL, the
+	 * producer side replaces it with a no-op, reports -EIO to the issuer,
+	 * and the command behind it still runs. */
+	sys_init(&y, 0);
+	memset(&c, 0, sizeof(c));
+	c.op = IK_SMMU_CMD_TLBI_NH_VA;
+	c.asid = ASID;
+	c.addr = 0x1000;
+	c.tg = IK_SMMU_TG_4K;
+	c.scale = 63;
+	ck_assert_int_eq(ik_smmu_cmd_encode(&c, w[0]), 0);
+	memset(&c, 0, sizeof(c));
+	c.op = IK_SMMU_CMD_TLBI_NH_ASID;
+	c.asid = ASID;
+	ck_assert_int_eq(ik_smmu_cmd_encode(&c, w[1]), 0);
+	ck_assert_int_eq(ik_cmdq_issue(y.q, w, 2, IK_CMDQ_SYNC), -EIO);
+	ck_assert_uint_eq(__atomic_load_n(&y.cq.rejected, __ATOMIC_RELAXED), 1);
+	ck_assert_uint_eq(stats(y.s).inv_range, 0);
+	ck_assert_uint_eq(stats(y.s).inv_tag, 1); /* the good one ran */
+	ck_assert_int_eq(ik_cmdq_issue(y.q, w[1], 1, IK_CMDQ_SYNC), 0);
+	ck_assert_uint_eq(stats(y.s).inv_tag, 2);
+	sys_fini(&y);
+}
+END_TEST
+
+START_TEST(injected_fetch_abort_is_retried_without_losing_commands)
+{
+	struct sys y;
+	struct ik_smmu_cmd c;
+	uint64_t w[3][2];
+
+	sys_init_fmt(&y, 0, IK_PT_LPAE_S1, 12, &ik_cmdq_fmt_smmuv3, false);
+	ik_cmdq_sw_inject(&y.cq.sw, 1, IK_CMDQ_CERROR_ABT, 1);
+	ck_assert_int_eq(pthread_create(&y.consumer, NULL, sys_consumer, &y), 0);
+	y.threaded = true;
+	memset(&c, 0, sizeof(c));
+	c.op = IK_SMMU_CMD_TLBI_NH_ASID;
+	for (int i = 0; i < 3; i++) {
+		c.asid = (uint16_t)(ASID + i);
+		ck_assert_int_eq(ik_smmu_cmd_encode(&c, w[i]), 0);
+	}
+	ck_assert_int_eq(ik_cmdq_issue(y.q, w, 3, IK_CMDQ_SYNC), 0);
+	ck_assert_uint_eq(stats(y.s).inv_tag, 3);
+	sys_fini(&y);
+}
+END_TEST
+
+START_TEST(polled_consumer_executes_published_commands)
+{
+	struct sys y;
+	struct ik_smmu_cmd c;
+	uint64_t w[2];
+
+	sys_init_fmt(&y, 0, IK_PT_LPAE_S1, 12, &ik_cmdq_fmt_smmuv3, false);
+	memset(&c, 0, sizeof(c));
+	c.op = IK_SMMU_CMD_TLBI_NH_ASID;
+	c.asid = ASID;
+	ck_assert_int_eq(ik_smmu_cmd_encode(&c, w), 0);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(ik_cmdq_issue(y.q, w, 1, 0), 0);
+	ck_assert_uint_eq(stats(y.s).inv_tag, 0); /* nothing runs until polled */
+	ck_assert_int_eq(ik_softiommu_cq_poll(&y.cq, 2), 2);
+	ck_assert_uint_eq(stats(y.s).inv_tag, 2);
+	ck_assert_int_eq(ik_softiommu_cq_poll(&y.cq, 16), 1);
+	ck_assert_int_eq(ik_softiommu_cq_poll(&y.cq, 16), 0);
+	ck_assert_uint_eq(stats(y.s).inv_tag, 3);
+	ck_assert_int_eq(ik_softiommu_cq_poll(&y.cq, 0), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_cq_poll(NULL, 1), -EINVAL);
+	sys_fini(&y);
+}
+END_TEST
+
+START_TEST(cq_and_attach_pt_validate_inputs)
+{
+	struct ik_softiommu *s = mk(64, 4, 0);
+	struct ik_softiommu_cq cq;
+	struct ik_softiommu_cq_config cc;
+	struct ik_pt_walker w;
+	struct ik_pt_mem nomem = { NULL, NULL, NULL };
+	static const struct ik_cmdq_fmt other = { "other", 16, NULL, NULL, NULL };
+	int stop = 1;
+	struct ik_softiommu_cq *cqs[1] = { NULL };
+
+	memset(&cc, 0, sizeof(cc));
+	cc.fmt = &ik_cmdq_fmt_smmuv3;
+	cc.log2_entries = 6;
+	ck_assert_int_eq(ik_softiommu_cq_init(&cq, s, &cc), -EINVAL); /* no ring */
+	cc.ring = &cq; /* any memory: rejected before use */
+	cc.fmt = &other;
+	ck_assert_int_eq(ik_softiommu_cq_init(&cq, s, &cc), -EINVAL);
+	cc.fmt = NULL;
+	ck_assert_int_eq(ik_softiommu_cq_init(&cq, s, &cc), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_cq_init(NULL, s, &cc), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_cq_run(cqs, 1, &stop), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_cq_run(NULL, 1, &stop), -EINVAL);
+
+	memset(&w, 0, sizeof(w));
+	ck_assert_int_eq(ik_softiommu_attach_pt(s, 0, 1, &w, NULL), -EINVAL); /* no format */
+	w.geom.fmt = IK_PT_LPAE_S1;
+	w.geom.nlevels = 4;
+	ck_assert_int_eq(ik_softiommu_attach_pt(s, 0, 1, &w, &nomem), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_attach_pt(s, 64, 1, &w, NULL), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_attach_pt(NULL, 0, 1, &w, NULL), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_attach_pt(s, 0, 1, NULL, NULL), -EINVAL);
+	ik_softiommu_destroy(s);
+}
+END_TEST
+
+static int failing_read(void *ctx, uint64_t addr, uint64_t *val)
+{
+	(void)ctx;
+	(void)addr;
+	(void)val;
+	return -EIO;
+}
+
+START_TEST(table_memory_read_failure_is_an_external_fault)
+{
+	struct sys y;
+	struct ik_pt_walker w;
+	struct ik_pt_mem mem = { failing_read, NULL, NULL };
+	struct ik_softiommu_xlate x;
+
+	sys_init(&y, 0);
+	ik_pgtable_walker(y.pt, &w);
+	ck_assert_int_eq(ik_softiommu_attach_pt(y.s, 1, ASID, &w, &mem), 0);
+	ck_assert_int_eq(ik_softiommu_translate(y.s, 1, 0x1000, IK_SOFTIOMMU_READ, &x), -EFAULT);
+	ck_assert_uint_eq(x.fault, IK_SOFTIOMMU_FAULT_EXTERNAL);
+	sys_fini(&y);
+}
+END_TEST
+
+struct e2e_thread {
+	struct sys *y;
+	unsigned id;
+	long iters, errors;
+	unsigned char *buf;
+};
+
+static void *e2e_worker(void *arg)
+{
+	struct e2e_thread *t = arg;
+
+	for (long i = 0; i < t->iters; i++) {
+		uint64_t pfn, iova, v = (uint64_t)i << 8 | t->id, got;
+		struct ik_gather g;
+
+		if (ik_iova_alloc_fast(&t->y->iovad, 2, 0xfffff, &pfn)) {
+			t->errors++;
+			break;
+		}
+		iova = pfn << 12;
+		if (ik_pgtable_map(t->y->pt, iova, (uint64_t)(uintptr_t)t->buf, 8192,
+				   IK_PROT_READ | IK_PROT_WRITE) ||
+		    ik_softiommu_dma_write(t->y->s, 0, iova + 4096, &v, 8)) {
+			t->errors++;
+			break;
+		}
+		memcpy(&got, t->buf + 4096, 8);
+		t->errors += got != v;
+		ik_gather_init(&g);
+		if (ik_pgtable_unmap(t->y->pt, iova, 8192, &g) != 8192 || sys_invalidate(t->y, &g)) {
+			t->errors++;
+			break;
+		}
+		ik_pgtable_gather_sync(t->y->pt, &g);
+		ik_iova_free_fast(&t->y->iovad, pfn, 2);
+	}
+	return NULL;
+}
+
+START_TEST(threads_share_the_soft_iommu_without_stale_translations)
+{
+	struct sys y;
+	struct e2e_thread t[3];
+	pthread_t tid[3];
+	long iters = ik_test_iters(IK_TEST_TSAN ? 200 : 1500);
+
+	sys_init(&y, IK_SOFTIOMMU_CHECK);
+	for (unsigned i = 0; i < 3; i++) {
+		t[i] = (struct e2e_thread){ &y, i, iters, 0, xmemalign(4096, 8192) };
+		ck_assert_ptr_nonnull(t[i].buf);
+		ck_assert_int_eq(pthread_create(&tid[i], NULL, e2e_worker, &t[i]), 0);
+	}
+	for (unsigned i = 0; i < 3; i++) {
+		pthread_join(tid[i], NULL);
+		ck_assert_int_eq(t[i].errors, 0);
+		free(t[i].buf);
+	}
+	ck_assert_uint_eq(stats(y.s).stale, 0);
+	ck_assert_uint_eq(stats(y.s).faults, 0);
+	sys_fini(&y);
+}
+END_TEST
+
+/* Deferred mode: the flush queue batches invalidations, IOVAs are not
+ * reused before the flush, and once flushed the old range faults. */
+struct lazy {
+	struct sys *y;
+	struct ik_gather pending;
+	int flushes;
+};
+
+static int lazy_flush(void *ctx, uint64_t lo, uint64_t hi)
+{
+	struct lazy *l = ctx;
+	struct ik_smmu_cmd c;
+	uint64_t w[2];
+	int err;
+
+	(void)lo;
+	(void)hi;
+	memset(&c, 0, sizeof(c));
+	c.op = IK_SMMU_CMD_TLBI_NH_ASID;
+	c.asid = ASID;
+	ik_smmu_cmd_encode(&c, w);
+	err = ik_cmdq_issue(l->y->q, w, 1, IK_CMDQ_SYNC);
+	if (err)
+		return err;
+	ik_pgtable_gather_sync(l->y->pt, &l->pending);
+	ik_gather_init(&l->pending);
+	l->flushes++;
+	return 0;
+}
+
+static void lazy_release(void *ctx, const struct ik_flushq_entry *e)
+{
+	struct lazy *l = ctx;
+
+	ik_iova_free(&l->y->iovad, e->iova >> 12);
+}
+
+START_TEST(deferred_flush_frees_iova_only_after_the_sync)
+{
+	struct sys y;
+	struct lazy l;
+	struct ik_flushq fq;
+	struct ik_flushq_ops ops = { lazy_flush, lazy_release, &l };
+	unsigned char *buf = xmemalign(4096, 4096);
+	uint64_t iovas[8], v = 7;
+	struct ik_iova_range r;
+
+	ck_assert_ptr_nonnull(buf);
+	sys_init(&y, IK_SOFTIOMMU_CHECK);
+	l.y = &y;
+	l.flushes = 0;
+	ik_gather_init(&l.pending);
+	ck_assert_int_eq(ik_flushq_init(&fq, 4, 0, &ops, NULL), 0);
+	for (int i = 0; i < 8; i++) {
+		uint64_t pfn;
+
+		ck_assert_int_eq(ik_iova_alloc(&y.iovad, 1, 0xfffff, 0, &pfn), 0);
+		iovas[i] = pfn << 12;
+		ck_assert_int_eq(ik_pgtable_map(y.pt, iovas[i], (uint64_t)(uintptr_t)buf, 4096,
+						IK_PROT_READ | IK_PROT_WRITE), 0);
+		ck_assert_int_eq(ik_softiommu_dma_write(y.s, 0, iovas[i], &v, 8), 0);
+		ck_assert_int_eq(ik_pgtable_unmap(y.pt, iovas[i], 4096, &l.pending), 4096);
+		ck_assert_int_eq(ik_flushq_add(&fq, iovas[i], 4096, NULL), 0);
+		/* Until the batch is flushed, the IOVA stays allocated. */
+		ck_assert_int_eq(ik_iova_find(&y.iovad, iovas[i] >> 12, &r), 0);
+		if (i == 3)
+			ck_assert_int_eq(l.flushes, 0);
+		if (i == 4) { /* the fifth add flushed the first four, then freed them */
+			ck_assert_int_eq(l.flushes, 1);
+			for (int k = 0; k < 4; k++)
+				ck_assert_int_eq(ik_iova_find(&y.iovad, iovas[k] >> 12, &r), -ENOENT);
+		}
+	}
+	ck_assert_int_eq(l.flushes, 1);
+	ck_assert_int_eq(ik_flushq_destroy(&fq), 0);
+	ck_assert_int_eq(l.flushes, 2);
+	for (int i = 0; i < 8; i++)
+		ck_assert_int_eq(ik_softiommu_dma_write(y.s, 0, iovas[i], &v, 8), -EFAULT);
+	ck_assert_uint_eq(stats(y.s).stale, 0);
+	ck_assert_uint_eq(stats(y.s).inv_tag, 2);
+	sys_fini(&y);
+	free(buf);
+}
+END_TEST
+
 Suite *ik_test_suite(void)
 {
 	Suite *s = suite_create("softiommu");
@@ -1014,6 +1846,26 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, flushq_releases_only_after_flush_in_order);
 	tcase_add_test(tc, flushq_flush_failure_keeps_entries);
 	tcase_add_test(tc, flushq_timeout_flushes_old_entries);
+	tcase_add_test(tc, smmu_commands_map_to_invalidations);
+	tcase_add_test(tc, vtd_descriptors_map_to_invalidations);
+	tcase_add_test(tc, cq_and_attach_pt_validate_inputs);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("end_to_end");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, full_path_map_dma_unmap_invalidate_then_access_faults);
+	tcase_add_test(tc, missing_invalidation_is_caught_as_stale_translation);
+	tcase_add_test(tc, correct_strict_sequence_produces_no_fault_and_no_stale_report);
+	tcase_add_test(tc, block_mappings_are_cached_with_their_block_size);
+	tcase_add_test(tc, walk_cache_restarts_walks_at_the_leaf_table);
+	tcase_add_test(tc, every_built_format_and_granule_translates_like_iova_to_phys);
+	tcase_add_test(tc, vtd_queue_invalidation_and_wait_through_the_consumer);
+	tcase_add_test(tc, rejected_command_is_reported_and_later_commands_still_run);
+	tcase_add_test(tc, injected_fetch_abort_is_retried_without_losing_commands);
+	tcase_add_test(tc, polled_consumer_executes_published_commands);
+	tcase_add_test(tc, table_memory_read_failure_is_an_external_fault);
+	tcase_add_test(tc, threads_share_the_soft_iommu_without_stale_translations);
+	tcase_add_test(tc, deferred_flush_frees_iova_only_after_the_sync);
 	suite_add_tcase(s, tc);
 	return s;
 }

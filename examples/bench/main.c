@@ -27,9 +27,13 @@ static const struct subcmd subcmds[] = {
 	  "IOVA allocator: W1-W3 fragmentation workloads, growth, W4 fast path" },
 	{ "cmdq", bench_cmdq,
 	  "command queues: cmds/s and latency by producers, batch, sync; shared vs per-CPU" },
+	{ "dma", bench_dma,
+	  "end-to-end DMA through the soft IOMMU: alloc, map, device access, unmap, invalidate" },
+	{ "reproduce", bench_reproduce,
+	  "the four published comparisons (sync_map, unmap cleans, queues, IOVA tail)" },
 };
 
-#define DEFAULT_SUBCMD "rbtree"
+#define DEFAULT_SUBCMD "dma"
 
 static void usage(FILE *f)
 {

@@ -14,10 +14,12 @@
  *     StreamID, VT-d source-id).  ik_softiommu_attach() binds a stream to a
  *     context: a tag (SMMUv3 ASID, VT-d domain id) and a walker.  Several
  *     streams may share one context (one tag, one table).
- *   - Walker.  The soft IOMMU never decodes a page-table entry itself: it asks
- *     the context's walker (struct ik_softiommu_walker), which the page-table
- *     unit provides for every format it supports (ik_softiommu_walker_pgtable()
- *     in <iommukit/softiommu-pgtable.h> binds an ik_pgtable of any format).
+ *   - Walker.  The soft IOMMU never decodes a page-table entry itself.
+ *     ik_softiommu_attach_pt() gives a stream a page-table root in any format
+ *     the page-table unit supports (struct ik_pt_walker: geometry + root, as
+ *     an STE or context entry would hold it) and the table memory to read it
+ *     from; every walk is ik_pt_walk().  ik_softiommu_attach() takes any
+ *     other walker (struct ik_softiommu_walker), e.g. an emulator's own.
  *   - IOTLB.  A set-associative cache of leaf translations: each entry holds
  *     a tag, the input block base, the output block base, the block size
  *     (4 KiB page, 2 MiB block, ...), and permissions.  Entries of several
@@ -27,15 +29,22 @@
  *     the leaf for this region": (tag, region) -> leaf-table address.  Leaf-
  *     only range invalidations keep it (as SMMUv3 TLBI with Leaf=1 and VT-d
  *     page-selective invalidation with the IH hint do); non-leaf range,
- *     tag and global invalidations drop it.
+ *     tag and global invalidations drop it.  A walk restarted at a cached
+ *     leaf table does not see hierarchical permission limits set in upper
+ *     levels (ARM APTable/XNTable); iommukit's page-table engine sets none,
+ *     and checking mode compares against the full walk.
  *   - Commands.  ik_softiommu_exec() executes one decoded command (invalidate
  *     all / by tag / by range, sync).  A command queue in SMMUv3 or VT-d
  *     encoding is consumed through the cmdq unit's software consumer
- *     (<iommukit/softiommu-cmdq.h>), polled or from a host thread that runs
- *     its loop; sync completions are written by that consumer after every
- *     earlier command has taken effect here.
+ *     (ik_softiommu_exec_smmu() / ik_softiommu_exec_vtd() execute one decoded
+ *     command; ik_softiommu_cq_*() drain a queue, polled or from a host
+ *     thread that runs ik_softiommu_cq_run()); a sync completion is written
+ *     only after every earlier command has taken effect here.
+ *     Invalidations take effect when executed (there is no asynchronous
+ *     invalidation window): a sync is a completion point, not a trigger.
  *   - Faults.  A device access that cannot be translated (no mapping,
- *     permission, address size, unknown stream) is not performed; a record
+ *     permission, address size, access flag, table read error, unknown
+ *     stream) is not performed; a record
  *     (address, access, stream, tag, type) goes into a bounded fault queue
  *     that the driver drains with ik_softiommu_fault_pop().
  *   - Checking mode (IK_SOFTIOMMU_CHECK).  Every device access that hits the
@@ -72,12 +81,15 @@
  *   ------------------------------------   ------------------------------------
  *   dma_read/dma_write/translate           everything below except destroy,
  *                                          and with itself on any stream
- *   exec, cmdq consumer, note              dma_*, translate, each other
+ *   exec, exec_smmu/vtd, note              dma_*, translate, each other
+ *   cq_poll/cq_run on one queue            everything on other queues and the
+ *                                          queue's producers; one consumer per
+ *                                          queue at a time
  *   attach/detach                          everything but destroy; a stream's
  *                                          accesses during detach either see
  *                                          the old context or fault
- *   fault_pop, stale_pop, stats            everything but destroy
- *   set_check                              everything but destroy (takes
+ *   fault_pop, stale_pop, history, stats   everything but destroy
+ *   set_flags                              everything but destroy (takes
  *                                          effect for later accesses)
  *   create/destroy                         nothing
  * One ik_lock_t protects the IOTLB, walk cache, history and queues; walks
@@ -89,6 +101,10 @@
 #define IOMMUKIT_SOFTIOMMU_H
 
 #include <iommukit/env.h>
+#include <iommukit/pgtable.h>
+#include <iommukit/cmdq.h>
+#include <iommukit/cmd/smmuv3.h>
+#include <iommukit/cmd/vtd.h>
 
 IK_BEGIN_DECLS
 
@@ -104,7 +120,8 @@ enum ik_softiommu_fault_type {
 	IK_SOFTIOMMU_FAULT_ADDR_SIZE = 3,   /* iova beyond ias, or oa beyond oas */
 	IK_SOFTIOMMU_FAULT_BAD_STREAM = 4,  /* stream id not attached */
 	IK_SOFTIOMMU_FAULT_STALE = 5,       /* checking mode: IOTLB disagrees with tables */
-	IK_SOFTIOMMU_FAULT_EXTERNAL = 6,    /* phys_to_host refused the output address */
+	IK_SOFTIOMMU_FAULT_EXTERNAL = 6,    /* table read or phys_to_host failed */
+	IK_SOFTIOMMU_FAULT_ACCESS_FLAG = 7, /* ARM: leaf with AF clear */
 };
 
 /* Deepest walk a walker reports, in levels. */
@@ -118,7 +135,9 @@ enum ik_softiommu_fault_type {
  *   fault     IK_SOFTIOMMU_FAULT_NONE, or TRANSLATION / PERMISSION /
  *             ADDR_SIZE (the walker reports permission faults only when
  *             asked to check an access; the soft IOMMU checks prot itself).
- *   level     level at which the walk ended (leaf or fault), 0 = root.
+ *   level     level at which the walk ended (leaf or fault), numbered as
+ *             the page-table unit does: 0 is the last level (4 KiB pages),
+ *             the root is the highest; 0 for an IOTLB hit.
  *   leaf_table
  *             the address (as the IOMMU sees it) of the table that holds the
  *             leaf entry, 0 when unknown; feeds the walk cache.
@@ -226,6 +245,21 @@ IK_API void ik_softiommu_destroy(struct ik_softiommu *s);
 IK_API int ik_softiommu_attach(struct ik_softiommu *s, ik_u32 sid, ik_u32 tag,
 			       const struct ik_softiommu_walker *w);
 
+/*
+ * ik_softiommu_attach_pt - bind stream `sid` to tag `tag` and the page-table
+ * root described by `w` (from ik_pgtable_walker() for a table set the driver
+ * builds, or ik_pt_walker_init() / ik_lpae_walker_from_regs() for a root an
+ * emulator is given).  Table memory is read through `mem` (copied), or, when
+ * mem is NULL, at host addresses equal to the IOMMU addresses (the default
+ * of ik_pgtable's table allocator).  Walks use ik_pt_walk(); the walk cache
+ * restarts walks at a cached leaf table (leaf_table = the table holding the
+ * leaf entry).  Replaces an earlier binding as ik_softiommu_attach() does.
+ * Errors: -EINVAL (NULL s or w, sid out of range, mem without read64, a
+ * walker whose format is not built in).  O(1).
+ */
+IK_API int ik_softiommu_attach_pt(struct ik_softiommu *s, ik_u32 sid, ik_u32 tag,
+				  const struct ik_pt_walker *w, const struct ik_pt_mem *mem);
+
 /* ik_softiommu_detach - unbind `sid`; later accesses fault BAD_STREAM.
  * Errors: -EINVAL (bad sid), -ENOENT (not attached).  O(1). */
 IK_API int ik_softiommu_detach(struct ik_softiommu *s, ik_u32 sid);
@@ -261,6 +295,8 @@ enum ik_softiommu_op {
 	IK_SOFTIOMMU_OP_INV_TAG = 2,   /* every entry with `tag` */
 	IK_SOFTIOMMU_OP_INV_RANGE = 3, /* entries of `tag` overlapping [iova, iova+size) */
 	IK_SOFTIOMMU_OP_SYNC = 4,      /* completion point; earlier commands are done */
+	IK_SOFTIOMMU_OP_NOP = 5,       /* a command with nothing to do in this model
+					  (configuration-cache, ATC, page responses) */
 	/* history-only events the driver's hooks report (ik_softiommu_note) */
 	IK_SOFTIOMMU_EV_MAP = 16,
 	IK_SOFTIOMMU_EV_UNMAP = 17,
@@ -373,12 +409,100 @@ struct ik_softiommu_stats {
 	ik_u64 stale, stale_dropped;
 	ik_u64 cmds;         /* commands executed (syncs included) */
 	ik_u64 syncs;
+	ik_u64 nops;
 	ik_u64 inv_all, inv_tag, inv_range;
 };
 
 /* ik_softiommu_stats - snapshot the counters; -EINVAL for NULL.  O(1). */
 IK_API int ik_softiommu_stats(struct ik_softiommu *s, struct ik_softiommu_stats *out);
 IK_API void ik_softiommu_stats_reset(struct ik_softiommu *s);
+
+/* ------------------------------------------------------------ command queues */
+
+/*
+ * ik_softiommu_exec_smmu - execute one decoded SMMUv3 command:
+ *   TLBI_NH_VA      INV_RANGE of tag ASID (TLBI_S2_IPA: tag VMID) over
+ *                   [addr, addr + (NUM+1) << (SCALE + granule)) with range
+ *                   fields, or the entries holding addr without (TG = 0);
+ *                   Leaf keeps the walk cache;
+ *   TLBI_NH_ASID    INV_TAG(ASID);  TLBI_S12_VMALL  INV_TAG(VMID);
+ *   TLBI_NH_ALL, TLBI_NSNH_ALL  INV_ALL;  CMD_SYNC  SYNC;
+ *   CFGI_*, ATC_INV, PRI_RESP   NOP (no configuration cache or ATC here).
+ * So a stage-1 context is attached with tag = its ASID, a stage-2 context
+ * with tag = its VMID.  Errors: -EINVAL (NULL, an opcode not listed, a range
+ * that overflows); nothing changes.  Cost: as ik_softiommu_exec().
+ */
+IK_API int ik_softiommu_exec_smmu(struct ik_softiommu *s, const struct ik_smmu_cmd *c);
+
+/*
+ * ik_softiommu_exec_vtd - execute one decoded VT-d descriptor: IOTLB global
+ * -> INV_ALL; IOTLB domain and PASID-based "all of a PASID" -> INV_TAG(DID);
+ * page-selective (G = 3) -> INV_RANGE(DID, ADDR, 4 KiB << AM) with IH as the
+ * leaf hint (ADDR must be aligned to that size); invalidation wait -> SYNC;
+ * context-cache and device-TLB -> NOP.  Contexts are attached with tag = DID.
+ * Errors: -EINVAL (NULL, other types or granularities, misaligned ADDR).
+ */
+IK_API int ik_softiommu_exec_vtd(struct ik_softiommu *s, const struct ik_vtd_desc *d);
+
+/*
+ * struct ik_softiommu_cq - the soft IOMMU's end of one command queue: the
+ * command unit's software consumer (struct ik_cmdq_sw) whose handler decodes
+ * each entry (SMMUv3 or VT-d, by the queue's format) and executes it here.
+ * An entry the decoder or ik_softiommu_exec_*() rejects stops the consumer
+ * with CERROR_ILL, which the producer side repairs (see <iommukit/cmdq.h>).
+ *
+ * Set-up, for a queue built by the driver with ik_cmdq_init()/create():
+ *   1. ik_softiommu_cq_init(&cq, s, &cfg) with the ring memory the queue will
+ *      use (cfg.ring, cfg.ring_dma) and its format, size and flags;
+ *   2. give the queue regs = &ik_cmdq_sw_regs, regs_ctx = &cq.sw;
+ *   3. consume: ik_softiommu_cq_poll() from the driver's thread (an emulator
+ *      that runs the device when the guest writes PROD), or a host thread
+ *      that runs ik_softiommu_cq_run() until told to stop.
+ * Fields: sw (for ik_cmdq_sw_inject / ik_cmdq_sw_error); the rest private.
+ */
+struct ik_softiommu_cq_config {
+	const struct ik_cmdq_fmt *fmt; /* &ik_cmdq_fmt_smmuv3, _vtd128 or _vtd256 */
+	unsigned log2_entries;
+	unsigned flags;       /* IK_CMDQ_CFG_NO_WRAP as the queue's */
+	void *ring;
+	ik_u64 ring_dma;
+	/* Completion writes outside the ring; NULL: a 32-bit release store at
+	 * the host address equal to the device address. */
+	void (*write32)(void *ctx, ik_u64 addr, ik_u32 val);
+	void *write_ctx;
+};
+
+struct ik_softiommu_cq {
+	struct ik_cmdq_sw sw;
+	struct ik_softiommu *s;
+	unsigned vtd_words; /* 0: SMMUv3; 2 or 4: VT-d descriptor words */
+	void (*write32)(void *ctx, ik_u64 addr, ik_u32 val);
+	void *write_ctx;
+	ik_u64 executed, rejected; /* commands run / refused (atomic; read with
+				      ik_load_relaxed) */
+};
+
+/* ik_softiommu_cq_init - see above.  Errors: -EINVAL (NULL, no ring, a format
+ * other than the three, or what ik_cmdq_sw_init() rejects).  No allocation. */
+IK_API int ik_softiommu_cq_init(struct ik_softiommu_cq *cq, struct ik_softiommu *s,
+				const struct ik_softiommu_cq_config *cfg);
+
+/*
+ * ik_softiommu_cq_poll - consume up to `budget` published entries in order,
+ * executing each and writing sync completions.  Returns the number consumed,
+ * -EAGAIN while stopped on an unacknowledged error, -EINVAL.  One consumer
+ * thread per queue at a time.
+ */
+IK_API int ik_softiommu_cq_poll(struct ik_softiommu_cq *cq, unsigned budget);
+
+/*
+ * ik_softiommu_cq_run - the consumer loop for a host thread ("the IOMMU on
+ * its own thread"): polls cqs[0..n) until *stop becomes non-zero (store it
+ * with release), spinning briefly then IK_ENV_YIELD() when idle, and drains
+ * what is published at that point before returning 0.  -EINVAL for bad
+ * arguments.  The thread itself is the host's (the core creates none).
+ */
+IK_API int ik_softiommu_cq_run(struct ik_softiommu_cq *const *cqs, unsigned n, const int *stop);
 
 /* ik_softiommu_fault_name / op_name - short names for printing. */
 IK_API const char *ik_softiommu_fault_name(ik_u32 type);
