@@ -7,6 +7,7 @@
  */
 #include <iommukit/softiommu.h>
 #include <iommukit/atomic.h>
+#include <iommukit/lock.h>
 
 static int run(struct ik_softiommu *s, ik_u32 op, ik_u32 tag, ik_u64 iova, ik_u64 size, bool leaf)
 {
@@ -179,16 +180,101 @@ IK_API int ik_softiommu_cq_init(struct ik_softiommu_cq *cq, struct ik_softiommu 
 	sc.ctx = cq;
 	sc.write32 = cq_write32;
 	err = ik_cmdq_sw_init(&cq->sw, &sc);
-	if (err)
+	if (err) {
 		IK_ENV_MEMSET(cq, 0, sizeof(*cq));
-	return err;
+		return err;
+	}
+	ik_lock_init(&cq->lock);
+	return 0;
 }
+
+/* Drain everything published (lock held).  Returns the number consumed. */
+static int cq_drain(struct ik_softiommu_cq *cq, unsigned budget)
+{
+	int total = 0;
+
+	while ((unsigned)total < budget) {
+		int r = ik_cmdq_sw_consume(&cq->sw, budget - (unsigned)total);
+
+		if (r <= 0)
+			return total ? total : r;
+		total += r;
+	}
+	return total;
+}
+
+/* Published but not consumed, and not stopped on an error? */
+static bool cq_pending(struct ik_softiommu_cq *cq)
+{
+	ik_u32 cerror, cons;
+
+	cons = ik_cmdq_sw_regs.read_cons(&cq->sw, &cerror);
+	return !cerror && cons != ik_load_relaxed(&cq->prod);
+}
+
+/*
+ * Consume on the producer's thread, as an emulator does when the guest writes
+ * PROD: whoever gets the consumer lock drains; a producer that finds it held
+ * leaves, and the holder looks again after unlocking.  K1: the producer's
+ * PROD store, full fence, try-lock  |  K2: the holder's unlock, full fence,
+ * PROD load - one of the two sees the other, so nothing published is left.
+ */
+static void cq_kick(struct ik_softiommu_cq *cq)
+{
+	for (;;) {
+		ik_smp_mb(); /* K1 */
+		if (!ik_trylock(&cq->lock))
+			return;
+		(void)cq_drain(cq, ~0u);
+		ik_unlock(&cq->lock);
+		ik_smp_mb(); /* K2 */
+		if (!cq_pending(cq))
+			return;
+	}
+}
+
+static ik_u32 cqr_read_cons(void *ctx, ik_u32 *cerror)
+{
+	struct ik_softiommu_cq *cq = (struct ik_softiommu_cq *)ctx;
+
+	return ik_cmdq_sw_regs.read_cons(&cq->sw, cerror);
+}
+
+static void cqr_write_prod(void *ctx, ik_u32 prod)
+{
+	struct ik_softiommu_cq *cq = (struct ik_softiommu_cq *)ctx;
+
+	ik_store_relaxed(&cq->prod, prod);
+	ik_cmdq_sw_regs.write_prod(&cq->sw, prod);
+}
+
+static void cqr_doorbell(void *ctx)
+{
+	cq_kick((struct ik_softiommu_cq *)ctx);
+}
+
+static void cqr_ack_error(void *ctx)
+{
+	struct ik_softiommu_cq *cq = (struct ik_softiommu_cq *)ctx;
+
+	ik_cmdq_sw_regs.ack_error(&cq->sw);
+	cq_kick(cq); /* resume at the repaired entry */
+}
+
+IK_API const struct ik_cmdq_regs ik_softiommu_cq_regs = {
+	cqr_read_cons, cqr_write_prod, cqr_doorbell, cqr_ack_error,
+};
 
 IK_API int ik_softiommu_cq_poll(struct ik_softiommu_cq *cq, unsigned budget)
 {
+	int r;
+
 	if (!cq || !cq->s || budget == 0)
 		return -EINVAL;
-	return ik_cmdq_sw_consume(&cq->sw, budget);
+	ik_lock(&cq->lock);
+	r = cq_drain(cq, budget);
+	ik_unlock(&cq->lock);
+	return r;
 }
 
 IK_API int ik_softiommu_cq_run(struct ik_softiommu_cq *const *cqs, unsigned n, const int *stop)
@@ -206,8 +292,12 @@ IK_API int ik_softiommu_cq_run(struct ik_softiommu_cq *const *cqs, unsigned n, c
 		int got = 0;
 
 		for (unsigned i = 0; i < n; i++) {
-			int r = ik_cmdq_sw_consume(&cqs[i]->sw, 256);
+			int r;
 
+			if (!ik_trylock(&cqs[i]->lock))
+				continue; /* a producer is draining it inline */
+			r = cq_drain(cqs[i], 256);
+			ik_unlock(&cqs[i]->lock);
 			if (r > 0)
 				got += r;
 		}
@@ -220,8 +310,10 @@ IK_API int ik_softiommu_cq_run(struct ik_softiommu_cq *const *cqs, unsigned n, c
 		}
 	}
 	/* Drain what was published before the stop. */
-	for (unsigned i = 0; i < n; i++)
-		while (ik_cmdq_sw_consume(&cqs[i]->sw, 256) > 0)
-			;
+	for (unsigned i = 0; i < n; i++) {
+		ik_lock(&cqs[i]->lock);
+		(void)cq_drain(cqs[i], ~0u);
+		ik_unlock(&cqs[i]->lock);
+	}
 	return 0;
 }

@@ -1057,8 +1057,10 @@ static void *sys_consumer(void *arg)
 	return NULL;
 }
 
+enum { CQ_POLL, CQ_THREAD, CQ_INLINE };
+
 static void sys_init_fmt(struct sys *y, uint32_t flags, enum ik_pt_fmt fmt, unsigned gshift,
-			 const struct ik_cmdq_fmt *qf, bool threaded)
+			 const struct ik_cmdq_fmt *qf, int mode)
 {
 	struct ik_softiommu_config sc;
 	struct ik_pgtable_cfg pc;
@@ -1108,18 +1110,18 @@ static void sys_init_fmt(struct sys *y, uint32_t flags, enum ik_pt_fmt fmt, unsi
 	qc.log2_entries = 6;
 	qc.flags = cc.flags;
 	qc.ring = y->ring;
-	qc.regs = &ik_cmdq_sw_regs;
-	qc.regs_ctx = &y->cq.sw;
+	qc.regs = mode == CQ_INLINE ? &ik_softiommu_cq_regs : &ik_cmdq_sw_regs;
+	qc.regs_ctx = mode == CQ_INLINE ? (void *)&y->cq : (void *)&y->cq.sw;
 	qc.timeout_ns = 20000000000ull; /* generous: sanitizers and valgrind */
 	ck_assert_int_eq(ik_cmdq_create(&qc, &y->q), 0);
-	y->threaded = threaded;
-	if (threaded)
+	y->threaded = mode == CQ_THREAD;
+	if (y->threaded)
 		ck_assert_int_eq(pthread_create(&y->consumer, NULL, sys_consumer, y), 0);
 }
 
 static void sys_init(struct sys *y, uint32_t flags)
 {
-	sys_init_fmt(y, flags, IK_PT_LPAE_S1, 12, &ik_cmdq_fmt_smmuv3, true);
+	sys_init_fmt(y, flags, IK_PT_LPAE_S1, 12, &ik_cmdq_fmt_smmuv3, CQ_THREAD);
 }
 
 static void sys_fini(struct sys *y)
@@ -1366,7 +1368,7 @@ START_TEST(every_built_format_and_granule_translates_like_iova_to_phys)
 		ck_assert_ptr_nonnull(buf);
 		sys_init_fmt(&y, IK_SOFTIOMMU_CHECK, cases[k].fmt, cases[k].gshift,
 			     cases[k].fmt == IK_PT_VTD_SL || cases[k].fmt == IK_PT_VTD_FL
-				     ? &ik_cmdq_fmt_vtd128 : &ik_cmdq_fmt_smmuv3, true);
+				     ? &ik_cmdq_fmt_vtd128 : &ik_cmdq_fmt_smmuv3, CQ_INLINE);
 		ck_assert_int_eq(ik_pgtable_map(y.pt, iova, (uint64_t)(uintptr_t)buf, 8 * g,
 						IK_PROT_READ | IK_PROT_WRITE), 0);
 		for (uint64_t off = 0; off < 8 * g; off += g / 2) {
@@ -1506,7 +1508,7 @@ START_TEST(vtd_queue_invalidation_and_wait_through_the_consumer)
 		struct ik_gather g;
 
 		ck_assert_ptr_nonnull(buf);
-		sys_init_fmt(&y, IK_SOFTIOMMU_CHECK, IK_PT_LPAE_S1, 12, fmts[k], true);
+		sys_init_fmt(&y, IK_SOFTIOMMU_CHECK, IK_PT_LPAE_S1, 12, fmts[k], k ? CQ_INLINE : CQ_THREAD);
 		ck_assert_int_eq(ik_pgtable_map(y.pt, 0x3000, (uint64_t)(uintptr_t)buf, 4096,
 						IK_PROT_READ | IK_PROT_WRITE), 0);
 		ck_assert_int_eq(ik_softiommu_dma_write(y.s, 0, 0x3000, &v, 8), 0);
@@ -1532,33 +1534,69 @@ END_TEST
 
 START_TEST(rejected_command_is_reported_and_later_commands_still_run)
 {
-	struct sys y;
-	struct ik_smmu_cmd c;
-	uint64_t w[2][2];
-
 	/* A TLBI_NH_VA whose range overflows the address space decodes, but the
 	 * soft IOMMU rejects it: the consumer stops with CERROR_ILL, the
 	 * producer side replaces it with a no-op, reports -EIO to the issuer,
-	 * and the command behind it still runs. */
-	sys_init(&y, 0);
-	memset(&c, 0, sizeof(c));
-	c.op = IK_SMMU_CMD_TLBI_NH_VA;
-	c.asid = ASID;
-	c.addr = 0x1000;
-	c.tg = IK_SMMU_TG_4K;
-	c.scale = 63;
-	ck_assert_int_eq(ik_smmu_cmd_encode(&c, w[0]), 0);
+	 * and the command behind it still runs - with the consumer on its own
+	 * thread and with inline consumption on the doorbell. */
+	for (int mode = CQ_THREAD; mode <= CQ_INLINE; mode++) {
+		struct sys y;
+		struct ik_smmu_cmd c;
+		uint64_t w[2][2];
+
+		sys_init_fmt(&y, 0, IK_PT_LPAE_S1, 12, &ik_cmdq_fmt_smmuv3, mode);
+		memset(&c, 0, sizeof(c));
+		c.op = IK_SMMU_CMD_TLBI_NH_VA;
+		c.asid = ASID;
+		c.addr = 0x1000;
+		c.tg = IK_SMMU_TG_4K;
+		c.scale = 63;
+		ck_assert_int_eq(ik_smmu_cmd_encode(&c, w[0]), 0);
+		memset(&c, 0, sizeof(c));
+		c.op = IK_SMMU_CMD_TLBI_NH_ASID;
+		c.asid = ASID;
+		ck_assert_int_eq(ik_smmu_cmd_encode(&c, w[1]), 0);
+		ck_assert_int_eq(ik_cmdq_issue(y.q, w, 2, IK_CMDQ_SYNC), -EIO);
+		ck_assert_uint_eq(__atomic_load_n(&y.cq.rejected, __ATOMIC_RELAXED), 1);
+		ck_assert_uint_eq(stats(y.s).inv_range, 0);
+		ck_assert_uint_eq(stats(y.s).inv_tag, 1); /* the good one ran */
+		ck_assert_int_eq(ik_cmdq_issue(y.q, w[1], 1, IK_CMDQ_SYNC), 0);
+		ck_assert_uint_eq(stats(y.s).inv_tag, 2);
+		sys_fini(&y);
+	}
+}
+END_TEST
+
+START_TEST(inline_consumer_completes_syncs_on_the_producers_thread)
+{
+	struct sys y;
+	unsigned char *buf = xmemalign(4096, 4096);
+	struct ik_gather g;
+	struct ik_smmu_cmd c;
+	uint64_t v = 3, w[2];
+
+	ck_assert_ptr_nonnull(buf);
+	sys_init_fmt(&y, IK_SOFTIOMMU_CHECK, IK_PT_LPAE_S1, 12, &ik_cmdq_fmt_smmuv3, CQ_INLINE);
+	ck_assert_int_eq(ik_pgtable_map(y.pt, 0x5000, (uint64_t)(uintptr_t)buf, 4096,
+					IK_PROT_READ | IK_PROT_WRITE), 0);
+	ck_assert_int_eq(ik_softiommu_dma_write(y.s, 0, 0x5000, &v, 8), 0);
+	ik_gather_init(&g);
+	ck_assert_int_eq(ik_pgtable_unmap(y.pt, 0x5000, 4096, &g), 4096);
+	ck_assert_int_eq(sys_invalidate(&y, &g), 0); /* no consumer thread exists */
+	ik_pgtable_gather_sync(y.pt, &g);
+	ck_assert_int_eq(ik_softiommu_dma_write(y.s, 0, 0x5000, &v, 8), -EFAULT);
+	/* Without a sync, the doorbell alone executes the command. */
 	memset(&c, 0, sizeof(c));
 	c.op = IK_SMMU_CMD_TLBI_NH_ASID;
 	c.asid = ASID;
-	ck_assert_int_eq(ik_smmu_cmd_encode(&c, w[1]), 0);
-	ck_assert_int_eq(ik_cmdq_issue(y.q, w, 2, IK_CMDQ_SYNC), -EIO);
-	ck_assert_uint_eq(__atomic_load_n(&y.cq.rejected, __ATOMIC_RELAXED), 1);
-	ck_assert_uint_eq(stats(y.s).inv_range, 0);
-	ck_assert_uint_eq(stats(y.s).inv_tag, 1); /* the good one ran */
-	ck_assert_int_eq(ik_cmdq_issue(y.q, w[1], 1, IK_CMDQ_SYNC), 0);
-	ck_assert_uint_eq(stats(y.s).inv_tag, 2);
+	ck_assert_int_eq(ik_smmu_cmd_encode(&c, w), 0);
+	ck_assert_int_eq(ik_cmdq_issue(y.q, w, 1, 0), 0);
+	ck_assert_uint_eq(stats(y.s).inv_tag, 1);
+	ck_assert_uint_eq(stats(y.s).stale, 0);
+	/* Polling an inline queue is harmless: nothing is left. */
+	ck_assert_int_eq(ik_softiommu_cq_poll(&y.cq, 8), 0);
 	sys_fini(&y);
+	free(buf);
 }
 END_TEST
 
@@ -1568,7 +1606,7 @@ START_TEST(injected_fetch_abort_is_retried_without_losing_commands)
 	struct ik_smmu_cmd c;
 	uint64_t w[3][2];
 
-	sys_init_fmt(&y, 0, IK_PT_LPAE_S1, 12, &ik_cmdq_fmt_smmuv3, false);
+	sys_init_fmt(&y, 0, IK_PT_LPAE_S1, 12, &ik_cmdq_fmt_smmuv3, CQ_POLL);
 	ik_cmdq_sw_inject(&y.cq.sw, 1, IK_CMDQ_CERROR_ABT, 1);
 	ck_assert_int_eq(pthread_create(&y.consumer, NULL, sys_consumer, &y), 0);
 	y.threaded = true;
@@ -1590,7 +1628,7 @@ START_TEST(polled_consumer_executes_published_commands)
 	struct ik_smmu_cmd c;
 	uint64_t w[2];
 
-	sys_init_fmt(&y, 0, IK_PT_LPAE_S1, 12, &ik_cmdq_fmt_smmuv3, false);
+	sys_init_fmt(&y, 0, IK_PT_LPAE_S1, 12, &ik_cmdq_fmt_smmuv3, CQ_POLL);
 	memset(&c, 0, sizeof(c));
 	c.op = IK_SMMU_CMD_TLBI_NH_ASID;
 	c.asid = ASID;
@@ -1710,25 +1748,31 @@ static void *e2e_worker(void *arg)
 
 START_TEST(threads_share_the_soft_iommu_without_stale_translations)
 {
-	struct sys y;
-	struct e2e_thread t[3];
-	pthread_t tid[3];
 	long iters = ik_test_iters(IK_TEST_TSAN ? 200 : 1500);
 
-	sys_init(&y, IK_SOFTIOMMU_CHECK);
-	for (unsigned i = 0; i < 3; i++) {
-		t[i] = (struct e2e_thread){ &y, i, iters, 0, xmemalign(4096, 8192) };
-		ck_assert_ptr_nonnull(t[i].buf);
-		ck_assert_int_eq(pthread_create(&tid[i], NULL, e2e_worker, &t[i]), 0);
+	/* Three driver threads on one shared queue, consumed by a thread of its
+	 * own, then inline by whichever producer rings the doorbell. */
+	for (int mode = CQ_THREAD; mode <= CQ_INLINE; mode++) {
+		struct sys y;
+		struct e2e_thread t[3];
+		pthread_t tid[3];
+
+		sys_init_fmt(&y, IK_SOFTIOMMU_CHECK, IK_PT_LPAE_S1, 12, &ik_cmdq_fmt_smmuv3, mode);
+		for (unsigned i = 0; i < 3; i++) {
+			t[i] = (struct e2e_thread){ &y, i, iters, 0, xmemalign(4096, 8192) };
+			ck_assert_ptr_nonnull(t[i].buf);
+			ck_assert_int_eq(pthread_create(&tid[i], NULL, e2e_worker, &t[i]), 0);
+		}
+		for (unsigned i = 0; i < 3; i++) {
+			pthread_join(tid[i], NULL);
+			ck_assert_int_eq(t[i].errors, 0);
+			free(t[i].buf);
+		}
+		ck_assert_uint_eq(stats(y.s).stale, 0);
+		ck_assert_uint_eq(stats(y.s).faults, 0);
+		ck_assert_uint_eq(stats(y.s).syncs, (uint64_t)(3 * iters));
+		sys_fini(&y);
 	}
-	for (unsigned i = 0; i < 3; i++) {
-		pthread_join(tid[i], NULL);
-		ck_assert_int_eq(t[i].errors, 0);
-		free(t[i].buf);
-	}
-	ck_assert_uint_eq(stats(y.s).stale, 0);
-	ck_assert_uint_eq(stats(y.s).faults, 0);
-	sys_fini(&y);
 }
 END_TEST
 
@@ -1862,6 +1906,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, vtd_queue_invalidation_and_wait_through_the_consumer);
 	tcase_add_test(tc, rejected_command_is_reported_and_later_commands_still_run);
 	tcase_add_test(tc, injected_fetch_abort_is_retried_without_losing_commands);
+	tcase_add_test(tc, inline_consumer_completes_syncs_on_the_producers_thread);
 	tcase_add_test(tc, polled_consumer_executes_published_commands);
 	tcase_add_test(tc, table_memory_read_failure_is_an_external_fault);
 	tcase_add_test(tc, threads_share_the_soft_iommu_without_stale_translations);

@@ -9,8 +9,9 @@
  *   device  = the soft IOMMU's stream 0 writes 8 bytes into every page of
  *             the buffer through translation (IOTLB, walker on a miss)
  *   unmap   = ik_pgtable_unmap -> strict: invalidation commands + sync
- *             through the command queue, consumed by the soft IOMMU's
- *             consumer thread, then gather sync and ik_iova_free_fast;
+ *             through the command queue, consumed by the soft IOMMU (inline
+ *             on the PROD write, or on its own thread), then gather sync and
+ *             ik_iova_free_fast;
  *             deferred: the range goes into a flush queue that invalidates
  *             the whole context once per batch and only then frees the IOVAs
  *             and table pages
@@ -43,6 +44,7 @@ struct dma_opts {
 	uint64_t size;
 	unsigned segments;
 	unsigned nqueues;
+	bool consumer_thread;
 	bool check;
 	uint32_t iotlb_entries, iotlb_ways;
 	bool iotlb_set;
@@ -260,6 +262,7 @@ static int dma_run(const struct dma_opts *o, struct dma_result *r)
 	dc.granule_shift = o->granule_shift;
 	dc.coherent = o->coherent;
 	dc.nqueues = o->nqueues;
+	dc.consumer_thread = o->consumer_thread;
 	dc.check = o->check;
 	dc.iotlb_entries = o->iotlb_entries;
 	dc.iotlb_ways = o->iotlb_ways;
@@ -395,6 +398,7 @@ int bench_dma_once(const struct dsys_cfg *dc, unsigned threads, uint64_t size, d
 	o.size = size;
 	o.segments = 1;
 	o.nqueues = dc->nqueues;
+	o.consumer_thread = dc->consumer_thread;
 	o.check = dc->check;
 	o.fq_size = 256;
 	o.seconds = seconds;
@@ -450,7 +454,7 @@ static void print_row(const struct dma_result *r)
 static void print_json(const struct dma_result *r)
 {
 	printf("{\"bench\":\"dma\",\"fmt\":\"%s\",\"size\":%llu,\"segments\":%u,\"granule\":%llu,"
-	       "\"coherent\":%s,\"mode\":\"%s\",\"threads\":%u,\"queues\":%u,\"check\":%s,"
+	       "\"coherent\":%s,\"mode\":\"%s\",\"threads\":%u,\"queues\":%u,\"consumer\":\"%s\",\"check\":%s,"
 	       "\"iters\":%llu,\"seconds\":%.3f,\"iters_per_s\":%.1f,"
 	       "\"map_mean_ns\":%.1f,\"map_stddev_ns\":%.1f,\"map_p50_ns\":%llu,\"map_p99_ns\":%llu,"
 	       "\"unmap_mean_ns\":%.1f,\"unmap_stddev_ns\":%.1f,\"unmap_p50_ns\":%llu,"
@@ -462,7 +466,7 @@ static void print_json(const struct dma_result *r)
 	       ik_pt_fmt_name(r->o.fmt), (unsigned long long)r->o.size, r->o.segments ? r->o.segments : 1,
 	       1ull << r->o.granule_shift, r->o.coherent ? "true" : "false",
 	       r->o.deferred ? "deferred" : "strict", r->o.threads, r->o.nqueues,
-	       r->o.check ? "true" : "false", (unsigned long long)r->iters, r->secs,
+	       r->o.consumer_thread ? "thread" : "inline", r->o.check ? "true" : "false", (unsigned long long)r->iters, r->secs,
 	       (double)r->iters / (r->secs > 0 ? r->secs : 1), r->map.mean, r->map.stddev,
 	       (unsigned long long)r->map.p50, (unsigned long long)r->map.p99, r->unmap.mean,
 	       r->unmap.stddev, (unsigned long long)r->unmap.p50, (unsigned long long)r->unmap.p99,
@@ -487,7 +491,7 @@ static void dma_help(void)
 "it on hardware.  Per iteration and thread: ik_iova_alloc_fast -> map (or\n"
 "map_sg) -> the device writes every page through the soft IOMMU -> unmap ->\n"
 "invalidation commands + sync through the command queue (consumed by the soft\n"
-"IOMMU's thread) -> ik_iova_free_fast; the host then checks every page.\n"
+"IOMMU) -> ik_iova_free_fast; the host then checks every page.\n"
 "\n"
 "options (each may be given once; without any, a summary matrix runs):\n"
 "  --size BYTES[,BYTES...]  buffer sizes (k/m suffixes; multiples of the granule)\n"
@@ -506,6 +510,10 @@ static void dma_help(void)
 "  --fq-size N              deferred: flush-queue entries per thread (default 256)\n"
 "  --queues shared|percpu|N one queue for all threads, one per thread, or N\n"
 "                           (default shared)\n"
+"  --consumer inline|thread who runs the soft IOMMU's command consumer: the\n"
+"                           producing thread when it writes PROD, as an emulator\n"
+"                           does (default), or a thread of its own, as hardware\n"
+"                           runs beside the CPUs (adds a thread hand-off per sync)\n"
 "  --check                  stale-translation checking: every IOTLB hit is walked\n"
 "                           again and compared (slower; any report fails the run)\n"
 "  --iotlb ENTRIES[,WAYS]   soft IOMMU IOTLB geometry (default 512,8; 0: none)\n"
@@ -565,7 +573,7 @@ int bench_dma(int argc, char **argv, const struct bench_opts *go)
 						    "--mode", "--fq-size", "--queues", "--iotlb",
 						    "--time", "--iterations", "--coherent",
 						    "--non-coherent", "--check", "--progress",
-						    "--no-progress" };
+						    "--no-progress", "--consumer" };
 
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
 			dma_help();
@@ -654,6 +662,13 @@ int bench_dma(int argc, char **argv, const struct bench_opts *go)
 				base.nqueues = (unsigned)x;
 			else
 				return bench_usage_error("dma", "--queues must be shared, percpu or 1..64");
+		} else if (!strcmp(a, "--consumer")) {
+			if (!strcmp(v, "inline"))
+				base.consumer_thread = false;
+			else if (!strcmp(v, "thread"))
+				base.consumer_thread = true;
+			else
+				return bench_usage_error("dma", "--consumer must be inline or thread");
 		} else if (!strcmp(a, "--iotlb")) {
 			int n = parse_list_u64(v, list, 2);
 
@@ -704,11 +719,12 @@ int bench_dma(int argc, char **argv, const struct bench_opts *go)
 	progress = progress_set ? progress_on : progress_wanted(total * base.seconds, go->json);
 	if (!go->json) {
 		printf("iommukit-bench dma: end-to-end DMA through the soft IOMMU (granule %lluK, %s,\n"
-		       "IOTLB %u entries, %u thread%s, %s queue%s%s); %s per configuration\n\n",
+		       "IOTLB %u entries, %u thread%s, %s queue%s, %s consumer%s); %s per configuration\n\n",
 		       (1ull << base.granule_shift) >> 10, base.coherent ? "coherent" : "non-coherent",
 		       base.iotlb_set ? base.iotlb_entries : 512u, base.threads,
 		       base.threads == 1 ? "" : "s", base.nqueues == 1 ? "one shared" : "per-CPU",
-		       base.nqueues == 1 ? "" : "s", base.check ? ", stale checking" : "",
+		       base.nqueues == 1 ? "" : "s", base.consumer_thread ? "threaded" : "inline",
+		       base.check ? ", stale checking" : "",
 		       base.iterations ? "fixed iterations" : "timed");
 		print_header();
 		fflush(stdout);

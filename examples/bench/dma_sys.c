@@ -356,8 +356,13 @@ int dsys_init(struct dsys *d, const struct dsys_cfg *cfg, char *errbuf, size_t e
 		qc[i].log2_entries = LOG2_QUEUE;
 		qc[i].flags = cc.flags;
 		qc[i].ring = d->rings[i];
-		qc[i].regs = &ik_cmdq_sw_regs;
-		qc[i].regs_ctx = &d->cqs[i].sw;
+		if (cfg->consumer_thread) {
+			qc[i].regs = &ik_cmdq_sw_regs;
+			qc[i].regs_ctx = &d->cqs[i].sw;
+		} else {
+			qc[i].regs = &ik_softiommu_cq_regs;
+			qc[i].regs_ctx = &d->cqs[i];
+		}
 	}
 	err = ik_cmdq_set_create(d->nq, qc, &d->qset);
 	if (err) {
@@ -366,6 +371,8 @@ int dsys_init(struct dsys *d, const struct dsys_cfg *cfg, char *errbuf, size_t e
 	}
 	free(qc);
 	qc = NULL;
+	if (!cfg->consumer_thread)
+		return 0;
 	err = pthread_create(&d->consumer, NULL, consumer_main, d);
 	if (err) {
 		snprintf(errbuf, errlen, "consumer thread: %s", strerror(err));

@@ -23,6 +23,9 @@ struct dsys_cfg {
 	unsigned granule_shift; /* 12, 14 or 16 */
 	bool coherent;
 	unsigned nqueues;	/* 1: one shared queue; more: one per CPU (mod nqueues) */
+	/* The soft IOMMU consumes on its own thread (true), or inline when the
+	 * producer writes PROD (false: as an emulator traps the register) */
+	bool consumer_thread;
 	bool check;		/* soft IOMMU stale-translation checking */
 	uint32_t iotlb_entries, iotlb_ways;
 	bool iotlb_set; /* else the soft IOMMU's default geometry */

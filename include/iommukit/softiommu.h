@@ -101,6 +101,7 @@
 #define IOMMUKIT_SOFTIOMMU_H
 
 #include <iommukit/env.h>
+#include <iommukit/lock.h>
 #include <iommukit/pgtable.h>
 #include <iommukit/cmdq.h>
 #include <iommukit/cmd/smmuv3.h>
@@ -454,11 +455,19 @@ IK_API int ik_softiommu_exec_vtd(struct ik_softiommu *s, const struct ik_vtd_des
  * Set-up, for a queue built by the driver with ik_cmdq_init()/create():
  *   1. ik_softiommu_cq_init(&cq, s, &cfg) with the ring memory the queue will
  *      use (cfg.ring, cfg.ring_dma) and its format, size and flags;
- *   2. give the queue regs = &ik_cmdq_sw_regs, regs_ctx = &cq.sw;
- *   3. consume: ik_softiommu_cq_poll() from the driver's thread (an emulator
- *      that runs the device when the guest writes PROD), or a host thread
- *      that runs ik_softiommu_cq_run() until told to stop.
- * Fields: sw (for ik_cmdq_sw_inject / ik_cmdq_sw_error); the rest private.
+ *   2. give the queue regs = &ik_softiommu_cq_regs and regs_ctx = &cq;
+ *   3. choose who consumes:
+ *      - inline: nothing more.  The PROD write's doorbell drains the queue
+ *        on the producing thread, as an emulator runs its device model when
+ *        the guest writes PROD; a sync has completed when issue() returns.
+ *      - a thread: a host thread runs ik_softiommu_cq_run() until told to
+ *        stop (the IOMMU working asynchronously, as hardware does);
+ *      - polled: ik_softiommu_cq_poll() from any thread.
+ *      The three may be mixed: one lock per queue makes one of them drain at
+ *      a time (K1/K2 in src/softiommu_cmdq.c: a doorbell that finds the lock
+ *      taken leaves, and the holder looks again after unlocking).
+ * Fields: sw (for ik_cmdq_sw_inject() / ik_cmdq_sw_error(), called with no
+ * consumer running), executed/rejected (counters); the rest private.
  */
 struct ik_softiommu_cq_config {
 	const struct ik_cmdq_fmt *fmt; /* &ik_cmdq_fmt_smmuv3, _vtd128 or _vtd256 */
@@ -475,12 +484,23 @@ struct ik_softiommu_cq_config {
 struct ik_softiommu_cq {
 	struct ik_cmdq_sw sw;
 	struct ik_softiommu *s;
+	ik_lock_t lock;     /* one consumer at a time */
+	ik_u32 prod;        /* last PROD written through ik_softiommu_cq_regs */
 	unsigned vtd_words; /* 0: SMMUv3; 2 or 4: VT-d descriptor words */
 	void (*write32)(void *ctx, ik_u64 addr, ik_u32 val);
 	void *write_ctx;
 	ik_u64 executed, rejected; /* commands run / refused (atomic; read with
 				      ik_load_relaxed) */
 };
+
+/*
+ * The queue's register hooks for a soft IOMMU consumer (regs_ctx = the
+ * struct ik_softiommu_cq): CONS and PROD in memory as ik_cmdq_sw_regs, plus
+ * a doorbell that drains the queue inline, and an error acknowledgement that
+ * resumes it.  (A queue may also use ik_cmdq_sw_regs with regs_ctx = &cq.sw;
+ * it then needs a thread or polling to make progress.)
+ */
+IK_API extern const struct ik_cmdq_regs ik_softiommu_cq_regs;
 
 /* ik_softiommu_cq_init - see above.  Errors: -EINVAL (NULL, no ring, a format
  * other than the three, or what ik_cmdq_sw_init() rejects).  No allocation. */
@@ -490,8 +510,8 @@ IK_API int ik_softiommu_cq_init(struct ik_softiommu_cq *cq, struct ik_softiommu 
 /*
  * ik_softiommu_cq_poll - consume up to `budget` published entries in order,
  * executing each and writing sync completions.  Returns the number consumed,
- * -EAGAIN while stopped on an unacknowledged error, -EINVAL.  One consumer
- * thread per queue at a time.
+ * -EAGAIN while stopped on an unacknowledged error, -EINVAL.  Waits for the
+ * queue's consumer lock if another thread is draining it.
  */
 IK_API int ik_softiommu_cq_poll(struct ik_softiommu_cq *cq, unsigned budget);
 
@@ -499,8 +519,10 @@ IK_API int ik_softiommu_cq_poll(struct ik_softiommu_cq *cq, unsigned budget);
  * ik_softiommu_cq_run - the consumer loop for a host thread ("the IOMMU on
  * its own thread"): polls cqs[0..n) until *stop becomes non-zero (store it
  * with release), spinning briefly then IK_ENV_YIELD() when idle, and drains
- * what is published at that point before returning 0.  -EINVAL for bad
- * arguments.  The thread itself is the host's (the core creates none).
+ * what is published at that point before returning 0.  A queue whose lock
+ * is held (drained inline at that moment) is skipped for that round.
+ * -EINVAL for bad arguments.  The thread itself is the host's (the core
+ * creates none).
  */
 IK_API int ik_softiommu_cq_run(struct ik_softiommu_cq *const *cqs, unsigned n, const int *stop);
 
