@@ -429,25 +429,26 @@ static const char *human_size(uint64_t b, char *buf, size_t n)
 
 static void print_header(void)
 {
-	printf("%-8s %6s %4s %-8s %3s %9s | %16s %7s | %16s %7s | %6s %5s %6s %6s %6s\n",
-	       "format", "size", "segs", "mode", "thr", "iter/s", "map ns mean+-sd", "p99",
-	       "unmap ns mean+-sd", "p99", "cmd/it", "syn/it", "cln/it", "hit%", "faults");
+	printf("%-8s %5s %-8s %9s | %21s | %22s |\n", "", "", "", "", "map (ns)     ",
+	       "unmap (ns)      ");
+	printf("%-8s %5s %-8s %9s | %6s %7s %6s | %6s %8s %6s | %6s %6s %6s %5s %6s\n", "format",
+	       "size", "mode", "iter/s", "mean", "stddev", "p99", "mean", "stddev", "p99", "cmd/it",
+	       "syn/it", "cln/it", "hit%", "faults");
 }
 
 static void print_row(const struct dma_result *r)
 {
-	char sz[32], m[32], u[32];
+	char sz[32];
 	double it = r->iters ? (double)r->iters : 1.0;
 	uint64_t acc = r->ss.iotlb_hits + r->ss.iotlb_misses;
 
-	snprintf(m, sizeof(m), "%.0f +- %.0f", r->map.mean, r->map.stddev);
-	snprintf(u, sizeof(u), "%.0f +- %.0f", r->unmap.mean, r->unmap.stddev);
-	printf("%-8s %6s %4u %-8s %3u %9.0f | %16s %7llu | %16s %7llu | %6.2f %5.2f %6.2f %6.1f %6llu\n",
+	printf("%-8s %5s %-8s %9.0f | %6.0f %7.0f %6llu | %6.0f %8.0f %6llu | %6.2f %6.2f %6.2f %5.1f %6llu\n",
 	       ik_pt_fmt_name(r->o.fmt), human_size(r->o.size, sz, sizeof(sz)),
-	       r->o.segments ? r->o.segments : 1, r->o.deferred ? "deferred" : "strict", r->o.threads,
-	       (double)r->iters / (r->secs > 0 ? r->secs : 1), m, (unsigned long long)r->map.p99, u,
-	       (unsigned long long)r->unmap.p99, (double)r->c.cmds / it, (double)r->c.syncs / it,
-	       (double)r->c.cleans / it, acc ? 100.0 * (double)r->ss.iotlb_hits / (double)acc : 0.0,
+	       r->o.deferred ? "deferred" : "strict", (double)r->iters / (r->secs > 0 ? r->secs : 1),
+	       r->map.mean, r->map.stddev, (unsigned long long)r->map.p99, r->unmap.mean,
+	       r->unmap.stddev, (unsigned long long)r->unmap.p99, (double)r->c.cmds / it,
+	       (double)r->c.syncs / it, (double)r->c.cleans / it,
+	       acc ? 100.0 * (double)r->ss.iotlb_hits / (double)acc : 0.0,
 	       (unsigned long long)r->faults);
 }
 
@@ -718,14 +719,21 @@ int bench_dma(int argc, char **argv, const struct bench_opts *go)
 	total = nfmts * nsizes * nmodes;
 	progress = progress_set ? progress_on : progress_wanted(total * base.seconds, go->json);
 	if (!go->json) {
-		printf("iommukit-bench dma: end-to-end DMA through the soft IOMMU (granule %lluK, %s,\n"
-		       "IOTLB %u entries, %u thread%s, %s queue%s, %s consumer%s); %s per configuration\n\n",
-		       (1ull << base.granule_shift) >> 10, base.coherent ? "coherent" : "non-coherent",
+		printf("iommukit-bench dma: end-to-end DMA through the soft IOMMU\n"
+		       "  per iteration: alloc IOVA, map%s, device writes + reads every page, unmap,\n"
+		       "  invalidate + sync (strict) or queue for a batched flush (deferred), free IOVA\n"
+		       "  granule %lluK, %s walker, IOTLB %u entries, %u thread%s, %s queue%s,\n"
+		       "  %s consumer%s; %s per configuration\n\n",
+		       base.segments > 1 ? " as a scatterlist" : "", (1ull << base.granule_shift) >> 10,
+		       base.coherent ? "coherent" : "non-coherent",
 		       base.iotlb_set ? base.iotlb_entries : 512u, base.threads,
 		       base.threads == 1 ? "" : "s", base.nqueues == 1 ? "one shared" : "per-CPU",
 		       base.nqueues == 1 ? "" : "s", base.consumer_thread ? "threaded" : "inline",
-		       base.check ? ", stale checking" : "",
+		       base.check ? ", stale-translation checking" : "",
 		       base.iterations ? "fixed iterations" : "timed");
+		if (base.segments > 1)
+			printf("  scatterlist: %u physically non-contiguous segments per buffer\n\n",
+			       base.segments);
 		print_header();
 		fflush(stdout);
 	}
