@@ -32,10 +32,12 @@
  * A node stores where its own gap starts and where its range starts (its
  * range ends where the next node's gap starts), plus, for its subtree, the
  * largest gap and the largest afit.  An allocation walks down the path to
- * the limit once, remembering the highest subtree or gap that can hold the
- * request, then descends into it: at most two root-to-leaf paths, never a
- * walk along the tree, also when the space is full or fragmented and the
- * request fails.  A node is 56 bytes on a 64-bit host.
+ * the limit once, picks the highest subtree or gap on it that can hold the
+ * request (the summaries say so exactly), then descends into it: a bounded
+ * number of root-to-leaf paths, never a walk along the tree, also when the
+ * space is full or fragmented and the request fails (a failure with the
+ * limit above every range is decided at the root).  A node is 56 bytes on a
+ * 64-bit host.
  *
  * Synchronization
  *   call                                   may run concurrently with
@@ -221,8 +223,10 @@ IK_API int ik_iova_free(struct ik_iova_domain *d, ik_u64 pfn);
 IK_API int ik_iova_reserve(struct ik_iova_domain *d, ik_u64 lo, ik_u64 hi);
 
 /*
- * ik_iova_find - the range (allocation or reservation) containing pfn.
- * Errors: -ENOENT (pfn is free or outside the domain).  O(log n).
+ * ik_iova_find - the range (allocation or reservation) containing pfn.  A
+ * range held by an rcache is still allocated in the tree and is reported as
+ * an allocation.  Errors: -ENOENT (pfn is free or outside the domain).
+ * O(log n).
  */
 IK_API int ik_iova_find(struct ik_iova_domain *d, ik_u64 pfn, struct ik_iova_range *r);
 
@@ -295,7 +299,8 @@ IK_API void ik_iova_flush_all(struct ik_iova_domain *d);
 IK_API int ik_iova_for_each_cached(struct ik_iova_domain *d,
 				   int (*fn)(void *ctx, ik_u64 pfn, ik_u64 pages), void *ctx);
 
-/* Slow paths of the inline calls below (not API). */
+/* Slow paths of the inline calls below, and the slot of the current CPU for
+ * a size class (not API). */
 IK_API int _ik_iova_alloc_fast_slow(struct ik_iova_domain *d, ik_u64 npages, ik_u64 limit,
 				    ik_u64 *pfn);
 IK_API int _ik_iova_free_fast_slow(struct ik_iova_domain *d, ik_u64 pfn, ik_u64 npages);
@@ -318,7 +323,10 @@ IK_INLINE struct _ik_iova_cpu *_ik_iova_cpu_slot(struct ik_iova_domain *d, unsig
  * allocates from the tree (ik_iova_alloc with IK_IOVA_SIZE_ALIGNED, flushing
  * the rcaches and retrying on -ENOSPC).  Free the range with
  * ik_iova_free_fast() and the same npages (or ik_iova_free()).
- * Errors: as ik_iova_alloc.  Cost: O(1) on a hit; O(log n) otherwise.
+ * Errors: as ik_iova_alloc (-EINVAL also when the rounded size exceeds the
+ * space).  Cost: O(1) on a hit (a magazine scan of at most IK_IOVA_MAG_SIZE
+ * entries on the slow path when the top entries lie above the limit);
+ * O(log n) otherwise.  May call the allocator (under the tree lock).
  */
 IK_INLINE int ik_iova_alloc_fast(struct ik_iova_domain *d, ik_u64 npages, ik_u64 limit,
 				 ik_u64 *pfn)
