@@ -97,7 +97,7 @@ struct waiter {
 	unsigned step;
 };
 
-#define SPIN_STEPS 8 /* 1, 2, 4 ... 128 pauses, then yield */
+#define SPIN_STEPS 6 /* 1, 2, 4 ... 32 pauses (a few microseconds), then yield */
 
 static void waiter_init(struct waiter *w, const struct ik_cmdq *q)
 {

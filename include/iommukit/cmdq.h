@@ -46,7 +46,10 @@
  * with -ETIMEDOUT after the configured timeout.  What the ring cannot avoid:
  * the consumer executes in order, so commands reserved behind a producer that
  * is preempted between its reservation and its valid markers are executed
- * once it runs again; waiters yield to it meanwhile.
+ * once it runs again, and a thread preempted while it holds the publish lock
+ * (a scan of valid markers and one PROD write) delays the PROD write for the
+ * entries it has not yet covered; waiters yield to it meanwhile, and issuers
+ * that do not wait are not delayed at all.
  *
  * Errors (SMMUv3 CERROR semantics; a VT-d driver maps IQE to ILL and ITE to
  * ATC_INV_SYNC in its read_cons hook).  The consumer stops at the bad entry
@@ -342,8 +345,13 @@ struct ik_cmdq_set;
  */
 IK_API int ik_cmdq_set_create(unsigned nr, const struct ik_cmdq_config *cfgs,
 			      struct ik_cmdq_set **out);
+/* Free the set and its queues (no call on them may be running); NULL is
+ * ignored. */
 IK_API void ik_cmdq_set_destroy(struct ik_cmdq_set *s);
+/* Number of queues. */
 IK_API unsigned ik_cmdq_set_size(const struct ik_cmdq_set *s);
+/* Queue i (to point a consumer at it, or to pin a thread to one), or NULL if
+ * i is out of range.  O(1). */
 IK_API struct ik_cmdq *ik_cmdq_set_queue(struct ik_cmdq_set *s, unsigned i);
 /* The caller's queue: IK_ENV_CPU_ID() mod nr.  A hint: keep commands that
  * belong together (an invalidation and its sync) in ONE issue() call on the
@@ -352,7 +360,8 @@ IK_API struct ik_cmdq *ik_cmdq_set_pick(struct ik_cmdq_set *s);
 /* ik_cmdq_issue() on ik_cmdq_set_pick(s): a sync waits for that queue only. */
 IK_API int ik_cmdq_set_issue(struct ik_cmdq_set *s, const void *cmds, unsigned n,
 			     unsigned flags);
-/* Append a sync to every queue, then wait for all: 0 or the first error. */
+/* Append a sync to every queue, then wait for all: 0 or the first error
+ * (-ETIMEDOUT).  Errors of other issuers' commands are not reported here. */
 IK_API int ik_cmdq_set_sync_all(struct ik_cmdq_set *s);
 
 /* ---------------------------------------------------------------- software consumer */
