@@ -83,7 +83,10 @@
  *   ik_u64 fmt_mk_leaf(g, attrs, oa, lvl)
  *       A leaf at level lvl (lvl in leaf_levels) for output address oa
  *       (aligned to the level's size).  The per-PTE hot path: keep it to a few
- *       ORs.
+ *       ORs.  It must be linear in oa: fmt_mk_leaf(g, attrs, oa + d, lvl) ==
+ *       fmt_mk_leaf(g, attrs, oa, lvl) + d for any multiple d of the level's
+ *       size that keeps oa + d below 2^oas (the address field is one run of
+ *       bits that no attribute overlaps); the engine fills runs by adding.
  *   ik_u64 fmt_leaf_attrs(g, pte, lvl)
  *       attrs such that fmt_mk_leaf(g, attrs, fmt_leaf_addr(g, pte, lvl), lvl)
  *       == pte, and such that a leaf made at another level from them has the

@@ -253,6 +253,8 @@ struct pt_map {
 	ik_u64 pend_base, pend_last;
 	struct _ik_pt_tbl *priv;	/* every private table, via ->next */
 	bool replace;			/* pass 1 found empty tables to replace */
+	struct _ik_pt_tbl *cur_t;	/* cursor: last visible table written */
+	ik_u64 cur_base, cur_mask;
 	struct _ik_pt_tbl *dead;	/* the replaced tables, via ->next */
 };
 
@@ -296,6 +298,8 @@ static int pt_map_prepare(struct ik_pgtable *pt, ik_u64 iova, const struct ik_se
 	struct pt_iter it;
 	struct pt_piece p;
 	unsigned i;
+	const struct _ik_pt_tbl *cur_t = NULL;
+	ik_u64 cur_base = 0, cur_mask = 0;
 
 	for (i = 0; i < IK_PT_MAX_LEVELS; i++)
 		last_key[i] = IK_U64_MAX;
@@ -307,6 +311,11 @@ static int pt_map_prepare(struct ik_pgtable *pt, ik_u64 iova, const struct ik_se
 		ik_u64 acc = 0;
 		ik_u32 idx, k;
 
+		/* Cursor: the previous piece's table, if this one is in it. */
+		if (cur_t && p.lvl == cur_t->level && (p.iova & ~cur_mask) == cur_base) {
+			t = cur_t;
+			l = p.lvl;
+		}
 		while (l > p.lvl) {
 			ik_u64 e;
 
@@ -335,9 +344,14 @@ static int pt_map_prepare(struct ik_pgtable *pt, ik_u64 iova, const struct ik_se
 		}
 		if (l > p.lvl)
 			continue;
+		cur_t = t;
+		cur_mask = (1ull << (pt_shift(g, l) + pt_nbits(g, l))) - 1;
+		cur_base = p.iova & ~cur_mask;
 		idx = pt_index(g, p.iova, l);
+		/* Plain loads (vectorisable): only this request writes these
+		 * entries (disjoint ranges), and reads do not race reads. */
 		for (k = 0; k < p.count; k++)
-			acc |= pt_load(&t->cpu[idx + k]);
+			acc |= t->cpu[idx + k];
 		if (!acc)
 			continue;
 		for (k = 0; k < p.count; k++) {
@@ -469,8 +483,11 @@ static void pt_map_piece(struct pt_map *m, const struct pt_piece *p)
 		priv = true;
 	} else {
 		pt_finalize(m);
-		t = m->c.pt->root;
 		priv = false;
+		if (m->cur_t && p->lvl == m->cur_t->level && (p->iova & ~m->cur_mask) == m->cur_base)
+			t = m->cur_t;
+		else
+			t = m->c.pt->root;
 	}
 	l = t->level;
 	while (l > p->lvl) {
@@ -511,6 +528,11 @@ static void pt_map_piece(struct pt_map *m, const struct pt_piece *p)
 	}
 	idx = pt_index(g, p->iova, l);
 	e = t->cpu + idx;
+	if (!priv) {
+		m->cur_t = t;
+		m->cur_mask = (1ull << (pt_shift(g, l) + pt_nbits(g, l))) - 1;
+		m->cur_base = p->iova & ~m->cur_mask;
+	}
 	if (priv) {
 		for (k = 0; k < p->count; k++, pa += sz)
 			e[k] = fmt_mk_leaf(g, attrs, pa, l);
@@ -528,8 +550,17 @@ static void pt_map_piece(struct pt_map *m, const struct pt_piece *p)
 		ik_atomic_fetch_add(&t->nleaf, p->count, IK_MO_RELAXED);
 		pt_run_add(&m->c, l, t, idx, idx + p->count - 1);
 	} else {
-		for (k = 0; k < p->count; k++, pa += sz)
-			pt_store(&e[k], fmt_mk_leaf(g, attrs, pa, l));
+		/* fmt_mk_leaf is linear in the output address (contract). */
+		ik_u64 v = fmt_mk_leaf(g, attrs, pa, l);
+
+		for (k = 0; k + 4 <= p->count; k += 4, v += 4 * sz) {
+			pt_store(&e[k], v);
+			pt_store(&e[k + 1], v + sz);
+			pt_store(&e[k + 2], v + 2 * sz);
+			pt_store(&e[k + 3], v + 3 * sz);
+		}
+		for (; k < p->count; k++, v += sz)
+			pt_store(&e[k], v);
 		ik_atomic_fetch_add(&t->nleaf, p->count, IK_MO_RELAXED);
 		if (!(m->c.pt->cfg.quirks & IK_PT_QUIRK_DEFER_LEAF_CLEAN))
 			pt_run_add(&m->c, l, t, idx, idx + p->count - 1);
@@ -590,6 +621,7 @@ static int pt_map(struct ik_pgtable *pt, ik_u64 iova, const struct ik_seg *segs,
 	pt_ctx_init(&m.c, pt);
 	m.stamp = ik_atomic_fetch_add(&pt->seq, 1, IK_MO_RELAXED) + 1;
 	m.pend = NULL;
+	m.cur_t = NULL;
 	m.priv = NULL;
 	pt_iter_init(&it, iova, segs, n, pgsize);
 	while (pt_iter_next(g, &it, &p))
@@ -854,6 +886,62 @@ static ik_u64 pt_queue_subtree(struct pt_unmap *u, struct _ik_pt_tbl *t)
 	return bytes;
 }
 
+/* Level 0: every entry in range is whole and a leaf or empty; the hot loop
+ * of page unmaps. */
+static void pt_unmap_leaves(struct pt_unmap *u, struct _ik_pt_tbl *t, ik_u64 start, ik_u64 end)
+{
+	const struct ik_pt_geometry *g = u->c.g;
+	unsigned sh = g->lg2_granule;
+	ik_u32 idx = pt_index(g, start, 0), last = pt_index(g, end - 1, 0);
+	ik_u32 run_lo = 0, run_n = 0, cleared = 0, lo = 0, hi = 0;
+	ik_u64 *e = t->cpu;
+
+	for (; idx <= last; idx++) {
+		/* Fast path: four mapped entries at once. */
+		while (idx + 3 <= last && pt_load(&e[idx]) && pt_load(&e[idx + 1]) &&
+		       pt_load(&e[idx + 2]) && pt_load(&e[idx + 3])) {
+			pt_store(&e[idx], 0);
+			pt_store(&e[idx + 1], 0);
+			pt_store(&e[idx + 2], 0);
+			pt_store(&e[idx + 3], 0);
+			if (!cleared)
+				lo = idx;
+			if (!run_n)
+				run_lo = idx;
+			cleared += 4;
+			run_n += 4;
+			idx += 4;
+			hi = idx - 1;
+		}
+		if (idx > last)
+			break;
+		if (!pt_load(&e[idx])) {
+			if (run_n) {
+				pt_run_add(&u->c, 0, t, run_lo, run_lo + run_n - 1);
+				run_n = 0;
+			}
+			continue;
+		}
+		pt_store(&e[idx], 0);
+		if (!cleared)
+			lo = idx;
+		hi = idx;
+		cleared++;
+		if (!run_n)
+			run_lo = idx;
+		run_n++;
+	}
+	if (run_n)
+		pt_run_add(&u->c, 0, t, run_lo, run_lo + run_n - 1);
+	if (cleared) {
+		ik_u64 base = start & ~((1ull << (sh + g->bits)) - 1);
+
+		ik_atomic_fetch_sub(&t->nleaf, cleared, IK_MO_RELAXED);
+		pt_unmap_note(u, base + ((ik_u64)lo << sh), base + ((ik_u64)(hi + 1) << sh), 1ull << sh,
+			      (ik_u64)cleared << sh);
+	}
+}
+
 static void pt_unmap_tbl(struct pt_unmap *u, struct _ik_pt_tbl *t, unsigned l, ik_u64 start,
 			 ik_u64 end)
 {
@@ -863,6 +951,10 @@ static void pt_unmap_tbl(struct pt_unmap *u, struct _ik_pt_tbl *t, unsigned l, i
 	ik_u64 es = start & ~(esz - 1);
 	ik_u32 cleared = 0, run_lo = 0, run_n = 0;
 
+	if (l == 0) {
+		pt_unmap_leaves(u, t, start, end);
+		return;
+	}
 	for (; idx <= last; idx++, es += esz) {
 		ik_u64 e = pt_load_acq(&t->cpu[idx]);
 		ik_u64 rs = start > es ? start : es;

@@ -63,5 +63,6 @@ int bench_iova(int argc, char **argv, const struct bench_opts *o);
 int bench_cmdq(int argc, char **argv, const struct bench_opts *o);
 int bench_dma(int argc, char **argv, const struct bench_opts *o);
 int bench_reproduce(int argc, char **argv, const struct bench_opts *o);
+int bench_map(int argc, char **argv, const struct bench_opts *o);
 
 #endif

@@ -31,6 +31,8 @@ static const struct subcmd subcmds[] = {
 	  "end-to-end DMA through the soft IOMMU: alloc, map, device access, unmap, invalidate" },
 	{ "reproduce", bench_reproduce,
 	  "the four published comparisons (sync_map, unmap cleans, queues, IOVA tail)" },
+	{ "map", bench_map,
+	  "IO page tables: map/unmap ns and clean/TLB/sync counts by size, format, coherence" },
 };
 
 #define DEFAULT_SUBCMD "dma"
