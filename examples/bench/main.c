@@ -27,12 +27,12 @@ static const struct subcmd subcmds[] = {
 	  "IOVA allocator: W1-W3 fragmentation workloads, growth, W4 fast path" },
 	{ "cmdq", bench_cmdq,
 	  "command queues: cmds/s and latency by producers, batch, sync; shared vs per-CPU" },
+	{ "map", bench_map,
+	  "IO page tables: map/unmap ns and clean/TLB/sync counts by size, format, coherence" },
 	{ "dma", bench_dma,
 	  "end-to-end DMA through the soft IOMMU: alloc, map, device access, unmap, invalidate" },
 	{ "reproduce", bench_reproduce,
 	  "the four published comparisons (sync_map, unmap cleans, queues, IOVA tail)" },
-	{ "map", bench_map,
-	  "IO page tables: map/unmap ns and clean/TLB/sync counts by size, format, coherence" },
 };
 
 #define DEFAULT_SUBCMD "dma"
