@@ -490,7 +490,8 @@ static void dma_help(void)
 "\n"
 "End-to-end DMA through the soft IOMMU, as Linux's dma_map_benchmark measures\n"
 "it on hardware.  Per iteration and thread: ik_iova_alloc_fast -> map (or\n"
-"map_sg) -> the device writes every page through the soft IOMMU -> unmap ->\n"
+"map_sg) -> the device writes and reads every page through the soft IOMMU ->\n"
+"unmap ->\n"
 "invalidation commands + sync through the command queue (consumed by the soft\n"
 "IOMMU) -> ik_iova_free_fast; the host then checks every page.\n"
 "\n"
@@ -531,7 +532,14 @@ static void dma_help(void)
 "unmap + invalidation + sync + free (deferred: + the amortised batch flush);\n"
 "cmd/it, syn/it, cln/it = queue commands, syncs and cache cleans per\n"
 "iteration; hit%% = IOTLB hits of the device's page accesses.  A fault, a\n"
-"stale translation or a page without the device's data fails the run (exit 1).\n");
+"stale translation or a page without the device's data fails the run (exit 1).\n"
+"\n"
+"--json fields: bench (\"dma\"), fmt, size, segments, granule, coherent, mode,\n"
+"threads, queues, consumer, check, iters, seconds, iters_per_s, map_mean_ns,\n"
+"map_stddev_ns, map_p50_ns, map_p99_ns, unmap_mean_ns, unmap_stddev_ns,\n"
+"unmap_p50_ns, unmap_p99_ns, cleans, clean_bytes, sync_map_calls, cmds, syncs,\n"
+"cas_retries, iotlb_hits, iotlb_misses, walks, walk_cache_hits,\n"
+"iotlb_inv_entries, tables_alloc, tables_freed, faults, stale.\n");
 }
 
 static int parse_list_u64(const char *s, uint64_t *out, int max)
