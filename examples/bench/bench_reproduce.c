@@ -336,7 +336,7 @@ static int repro_iova(const struct bench_opts *o)
 	struct bench_stats bs;
 	uint64_t nlive = 1u << 18, ops = o->quick ? 26300 : 263000, seed = o->seed ? o->seed : 1;
 	uint64_t *live = malloc(nlive * sizeof(*live)), vis_sum = 0, vis_max = 0;
-	uint64_t lin_sum = 0, lin_max = 0, lin_n = 0, sample_every = o->quick ? 256 : 1024;
+	uint64_t lin_sum = 0, lin_max = 0, lin_n = 0, sample_every = o->quick ? 4096 : 1024;
 	int rc = 0;
 
 	memset(&ic, 0, sizeof(ic));
