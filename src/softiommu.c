@@ -657,10 +657,8 @@ static void do_walk_leaf(const struct sio_stream *st, ik_u64 table, ik_u32 lg2, 
 		sub.root = table;
 		IK_ENV_MEMSET(&r, 0, sizeof(r));
 		err = ik_pt_walk(&sub, &st->mem, iova & ((1ull << lg2) - 1), 0, &r);
-		if (!err) {
+		if (!err)
 			pt_to_xlate(g, &r, x);
-			x->oa = r.oa;
-		}
 	} else {
 		IK_ENV_MEMSET(x, 0, sizeof(*x));
 		err = st->w.walk_leaf(st->w.ctx, table, lg2, iova, x);
@@ -682,8 +680,8 @@ static bool same_translation(const struct ik_softiommu_xlate *a, const struct ik
 }
 
 /*
- * The whole translation of one access: returns 0 with *x filled, or a fault
- * type (the fault is queued).  *sid_tag receives the stream's tag.
+ * The whole translation of one access: returns 0 with *x filled, or the
+ * fault type (the fault is queued, *x holds what the walk found).
  */
 static ik_u32 xlate_access(struct ik_softiommu *s, ik_u32 sid, ik_u64 iova, ik_u32 access,
 			   struct ik_softiommu_xlate *x)
