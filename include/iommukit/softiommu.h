@@ -233,7 +233,8 @@ struct ik_softiommu; /* opaque */
 IK_API int ik_softiommu_create(const struct ik_softiommu_config *cfg, struct ik_softiommu **out);
 
 /* ik_softiommu_destroy - free everything.  NULL is ignored.  No call may be
- * running on it. */
+ * running on it, and no queue may still be consumed into it (stop the
+ * ik_softiommu_cq_run() threads first).  Calls the allocator only. */
 IK_API void ik_softiommu_destroy(struct ik_softiommu *s);
 
 /*
@@ -414,8 +415,11 @@ struct ik_softiommu_stats {
 	ik_u64 inv_all, inv_tag, inv_range;
 };
 
-/* ik_softiommu_stats - snapshot the counters; -EINVAL for NULL.  O(1). */
+/* ik_softiommu_stats - snapshot the counters (taken under the lock, so
+ * consistent with each other); -EINVAL for NULL.  O(1). */
 IK_API int ik_softiommu_stats(struct ik_softiommu *s, struct ik_softiommu_stats *out);
+/* ik_softiommu_stats_reset - set every counter to 0 (caches, queues and the
+ * history are kept).  NULL is ignored.  O(1). */
 IK_API void ik_softiommu_stats_reset(struct ik_softiommu *s);
 
 /* ------------------------------------------------------------ command queues */
@@ -526,7 +530,8 @@ IK_API int ik_softiommu_cq_poll(struct ik_softiommu_cq *cq, unsigned budget);
  */
 IK_API int ik_softiommu_cq_run(struct ik_softiommu_cq *const *cqs, unsigned n, const int *stop);
 
-/* ik_softiommu_fault_name / op_name - short names for printing. */
+/* ik_softiommu_fault_name / op_name - short static names for printing
+ * ("translation", "inv-range", ...; "unknown" for other values).  O(1). */
 IK_API const char *ik_softiommu_fault_name(ik_u32 type);
 IK_API const char *ik_softiommu_op_name(ik_u32 op);
 
