@@ -596,12 +596,16 @@ static void fast_run(uint64_t seed, uint64_t start, uint64_t size, long ops, uns
 	model_init(&f.m, start, end);
 	memset(&f.cached, 0, sizeof(f.cached));
 	for (long i = 0; i < ops; i++) {
-		uint64_t op = ik_rng_below(&r, 100);
+		/* Phases of mostly allocating and mostly freeing, so that magazines
+		 * fill, rotate through prev and the depot, and drain again. */
+		uint64_t phase = (uint64_t)(i / 1500) % 3, op = ik_rng_below(&r, 100);
 		struct ik_iova_stats before, after;
 
+		if (op < 95)
+			op = phase == 0 ? (op < 80 ? op / 2 : op) : phase == 1 ? (op < 80 ? 50 + op / 2 : op) : op;
 		ik_iova_stats(&d, &before);
 		if (op < 50) {
-			uint64_t n = 1 + ik_rng_below(&r, ik_rng_below(&r, 4) ? 4 : 48), pages = 1,
+			uint64_t n = 1 + ik_rng_below(&r, ik_rng_below(&r, 4) ? (phase ? 2 : 4) : 48), pages = 1,
 				 lim = rand_limit(&r, &f.m), got = 0, want = 0;
 			bool fit;
 			int rc;
@@ -1362,6 +1366,149 @@ START_TEST(test_depot_is_trimmed_to_its_bound)
 }
 END_TEST
 
+START_TEST(test_rcache_magazines_rotate_through_prev_and_depot)
+{
+	struct ik_iova_domain d;
+	struct ik_iova_config c;
+	struct ik_iova_stats st;
+	struct ik_iova_range rr;
+	struct ik_fault_alloc fa;
+	enum { N = 400 };
+	static uint64_t p[N], q[N];
+
+	pin_cpu0();
+	ik_fault_alloc_init(&fa);
+	cfg_init(&c, 0, 65535);
+	c.depot_max = 4;
+	c.allocator = &fa.a;
+	ck_assert_int_eq(ik_iova_init(&d, &c), 0);
+	for (int i = 0; i < N; i++)
+		ck_assert_int_eq(ik_iova_alloc_fast(&d, 1, ~0ull, &p[i]), 0);
+	/* 126 fill the loaded magazine, 126 a second one (the first becomes
+	 * prev), then full ones go to the depot. */
+	for (int i = 0; i < N; i++)
+		ck_assert_int_eq(ik_iova_free_fast(&d, p[i], 1), 0);
+	ik_iova_stats(&d, &st);
+	ck_assert_uint_eq(st.cached_ranges, N);
+	ck_assert_uint_eq(st.magazines, 4);
+	CHECK_OK(&d);
+	/* Every allocation is now a hit: loaded, then prev (swapped in), then
+	 * full magazines from the depot.  The tree is not touched. */
+	for (int i = 0; i < N; i++) {
+		ck_assert_int_eq(ik_iova_alloc_fast(&d, 1, ~0ull, &q[i]), 0);
+		ik_iova_stats(&d, &st);
+		IK_REQUIRE(st.ranges == N && st.cached_ranges == (uint64_t)(N - 1 - i));
+	}
+	qsort(p, N, sizeof(p[0]), cmp_u64);
+	qsort(q, N, sizeof(q[0]), cmp_u64);
+	ck_assert(memcmp(p, q, sizeof(p)) == 0);
+	CHECK_OK(&d);
+	/* Freeing into a full loaded magazine swaps in the empty prev. */
+	for (int i = 0; i < 127; i++)
+		ck_assert_int_eq(ik_iova_free_fast(&d, q[i], 1), 0);
+	ik_iova_stats(&d, &st);
+	ck_assert_uint_eq(st.cached_ranges, 127);
+	ck_assert_uint_le(st.magazines, 2);
+	CHECK_OK(&d);
+	/* A cached range above the limit is skipped, one below it is found
+	 * deeper in the magazine (a hit: no new tree range). */
+	{
+		uint64_t lim = q[0], got;
+
+		ik_iova_stats(&d, &st);
+		ck_assert_int_eq(ik_iova_alloc_fast(&d, 1, lim, &got), 0);
+		ck_assert_uint_le(got, lim);
+		{
+			struct ik_iova_stats st2;
+
+			ik_iova_stats(&d, &st2);
+			ck_assert_uint_eq(st2.ranges, st.ranges);
+			ck_assert_uint_eq(st2.cached_ranges, st.cached_ranges - 1);
+		}
+		ck_assert_int_eq(ik_iova_free_fast(&d, got, 1), 0);
+	}
+	/* Fill both magazines, then make the magazine that replaces the one
+	 * going to the depot fail: the range goes back to the tree. */
+	for (int i = 127; i < 252; i++)
+		ck_assert_int_eq(ik_iova_free_fast(&d, q[i], 1), 0);
+	ik_iova_stats(&d, &st);
+	ck_assert_uint_eq(st.cached_ranges, 252);
+	ik_fault_alloc_fail_nth(&fa, 1);
+	ck_assert_int_eq(ik_iova_free_fast(&d, q[252], 1), 0);
+	ik_fault_alloc_disarm(&fa);
+	ck_assert_int_eq(ik_iova_find(&d, q[252], &rr), -ENOENT);
+	ik_iova_stats(&d, &st);
+	ck_assert_uint_eq(st.cached_ranges, 252);
+	CHECK_OK(&d);
+	for (int i = 253; i < N; i++)
+		ck_assert_int_eq(ik_iova_free_fast(&d, q[i], 1), 0);
+	CHECK_OK(&d);
+	ik_iova_flush_all(&d);
+	ik_iova_stats(&d, &st);
+	ck_assert_uint_eq(st.ranges, 0);
+	ck_assert_uint_eq(st.magazines, 0);
+	ik_iova_destroy(&d);
+	ck_assert_int_eq(fa.live, 0);
+}
+END_TEST
+
+static int stop_at_second(void *ctx, const struct ik_iova_range *r)
+{
+	(void)r;
+	return ++*(int *)ctx == 2 ? 42 : 0;
+}
+
+static int stop_cached(void *ctx, ik_u64 pfn, ik_u64 pages)
+{
+	(void)pfn;
+	(void)pages;
+	++*(int *)ctx;
+	return 7;
+}
+
+START_TEST(test_checker_detects_corruption)
+{
+	struct ik_iova_domain d;
+	struct _ik_iova_node *n;
+	uint64_t p, q, saved;
+	int calls = 0;
+
+	pin_cpu0();
+	dom_init(&d, 0, 1023, 0, NULL);
+	for (int i = 0; i < 50; i++)
+		ck_assert_int_eq(ik_iova_alloc(&d, 1 + (uint64_t)i % 3, 1023, 0, &p), 0);
+	ck_assert_int_eq(ik_iova_free(&d, 1023), 0); /* the first one: a hole at the top */
+	ck_assert_int_eq(ik_iova_alloc_fast(&d, 4, 1023, &q), 0);
+	ck_assert_int_eq(ik_iova_free_fast(&d, q, 4), 0);
+	CHECK_OK(&d);
+	ck_assert_int_eq(ik_iova_for_each(&d, stop_at_second, &calls), 42);
+	ck_assert_int_eq(calls, 2);
+	calls = 0;
+	ck_assert_int_eq(ik_iova_for_each_cached(&d, stop_cached, &calls), 7);
+	ck_assert_int_eq(calls, 1);
+	n = ik_rb_entry(d.root.node, struct _ik_iova_node, rb);
+	saved = n->max_gap;
+	n->max_gap = saved + 1;
+	ck_assert_int_eq(ik_iova_check(&d), IK_IOVA_CHECK_AUGMENT);
+	n->max_gap = saved;
+	d.nr_pages++;
+	ck_assert_int_eq(ik_iova_check(&d), IK_IOVA_CHECK_COUNTERS);
+	d.nr_pages--;
+	n = ik_rb_entry(ik_rb_first(&d.root), struct _ik_iova_node, rb);
+	saved = n->gap_lo;
+	n->gap_lo = saved + 1; /* also changes its own gap: recompute */
+	ck_assert_int_ne(ik_iova_check(&d), 0);
+	n->gap_lo = saved;
+	CHECK_OK(&d);
+	/* a pfn freed to the cache twice */
+	ck_assert_int_eq(ik_iova_free_fast(&d, q, 4), 0);
+	ck_assert_int_eq(ik_iova_check(&d), IK_IOVA_CHECK_CACHE_DUP);
+	ck_assert_str_ne(ik_iova_check_str(IK_IOVA_CHECK_CACHE_DUP), "unknown check result");
+	/* destroy frees magazines without returning their ranges: safe here */
+	ik_iova_destroy(&d);
+}
+END_TEST
+
 START_TEST(test_no_rcache_and_large_sizes_go_to_the_tree)
 {
 	struct ik_iova_domain d;
@@ -1574,6 +1721,8 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, test_alloc_succeeds_when_only_cached_ranges_are_free);
 	tcase_add_test(tc, test_depot_is_trimmed_to_its_bound);
 	tcase_add_test(tc, test_no_rcache_and_large_sizes_go_to_the_tree);
+	tcase_add_test(tc, test_rcache_magazines_rotate_through_prev_and_depot);
+	tcase_add_test(tc, test_checker_detects_corruption);
 	tcase_add_test(tc, test_threads_share_a_domain_without_overlap);
 	suite_add_tcase(s, tc);
 	return s;

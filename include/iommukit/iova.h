@@ -44,9 +44,11 @@
  *   ------------------------------------   --------------------------------
  *   ik_iova_alloc, _free, _reserve,        every call below except _init and
  *   _find, _next, _largest_free, _stats,   _destroy (each takes the domain's
- *   _check, _for_each, _for_each_cached    tree lock inside; the callbacks of
- *                                          _for_each* run under locks and must
- *                                          not call into the domain)
+ *   _check, _for_each, _for_each_cached    tree lock inside; _stats, _check
+ *                                          and _for_each_cached also take the
+ *                                          rcache locks; the callbacks of
+ *                                          _for_each* run under those locks
+ *                                          and must not call into the domain)
  *   ik_iova_alloc_fast, _free_fast         everything except _init/_destroy;
  *                                          a hit takes only the per-CPU lock
  *                                          of (size class, IK_ENV_CPU_ID()),
@@ -55,11 +57,14 @@
  *   ik_iova_init, ik_iova_destroy          nothing (the caller serialises)
  *
  *   Lock order (never the reverse): per-CPU lock -> depot lock -> tree lock.
- *   The allocator callbacks are called with no lock held except the tree lock
- *   (node allocation) or a per-CPU lock (magazine allocation); they must not
- *   call into the domain.
+ *   The allocator callbacks are called with the tree lock held (node
+ *   allocation), a per-CPU lock held (magazine allocation), every lock held
+ *   (ik_iova_check's scratch array), or none (init); they must not call into
+ *   the domain.
  *
- * Errors are negative errno values; on error nothing changes.
+ * Errors are negative errno values; on error nothing changes, except that a
+ * request that fails with -ENOSPC may first have flushed the rcaches (which
+ * changes no allocation, only where free ranges are kept).
  */
 #ifndef IOMMUKIT_IOVA_H
 #define IOMMUKIT_IOVA_H
