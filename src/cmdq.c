@@ -448,6 +448,23 @@ static int wait_index(struct ik_cmdq *q, ik_u32 j, struct waiter *w,
 	}
 }
 
+IK_API int _ik_cmdq_reserve(struct ik_cmdq *q, unsigned n, ik_u32 *first)
+{
+	struct waiter w;
+
+	if (!q || !first || n == 0 || n > q->cap)
+		return -EINVAL;
+	waiter_init(&w, q);
+	return reserve(q, n, first, &w, NULL);
+}
+
+IK_API void _ik_cmdq_commit(struct ik_cmdq *q, ik_u32 first, const void *cmds, unsigned n)
+{
+	fill(q, first, cmds, n, false, NULL);
+	ik_smp_mb(); /* P1 */
+	publish(q, NULL);
+}
+
 static void count_timeout(struct ik_cmdq *q)
 {
 	ik_atomic_fetch_add(&q->timeouts, 1, IK_MO_RELAXED);

@@ -78,6 +78,9 @@ struct run {
 	int stop_producers, stop_consumer;
 	int ready;
 	uint64_t fail;
+	/* results */
+	double cps;
+	uint64_t p999;
 };
 
 struct prod {
@@ -337,6 +340,8 @@ static int run_one(struct run *r, const struct bench_opts *o)
 
 	if (r->fail)
 		rc = 1;
+	r->cps = cps;
+	r->p999 = st.p999;
 	if (o->json) {
 		printf("{\"bench\":\"cmdq\",\"queue\":\"%s\",\"producers\":%u,\"batch\":%u,"
 		       "\"sync\":%s,\"shared_core\":%s,\"cmds_per_s\":%.0f,\"p50_ns\":%llu,"
@@ -486,6 +491,9 @@ int bench_cmdq(int argc, char **argv, const struct bench_opts *o)
 		}
 	}
 	/* One producer and two producers on one CPU: no collapse expected. */
+	double pinned[4][2][3] = { { { 0 } } };
+	uint64_t pinned_p999[4][2][3] = { { { 0 } } };
+
 	for (int d = 0; shared_core && d < 4; d++) {
 		if (!designs[d] || d == D_PERCPU)
 			continue;
@@ -503,8 +511,22 @@ int bench_cmdq(int argc, char **argv, const struct bench_opts *o)
 				r->log2 = (unsigned)log2;
 				r->duration_ns = ms * 1000000ull;
 				rc |= run_one(r, o);
+				pinned[d][s][np] = r->cps;
+				pinned_p999[d][s][np] = r->p999;
 				free(r);
 			}
+		}
+	}
+	if (shared_core && !o->json) {
+		printf("\ntwo producers on one CPU vs one (batch 64; target >= 0.8x, p99.9 < 100 us):\n");
+		for (int d = 0; d < 4; d++) {
+			if (!designs[d] || d == D_PERCPU)
+				continue;
+			for (int s = 0; s < 2; s++)
+				printf("  %-9s sync %-3s  %.2fx   p99.9 %llu ns\n", design_name[d],
+				       s ? "yes" : "no",
+				       pinned[d][s][1] > 0 ? pinned[d][s][2] / pinned[d][s][1] : 0.0,
+				       (unsigned long long)pinned_p999[d][s][2]);
 		}
 	}
 	return rc;
