@@ -103,9 +103,12 @@ struct th {
 	uint64_t *freeaddr[TH_MAXLG + 1];
 	size_t nfree[TH_MAXLG + 1], capfree[TH_MAXLG + 1];
 	/* counters (atomic where threads share them) */
-	long allocs, frees, cleans, clean_bytes, sync_maps, gather_adds, iotlb_syncs;
+	long allocs, frees, cleans, clean_bytes, sync_maps, gather_adds, iotlb_syncs, flush_walks;
 	uint64_t last_sync_iova, last_sync_size;
 	uint64_t last_clean_iommu, last_clean_size;
+	/* one-shot: run from inside the next clean (simulates another thread
+	 * acting between the engine's clean and its install) */
+	void (*on_clean)(struct th *h);
 };
 
 static size_t th_hash(uint64_t base)
@@ -202,6 +205,12 @@ static void th_clean(void *cookie, void *cpu, ik_u64 iommu, ik_size size)
 	__atomic_add_fetch(&h->clean_bytes, (long)size, __ATOMIC_RELAXED);
 	__atomic_store_n(&h->last_clean_iommu, iommu, __ATOMIC_RELAXED);
 	__atomic_store_n(&h->last_clean_size, size, __ATOMIC_RELAXED);
+	if (h->on_clean) {
+		void (*fn)(struct th *) = h->on_clean;
+
+		h->on_clean = NULL;
+		fn(h);
+	}
 }
 
 static void th_sync_map(void *cookie, ik_u64 iova, ik_u64 size)
@@ -227,6 +236,16 @@ static void th_iotlb_sync(void *cookie, struct ik_gather *g)
 
 	(void)g;
 	__atomic_add_fetch(&h->iotlb_syncs, 1, __ATOMIC_RELAXED);
+}
+
+static void th_flush_walk(void *cookie, ik_u64 iova, ik_u64 size, ik_u64 gran)
+{
+	struct th *h = cookie;
+
+	(void)iova;
+	(void)size;
+	(void)gran;
+	__atomic_add_fetch(&h->flush_walks, 1, __ATOMIC_RELAXED);
 }
 
 static int th_read64(void *ctx, ik_u64 addr, ik_u64 *val)
@@ -284,6 +303,7 @@ static void th_mem(struct th *h, struct ik_pt_mem *m, bool hw_updates)
 static void th_reset_counts(struct th *h)
 {
 	h->cleans = h->clean_bytes = h->sync_maps = h->gather_adds = h->iotlb_syncs = 0;
+	h->flush_walks = 0;
 }
 
 static struct th *th_new_cfg(const struct fmt_case *fc, bool coherent, ik_u32 extra_quirks)
@@ -301,6 +321,7 @@ static struct th *th_new_cfg(const struct fmt_case *fc, bool coherent, ik_u32 ex
 	h->hooks.iotlb_sync_map = th_sync_map;
 	h->hooks.gather_add = th_gather_add;
 	h->hooks.iotlb_sync = th_iotlb_sync;
+	h->hooks.flush_walk = th_flush_walk;
 	h->cfg.fmt = fc->fmt;
 	h->cfg.ias = fc->ias;
 	h->cfg.oas = fc->oas;
@@ -1130,6 +1151,40 @@ START_TEST(partial_unmap_splits_block)
 }
 END_TEST
 
+/* Partial unmaps leave an empty table; a block may then go there: the
+ * table is freed after a walk-cache flush, and nothing else changes. */
+START_TEST(block_replaces_empty_table_after_walk_flush)
+{
+	struct th *h = th_new(_i, false);
+	uint64_t g = G(h), b = B(h), iova, got, sz;
+	struct ik_pgtable_stats s0, s1;
+
+	if (!b) {
+		th_destroy(h);
+		return;
+	}
+	iova = BASE(h) + 2 * b;
+	ck_assert_int_eq(ik_pgtable_map(h->pt, iova + 8 * g, 0x1000000 + g, 4 * g, PROT_RW), 0);
+	ck_assert_int_eq(unmap_sync(h, iova + 8 * g, 4 * g), (ik_s64)(4 * g));
+	ik_pgtable_get_stats(h->pt, &s0);
+	th_reset_counts(h);
+	ck_assert_int_eq(ik_pgtable_map(h->pt, iova, 0x80000000ull, b, PROT_RW), 0);
+	ck_assert_int_eq(h->flush_walks, 1);
+	ck_assert_int_eq(h->sync_maps, 1);
+	ck_assert_int_eq(h->cleans, 1); /* the one entry */
+	ik_pgtable_get_stats(h->pt, &s1);
+	ck_assert_uint_eq(s1.cache_pages + s1.tables_freed, s0.cache_pages + s0.tables_freed + 1);
+	ck_assert_int_eq(ik_pgtable_iova_to_phys(h->pt, iova + 9 * g, &got, &sz), 0);
+	ck_assert_uint_eq(sz, b);
+	ck_assert_uint_eq(got, 0x80000000ull + 9 * g);
+	/* a table that still maps something is a conflict */
+	ck_assert_int_eq(ik_pgtable_map(h->pt, iova + b + g, 0x1000000, g, PROT_RW), 0);
+	ck_assert_int_eq(ik_pgtable_map(h->pt, iova + b, 0x80000000ull + b, b, PROT_RW), -EEXIST);
+	ck_assert_int_eq(unmap_sync(h, iova, 2 * b), (ik_s64)(b + g));
+	th_destroy(h);
+}
+END_TEST
+
 START_TEST(deferred_leaf_clean_quirk_cleans_once_per_run)
 {
 	struct th *h = th_new_cfg(&fmt_cases[_i], false, IK_PT_QUIRK_DEFER_LEAF_CLEAN);
@@ -1147,6 +1202,86 @@ START_TEST(deferred_leaf_clean_quirk_cleans_once_per_run)
 END_TEST
 
 /* ------------------------------------------------------------ concurrency */
+
+/*
+ * Deterministic races: the harness runs a second request from inside the
+ * clean that the engine issues for its private tables just before it
+ * installs them (the hook contract forbids this to drivers; here it stands
+ * for another CPU winning the race at that instant).
+ */
+static uint64_t race_base;
+
+static void race_map(struct th *h)
+{
+	ck_assert_int_eq(ik_pgtable_map(h->pt, race_base + 8 * G(h), 0x9000000, 4 * G(h), PROT_RW), 0);
+}
+
+static void race_unmap(struct th *h)
+{
+	ck_assert_int_eq(unmap_sync(h, race_base + 100 * G(h), G(h)), (ik_s64)G(h));
+}
+
+START_TEST(losing_table_install_merges_into_winner)
+{
+	struct th *h = th_new(_i, false);
+	uint64_t g = G(h), got, sz, k;
+	struct ik_pgtable_stats st;
+	struct ik_pt_walker w;
+	struct ik_pt_mem mem;
+
+	race_base = BASE(h) + (BASE(h) >> 2); /* nothing below it yet */
+	h->on_clean = race_map;
+	ck_assert_int_eq(ik_pgtable_map(h->pt, race_base, 0x1000000, 4 * g, PROT_RW), 0);
+	ck_assert_ptr_null(h->on_clean);
+	ik_pgtable_get_stats(h->pt, &st);
+	ck_assert_uint_ge(st.cas_lost, 1);
+	ik_pgtable_walker(h->pt, &w);
+	th_mem(h, &mem, false);
+	for (k = 0; k < 12; k++) {
+		struct ik_pt_walk_result r;
+		int ret = ik_pgtable_iova_to_phys(h->pt, race_base + k * g, &got, &sz);
+
+		ck_assert_int_eq(ik_pt_walk(&w, &mem, race_base + k * g, IK_ACCESS_READ, &r), 0);
+		if (k < 4 || k >= 8) {
+			uint64_t want = k < 4 ? 0x1000000 + k * g : 0x9000000 + (k - 8) * g;
+
+			ck_assert_int_eq(ret, 0);
+			ck_assert_uint_eq(got, want);
+			ck_assert_int_eq(r.fault, IK_PT_FAULT_NONE);
+			ck_assert_uint_eq(r.oa, want);
+		} else {
+			ck_assert_int_eq(ret, -ENOENT);
+			ck_assert_int_eq(r.fault, IK_PT_FAULT_TRANSLATION);
+		}
+	}
+	ck_assert_int_eq(unmap_sync(h, race_base, 12 * g), (ik_s64)(8 * g));
+	/* two unmaps splitting the same block: the loser unmaps from the
+	 * winner's table */
+	if (B(h)) {
+		uint64_t b = B(h), bpa = 0x80000000ull;
+
+		race_base = BASE(h) - 2 * b;
+		ck_assert_int_eq(ik_pgtable_map(h->pt, race_base, bpa, b, PROT_RW), 0);
+		h->on_clean = race_unmap;
+		ck_assert_int_eq(unmap_sync(h, race_base + 3 * g, g), (ik_s64)g);
+		ck_assert_ptr_null(h->on_clean);
+		for (k = 0; k < 128; k++) {
+			int ret = ik_pgtable_iova_to_phys(h->pt, race_base + k * g, &got, &sz);
+
+			if (k == 3 || k == 100) {
+				IK_REQUIRE(ret == -ENOENT);
+			} else {
+				IK_REQUIRE(ret == 0 && got == bpa + k * g && sz == g);
+			}
+		}
+		ik_pgtable_get_stats(h->pt, &st);
+		ck_assert_uint_ge(st.cas_lost, 2);
+		ck_assert_uint_ge(st.splits, 1);
+		ck_assert_int_eq(unmap_sync(h, race_base, b), (ik_s64)(b - 2 * g));
+	}
+	th_destroy(h);
+}
+END_TEST
 
 struct cc_arg {
 	struct th *h;
@@ -1237,6 +1372,9 @@ START_TEST(concurrent_disjoint_map_unmap)
 	}
 	pthread_barrier_destroy(&bar);
 	ik_pgtable_get_stats(h->pt, &st);
+	if (getenv("IK_TEST_VERBOSE"))
+		fprintf(stderr, "%s: %llu table installs lost to a concurrent request\n",
+			h->fc->name, (unsigned long long)st.cas_lost);
 	/* every page is gone again */
 	{
 		struct dump_check d;
@@ -1312,6 +1450,9 @@ START_TEST(walker_reports_faults_like_hardware)
 	}
 	/* an invalid entry pattern (no valid bit) */
 	*e = saved & ~(h->fc->valid_bits ? h->fc->valid_bits : 1ull);
+	/* an empty entry (format-specific invalid patterns: in each format's
+	 * own test, e.g. lpae_stage1_bits_match_the_architecture) */
+	*e = 0;
 	ck_assert_int_eq(ik_pt_walk(&w, &mem, base + g, IK_ACCESS_READ, &r), 0);
 	ck_assert_int_eq(r.fault, IK_PT_FAULT_TRANSLATION);
 	*e = saved;
@@ -1543,6 +1684,13 @@ START_TEST(lpae_geometry_and_registers)
 	ck_assert_str_eq(ik_pt_fmt_name(IK_PT_LPAE_S1), "lpae-s1");
 	ck_assert_int_eq(ik_pt_fmt_from_name("lpae-s2"), IK_PT_LPAE_S2);
 	ck_assert_int_eq(ik_pt_fmt_from_name("nope"), IK_PT_FMT_NONE);
+	/* walker from a config: the root must be aligned to the root size */
+	c.fmt = IK_PT_LPAE_S1;
+	c.pgsize_bitmap = SZ_4K;
+	ck_assert_int_eq(ik_pt_walker_init(&w2, &c, 0x10000), 0);
+	ck_assert_uint_eq(w2.root, 0x10000);
+	ck_assert_uint_eq(w2.geom.nlevels, 4);
+	ck_assert_int_eq(ik_pt_walker_init(&w2, &c, 0x10800), -EINVAL);
 	/* a register value the library cannot walk */
 	ck_assert_int_eq(ik_lpae_walker_from_regs(&w2, 1, 0x3f, 0, 0), -EINVAL);
 	ck_assert_int_eq(ik_lpae_walker_from_regs(&w2, 3, 0x10, 0, 0), -EINVAL);
@@ -1571,6 +1719,25 @@ START_TEST(lpae_stage1_bits_match_the_architecture)
 	ck_assert_uint_eq(r.pte, 0x40000000ull | 1 | (2 << 2) | (1 << 6) | (2 << 8) | (1 << 10) |
 					 (1 << 11) | (3ull << 53));
 	ck_assert_uint_eq(r.level, 1);
+	/* invalid patterns: valid bit clear; a block type at the last level;
+	 * the access flag clear (no hardware AF update configured) */
+	{
+		ik_u64 *e, saved;
+
+		ck_assert_int_eq(ik_pt_walk(&w, &mem, base, 0, &r), 0);
+		e = th_entry(h, r.pte_addr);
+		saved = *e;
+		*e = saved & ~1ull;
+		ck_assert_int_eq(ik_pt_walk(&w, &mem, base, IK_ACCESS_READ, &r), 0);
+		ck_assert_int_eq(r.fault, IK_PT_FAULT_TRANSLATION);
+		*e = saved & ~2ull;
+		ck_assert_int_eq(ik_pt_walk(&w, &mem, base, IK_ACCESS_READ, &r), 0);
+		ck_assert_int_eq(r.fault, IK_PT_FAULT_TRANSLATION);
+		*e = saved & ~(1ull << 10);
+		ck_assert_int_eq(ik_pt_walk(&w, &mem, base, IK_ACCESS_READ, &r), 0);
+		ck_assert_int_eq(r.fault, IK_PT_FAULT_ACCESS_FLAG);
+		*e = saved;
+	}
 	ck_assert_int_eq(unmap_sync(h, base, 2 * SZ_2M), (ik_s64)(SZ_2M + SZ_4K));
 	th_destroy(h);
 	h = th_new(6, true); /* stage 2 */
@@ -1643,9 +1810,11 @@ Suite *ik_test_suite(void)
 	tcase_add_loop_test(gen, page_size_choice, 0, NCASES);
 	tcase_add_loop_test(gen, partial_unmap_splits_block, 0, NCASES);
 	tcase_add_loop_test(gen, deferred_leaf_clean_quirk_cleans_once_per_run, 0, NCASES);
+	tcase_add_loop_test(gen, block_replaces_empty_table_after_walk_flush, 0, NCASES);
 	tcase_add_loop_test(gen, walker_reports_faults_like_hardware, 0, NCASES);
 	tcase_add_loop_test(gen, dirty_tracking_reports_device_writes, 0, NCASES);
 	tcase_add_loop_test(gen, random_ops_match_shadow_model, 0, NCASES);
+	tcase_add_loop_test(gen, losing_table_install_merges_into_winner, 0, NCASES);
 	tcase_add_loop_test(gen, concurrent_disjoint_map_unmap, 0, NCASES);
 	suite_add_tcase(s, gen);
 	tcase_set_timeout(fmt, 120);

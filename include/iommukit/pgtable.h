@@ -233,7 +233,8 @@ IK_INLINE void ik_gather_add(struct ik_gather *g, ik_u64 iova, ik_u64 size, ik_u
 /*
  * struct ik_pgtable_hooks - per-instance callbacks (two IOMMUs in one system
  * differ in them).  `cookie` (from the config) is passed to each.  Every
- * member may be NULL; the default is given with each.
+ * member may be NULL; the default is given with each (alloc_table and
+ * free_table come as a pair: one without the other is -EINVAL at create).
  *
  * alloc_table(cookie, size, iommu_addr)
  *     Return `size` bytes (a power of two >= 64, usually the granule; more for
