@@ -188,12 +188,14 @@ IK_ALWAYS_INLINE ik_u64 fmt_mk_leaf(const struct ik_pt_geometry *g, ik_u64 attrs
 				    unsigned lvl)
 {
 	(void)g;
-	if (!lvl)
-		return attrs | oa;
-	if (VTD_FL)	/* PAT moves from bit 7 (4K) to bit 12 (2M/1G) */
-		return (attrs & ~IK_VTD_FL_PAT_4K) | ((attrs & IK_VTD_FL_PAT_4K) << 5) | oa |
-		       IK_VTD_FL_PS;
-	return attrs | oa | IK_VTD_SL_PS;
+	/* Branch-free in the address, so that the engine's per-PTE loop keeps
+	 * only an OR: the level-dependent part is loop-invariant. */
+	if (VTD_FL) {	/* PAT moves from bit 7 (4K) to bit 12 (2M/1G) */
+		ik_u64 pat = attrs & IK_VTD_FL_PAT_4K;
+
+		return (lvl ? (attrs ^ pat) | (pat << 5) | IK_VTD_FL_PS : attrs) | oa;
+	}
+	return (lvl ? attrs | IK_VTD_SL_PS : attrs) | oa;
 }
 
 IK_ALWAYS_INLINE ik_u64 fmt_leaf_attrs(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)

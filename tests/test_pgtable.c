@@ -39,9 +39,7 @@
  * One row per configuration the generic suite runs.  prot_mask: the IK_PROT_*
  * bits that round-trip exactly through the walker for the prot values the
  * tests use (READ or READ|WRITE, optionally NOEXEC, CACHE, PRIV).
- * fmt_flags: the config's format options (0 when omitted).  valid_bits: the
- * entry bits whose clearing makes an entry invalid to the hardware (0 when
- * omitted: bit 0).
+ * fmt_flags: the config's format options (e.g. VT-d superpage capabilities).
  * To add a format: one line here.
  */
 struct fmt_case {
@@ -52,26 +50,25 @@ struct fmt_case {
 	ik_u32 quirks;
 	unsigned prot_mask;
 	ik_u64 fmt_flags;
-	ik_u64 valid_bits;
 };
 
 static const struct fmt_case fmt_cases[] = {
-	{ "lpae-s1 4K ias48", IK_PT_LPAE_S1, 48, 48, SZ_4K | SZ_2M | SZ_1G, 0, PROT_LPAE | IK_PROT_PRIV, 0, 0 },
+	{ "lpae-s1 4K ias48", IK_PT_LPAE_S1, 48, 48, SZ_4K | SZ_2M | SZ_1G, 0, PROT_LPAE | IK_PROT_PRIV, 0 },
 	{ "lpae-s1 4K ias39 dirty", IK_PT_LPAE_S1, 39, 40, SZ_4K | SZ_2M | SZ_1G, IK_PT_QUIRK_DIRTY,
-	  PROT_LPAE | IK_PROT_PRIV, 0, 0 },
-	{ "lpae-s1 4K ias32", IK_PT_LPAE_S1, 32, 32, SZ_4K | SZ_2M | SZ_1G, 0, PROT_LPAE | IK_PROT_PRIV, 0, 0 },
-	{ "lpae-s1 16K ias48", IK_PT_LPAE_S1, 48, 48, SZ_16K | SZ_32M, 0, PROT_LPAE | IK_PROT_PRIV, 0, 0 },
-	{ "lpae-s1 64K ias48", IK_PT_LPAE_S1, 48, 48, SZ_64K | SZ_512M, 0, PROT_LPAE | IK_PROT_PRIV, 0, 0 },
-	{ "lpae-s2 4K ias40 concat", IK_PT_LPAE_S2, 40, 40, SZ_4K | SZ_2M | SZ_1G, 0, PROT_LPAE, 0, 0 },
-	{ "lpae-s2 4K ias48", IK_PT_LPAE_S2, 48, 48, SZ_4K | SZ_2M | SZ_1G, 0, PROT_LPAE, 0, 0 },
-	{ "lpae-s2 16K ias48 concat", IK_PT_LPAE_S2, 48, 44, SZ_16K | SZ_32M, 0, PROT_LPAE, 0, 0 },
-	{ "lpae-s2 64K ias42", IK_PT_LPAE_S2, 42, 42, SZ_64K | SZ_512M, 0, PROT_LPAE, 0, 0 },
-	{ "vtd-sl 3-level", IK_PT_VTD_SL, 39, 48, SZ_4K | SZ_2M | SZ_1G, 0, PROT_VTD_SL, VTD_SP | IK_VTD_FLAG_SC, 3 },
-	{ "vtd-sl 4-level 2M dirty", IK_PT_VTD_SL, 48, 48, SZ_4K | SZ_2M | SZ_1G, IK_PT_QUIRK_DIRTY, PROT_VTD_SL, IK_VTD_FLAG_SP_2M | IK_VTD_FLAG_SC, 3 },
-	{ "vtd-sl 4-level 4K only", IK_PT_VTD_SL, 48, 46, SZ_4K | SZ_2M | SZ_1G, 0, PROT_RW, 0, 3 },
-	{ "vtd-sl 5-level", IK_PT_VTD_SL, 57, 52, SZ_4K | SZ_2M | SZ_1G, 0, PROT_VTD_SL, VTD_SP | IK_VTD_FLAG_SC, 3 },
-	{ "vtd-fl 4-level", IK_PT_VTD_FL, 47, 48, SZ_4K | SZ_2M | SZ_1G, 0, PROT_VTD_FL, IK_VTD_FLAG_SP_1G, 1 },
-	{ "vtd-fl 5-level dirty", IK_PT_VTD_FL, 56, 52, SZ_4K | SZ_2M | SZ_1G, IK_PT_QUIRK_DIRTY, PROT_VTD_FL, 0, 1 },
+	  PROT_LPAE | IK_PROT_PRIV, 0 },
+	{ "lpae-s1 4K ias32", IK_PT_LPAE_S1, 32, 32, SZ_4K | SZ_2M | SZ_1G, 0, PROT_LPAE | IK_PROT_PRIV, 0 },
+	{ "lpae-s1 16K ias48", IK_PT_LPAE_S1, 48, 48, SZ_16K | SZ_32M, 0, PROT_LPAE | IK_PROT_PRIV, 0 },
+	{ "lpae-s1 64K ias48", IK_PT_LPAE_S1, 48, 48, SZ_64K | SZ_512M, 0, PROT_LPAE | IK_PROT_PRIV, 0 },
+	{ "lpae-s2 4K ias40 concat", IK_PT_LPAE_S2, 40, 40, SZ_4K | SZ_2M | SZ_1G, 0, PROT_LPAE, 0 },
+	{ "lpae-s2 4K ias48", IK_PT_LPAE_S2, 48, 48, SZ_4K | SZ_2M | SZ_1G, 0, PROT_LPAE, 0 },
+	{ "lpae-s2 16K ias48 concat", IK_PT_LPAE_S2, 48, 44, SZ_16K | SZ_32M, 0, PROT_LPAE, 0 },
+	{ "lpae-s2 64K ias42", IK_PT_LPAE_S2, 42, 42, SZ_64K | SZ_512M, 0, PROT_LPAE, 0 },
+	{ "vtd-sl 3-level", IK_PT_VTD_SL, 39, 48, SZ_4K | SZ_2M | SZ_1G, 0, PROT_VTD_SL, VTD_SP | IK_VTD_FLAG_SC },
+	{ "vtd-sl 4-level 2M dirty", IK_PT_VTD_SL, 48, 48, SZ_4K | SZ_2M | SZ_1G, IK_PT_QUIRK_DIRTY, PROT_VTD_SL, IK_VTD_FLAG_SP_2M | IK_VTD_FLAG_SC },
+	{ "vtd-sl 4-level 4K only", IK_PT_VTD_SL, 48, 46, SZ_4K | SZ_2M | SZ_1G, 0, PROT_RW, 0 },
+	{ "vtd-sl 5-level", IK_PT_VTD_SL, 57, 52, SZ_4K | SZ_2M | SZ_1G, 0, PROT_VTD_SL, VTD_SP | IK_VTD_FLAG_SC },
+	{ "vtd-fl 4-level", IK_PT_VTD_FL, 47, 48, SZ_4K | SZ_2M | SZ_1G, 0, PROT_VTD_FL, IK_VTD_FLAG_SP_1G },
+	{ "vtd-fl 5-level dirty", IK_PT_VTD_FL, 56, 52, SZ_4K | SZ_2M | SZ_1G, IK_PT_QUIRK_DIRTY, PROT_VTD_FL, 0 },
 };
 #define NCASES ((int)(sizeof(fmt_cases) / sizeof(fmt_cases[0])))
 

@@ -870,6 +870,15 @@ START_TEST(walker_decodes_guest_fl_tables_and_their_faults)
 	pe[0] = 1 | (1u << 6);
 	pe[2] |= 2u << 2;
 	ck_assert_int_eq(ik_vtd_walker_from_pasid(&w, pe, 0, haw), -EINVAL);
+	/* second-level PASID entries with a reserved AW */
+	pe[0] = gaddr(l3) | 1 | (2u << 6);
+	ck_assert_int_eq(ik_vtd_walker_from_pasid(&w, pe, 0, haw), -EINVAL);
+	pe[0] |= 4u << 2;
+	ck_assert_int_eq(ik_vtd_walker_from_pasid(&w, pe, 0, haw), -EINVAL);
+	pe[0] = gaddr(l3) | 1 | (2u << 6) | (2u << 2);
+	ck_assert_int_eq(ik_vtd_walker_from_pasid(&w, pe, 0, haw), 0);
+	ck_assert_int_eq(ik_vtd_walker_from_pasid(NULL, pe, 0, haw), -EINVAL);
+	ck_assert_int_eq(ik_vtd_walker_from_context(&w, NULL, 0, haw), -EINVAL);
 	guest_free(&gs);
 #undef IOVA
 }

@@ -5,12 +5,12 @@
  * Two formats, both 4 KiB tables of 512 eight-byte entries, 9 index bits per
  * level, 4 KiB granule:
  *
- *   IK_FMT_VTD_SL  second-level (second-stage) tables, what a legacy-mode
+ *   IK_PT_VTD_SL   second-level (second-stage) tables, what a legacy-mode
  *                  context entry or a scalable-mode PASID entry with
  *                  PGTT = second-level-only points to.  3, 4 or 5 levels
  *                  (39, 48 or 57-bit input).  4K pages; 2M and 1G
  *                  superpages where CAP.SLLPS says so.
- *   IK_FMT_VTD_FL  first-level (first-stage) tables, the x86-64 paging
+ *   IK_PT_VTD_FL   first-level (first-stage) tables, the x86-64 paging
  *                  format that a scalable-mode PASID entry with
  *                  PGTT = first-level-only points to.  4 or 5 levels (48 or
  *                  57-bit; iommukit maps the lower canonical half, 47 or 56
@@ -49,12 +49,16 @@
  *                 ECAP.SMPWC bit 48, page-walk coherency in scalable mode
  *                            (used with PASID-entry PWSNP).
  *                 ECAP.SLADS bit 45, second-level accessed/dirty support.
+ *                 ECAP.SMTS  bit 43, scalable mode; ECAP.SLTS bit 46 and
+ *                            ECAP.FLTS bit 47, second-level and first-level
+ *                            translation in scalable mode.
  *   HAW         host address width: how many physical address bits the
  *               platform has (from the DMAR table).  Address bits at and
  *               above HAW in an entry are reserved: a walk that meets one
- *               faults.  iommukit's oas.
+ *               faults (the walker: IK_PT_FAULT_ADDR_SIZE; the other
+ *               reserved fields: IK_PT_FAULT_RESERVED).  iommukit's oas.
  *   AGAW / AW   adjusted guest address width: the second-level input width
- *               a table set covers, 30 + 9 * levels (39, 48, 57).  Context and
+ *               a table set covers, 12 + 9 * levels (39, 48, 57).  Context and
  *               PASID entries encode it in a 3-bit AW field: 1 = 39-bit,
  *               2 = 48-bit, 3 = 57-bit (= levels - 2).
  *   SLPTPTR     the physical address of the top second-level table, in
@@ -118,7 +122,8 @@
  *                   are reserved, PAT excepted).
  *   bits 51:HAW     reserved.
  *   bits 62:52      ignored: available to software.
- *   bit 63     XD   execute disable, when the PASID entry's NXE is set.
+ *   bit 63     XD   execute disable, when the PASID entry's NXE is set
+ *                   (ik_vtd_get_regs() sets it; the walker assumes it).
  *
  * Protections (IK_PROT_*) and what the walker decodes back:
  *   second-level  READ -> R, WRITE -> W (write-only is expressible); CACHE ->
@@ -149,7 +154,10 @@
  * iotlb_sync_map(iova, size).  The number of cleans is the same.
  *
  * Synchronization: the format adds nothing to the engine's rules (see
- * <iommukit/pgtable.h>).  The helpers in this header are pure functions.
+ * <iommukit/pgtable.h>).  ik_vtd_cfg_init() and the walker constructors are
+ * pure functions of their arguments; ik_vtd_get_regs() reads only a table
+ * set's immutable geometry and root, so it may run concurrently with
+ * anything but ik_pgtable_destroy().
  */
 #ifndef IOMMUKIT_FMT_VTD_H
 #define IOMMUKIT_FMT_VTD_H
