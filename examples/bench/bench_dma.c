@@ -731,7 +731,7 @@ int bench_dma(int argc, char **argv, const struct bench_opts *go)
 		       "  invalidate + sync (strict) or queue for a batched flush (deferred), free IOVA\n"
 		       "  granule %lluK, %s walker, IOTLB %u entries, %u thread%s, %s queue%s,\n"
 		       "  %s consumer%s; %s per configuration\n\n",
-		       base.segments > 1 ? " as a scatterlist" : "", (1ull << base.granule_shift) >> 10,
+		       base.segments > 1 ? " (map_sg)" : "", (1ull << base.granule_shift) >> 10,
 		       base.coherent ? "coherent" : "non-coherent",
 		       base.iotlb_set ? base.iotlb_entries : 512u, base.threads,
 		       base.threads == 1 ? "" : "s", base.nqueues == 1 ? "one shared" : "per-CPU",
