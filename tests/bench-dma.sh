@@ -25,8 +25,8 @@ else
 	no "dma --json"; printf '%s\n' "$out" | sed 's/^/# /'
 fi
 
-out=$($bench --quick --threads 2 dma --time 0.05 --size 8k --queues percpu 2>&1)
-if [ $? -eq 0 ]; then ok "dma on two threads, per-CPU queues"; else
+out=$($bench --quick --threads 2 dma --time 0.05 --size 8k --queues percpu --consumer thread 2>&1)
+if [ $? -eq 0 ]; then ok "dma on two threads, per-CPU queues, consumer thread"; else
 	no "dma on two threads"; printf '%s\n' "$out" | sed 's/^/# /'; fi
 
 rc2=0
