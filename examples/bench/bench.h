@@ -61,6 +61,8 @@ bool bench_parse_u64(const char *s, uint64_t *out);
 int bench_rbtree(int argc, char **argv, const struct bench_opts *o);
 int bench_iova(int argc, char **argv, const struct bench_opts *o);
 int bench_cmdq(int argc, char **argv, const struct bench_opts *o);
+int bench_dma(int argc, char **argv, const struct bench_opts *o);
+int bench_reproduce(int argc, char **argv, const struct bench_opts *o);
 int bench_map(int argc, char **argv, const struct bench_opts *o);
 
 #endif

@@ -29,9 +29,13 @@ static const struct subcmd subcmds[] = {
 	  "command queues: cmds/s and latency by producers, batch, sync; shared vs per-CPU" },
 	{ "map", bench_map,
 	  "IO page tables: map/unmap ns and clean/TLB/sync counts by size, format, coherence" },
+	{ "dma", bench_dma,
+	  "end-to-end DMA through the soft IOMMU: alloc, map, device access, unmap, invalidate" },
+	{ "reproduce", bench_reproduce,
+	  "the four published comparisons (sync_map, unmap cleans, queues, IOVA tail)" },
 };
 
-#define DEFAULT_SUBCMD "rbtree"
+#define DEFAULT_SUBCMD "dma"
 
 static void usage(FILE *f)
 {

@@ -1,0 +1,784 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * iommukit-bench dma: the end-to-end DMA benchmark on the soft IOMMU, the
+ * equivalent of Linux's dma_map_benchmark on any machine.
+ *
+ * Per iteration, on each thread:
+ *   map     = ik_iova_alloc_fast -> ik_pgtable_map (or map_sg of N
+ *             non-contiguous segments) -> iotlb_sync_map hook
+ *   device  = the soft IOMMU's stream 0 writes 8 bytes into every page of
+ *             the buffer through translation (IOTLB, walker on a miss)
+ *   unmap   = ik_pgtable_unmap -> strict: invalidation commands + sync
+ *             through the command queue, consumed by the soft IOMMU (inline
+ *             on the PROD write, or on its own thread), then gather sync and
+ *             ik_iova_free_fast;
+ *             deferred: the range goes into a flush queue that invalidates
+ *             the whole context once per batch and only then frees the IOVAs
+ *             and table pages
+ * then the host checks that every page holds what the device wrote.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <iommukit/flushq.h>
+#include "bench.h"
+#include "dma_sys.h"
+
+/* posix_memalign with aligned_alloc's interface (no size restriction). */
+static void *xmemalign(size_t align, size_t size)
+{
+	void *p = NULL;
+
+	return posix_memalign(&p, align, size ? size : align) ? NULL : p;
+}
+
+struct dma_opts {
+	enum ik_pt_fmt fmt;
+	unsigned granule_shift;
+	bool coherent;
+	bool deferred;
+	unsigned threads;
+	uint64_t size;
+	unsigned segments;
+	unsigned nqueues;
+	bool consumer_thread;
+	bool check;
+	uint32_t iotlb_entries, iotlb_ways;
+	bool iotlb_set;
+	uint32_t fq_size;
+	double seconds;
+	uint64_t iterations; /* 0: run for `seconds` */
+};
+
+struct dma_result {
+	struct dma_opts o;
+	uint64_t iters;
+	double secs;
+	struct bench_stats map, unmap;
+	struct dsys_counts c;
+	struct ik_softiommu_stats ss;
+	struct ik_pgtable_stats ps;
+	uint64_t faults, stale, verify_errors;
+	char error[160];
+};
+
+struct worker {
+	struct dsys *d;
+	const struct dma_opts *o;
+	unsigned id;
+	unsigned char *buf; /* 2 MiB aligned; 2 x size when segmented */
+	size_t buf_bytes;
+	struct bench_samples map, unmap;
+	uint64_t iters, verify_errors, faults;
+	uint64_t deadline;
+	const uint64_t *progress_done;
+	int error;
+	char msg[160];
+	/* deferred mode */
+	struct ik_flushq fq;
+	bool fq_ok;
+	struct ik_gather pending;
+};
+
+struct fq_entry_ctx {
+	struct worker *w;
+};
+
+static int fq_flush(void *ctx, uint64_t lo, uint64_t hi)
+{
+	struct worker *w = ctx;
+	int err;
+
+	(void)lo;
+	(void)hi;
+	/* One invalidation of the whole context and one sync for the batch
+	 * (what Linux's flush queue does with flush_iotlb_all), then the
+	 * table pages the batch's unmaps emptied may go. */
+	err = dsys_invalidate_all(w->d);
+	if (err)
+		return err;
+	ik_pgtable_gather_sync(w->d->pt, &w->pending);
+	ik_gather_init(&w->pending);
+	return 0;
+}
+
+static void fq_release(void *ctx, const struct ik_flushq_entry *e)
+{
+	struct worker *w = ctx;
+	uint64_t npages = e->size >> w->o->granule_shift;
+
+	ik_iova_free_fast(&w->d->iovad, e->iova >> w->o->granule_shift, npages);
+}
+
+static void fail(struct worker *w, int err, const char *what)
+{
+	if (!w->error) {
+		w->error = err ? err : -EIO;
+		snprintf(w->msg, sizeof(w->msg), "thread %u: %s: %s", w->id, what,
+			 err ? ik_strerror(err) : "failed");
+	}
+}
+
+static int one_iteration(struct worker *w, uint64_t seq)
+{
+	const struct dma_opts *o = w->o;
+	struct dsys *d = w->d;
+	uint64_t npages = o->size >> o->granule_shift, pfn, iova, t0, t1, t2, t3;
+	uint64_t g = d->granule;
+	int err;
+
+	t0 = bench_now_ns();
+	err = ik_iova_alloc_fast(&d->iovad, npages, d->iova_limit_pfn, &pfn);
+	if (err)
+		return fail(w, err, "ik_iova_alloc_fast"), err;
+	iova = pfn << o->granule_shift;
+	if (o->segments <= 1) {
+		err = ik_pgtable_map(d->pt, iova, (uint64_t)(uintptr_t)w->buf, o->size,
+				     IK_PROT_READ | IK_PROT_WRITE | IK_PROT_CACHE);
+	} else {
+		struct ik_seg segs[256];
+		uint64_t chunk = o->size / o->segments;
+
+		for (unsigned i = 0; i < o->segments; i++) {
+			segs[i].paddr = (uint64_t)(uintptr_t)w->buf + 2 * i * chunk;
+			segs[i].len = chunk;
+		}
+		err = ik_pgtable_map_sg(d->pt, iova, segs, o->segments,
+					IK_PROT_READ | IK_PROT_WRITE | IK_PROT_CACHE, NULL);
+	}
+	if (!err && d->hook_error)
+		err = d->hook_error;
+	t1 = bench_now_ns();
+	if (err)
+		return fail(w, err, "map"), err;
+
+	/* The device writes a tag at the start of every page and reads the
+	 * page's last word, through the soft IOMMU (two accesses per page: the
+	 * second one hits the IOTLB). */
+	for (uint64_t p = 0; p < npages; p++) {
+		uint64_t tag = seq ^ (p << 40) ^ ((uint64_t)w->id << 56), tail;
+
+		err = ik_softiommu_dma_write(d->s, 0, iova + p * g, &tag, sizeof(tag));
+		if (!err)
+			err = ik_softiommu_dma_read(d->s, 0, iova + p * g + g - 8, &tail, sizeof(tail));
+		if (err) {
+			w->faults++;
+			return fail(w, err, "device access (fault during the benchmark)"), err;
+		}
+	}
+
+	t2 = bench_now_ns();
+	{
+		struct ik_gather gl;
+		struct ik_gather *gp = o->deferred ? &w->pending : &gl;
+		int64_t un;
+
+		if (!o->deferred)
+			ik_gather_init(&gl);
+		un = ik_pgtable_unmap(d->pt, iova, o->size, gp);
+		if (un != (int64_t)o->size)
+			return fail(w, un < 0 ? (int)un : -EIO, "unmap"), -EIO;
+		if (!o->deferred) {
+			err = dsys_invalidate(d, gl.start, gl.end - gl.start, gl.walk, true);
+			if (err)
+				return fail(w, err, "invalidate + sync"), err;
+			ik_pgtable_gather_sync(d->pt, &gl);
+			ik_iova_free_fast(&d->iovad, pfn, npages);
+		} else {
+			err = ik_flushq_add(&w->fq, iova, npages << o->granule_shift, NULL);
+			if (err)
+				return fail(w, err, "flush queue"), err;
+		}
+	}
+	t3 = bench_now_ns();
+	bench_samples_add(&w->map, t1 - t0);
+	bench_samples_add(&w->unmap, t3 - t2);
+
+	/* The host sees what the device wrote, in the right pages. */
+	for (uint64_t p = 0; p < npages; p++) {
+		uint64_t want = seq ^ (p << 40) ^ ((uint64_t)w->id << 56), got;
+		uint64_t off;
+
+		if (o->segments <= 1) {
+			off = p * g;
+		} else {
+			uint64_t per = npages / o->segments;
+
+			off = 2 * (p / per) * (o->size / o->segments) + (p % per) * g;
+		}
+		memcpy(&got, w->buf + off, sizeof(got));
+		if (got != want)
+			w->verify_errors++;
+	}
+	return 0;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	const struct dma_opts *o = w->o;
+
+	for (uint64_t i = 0;; i++) {
+		if (o->iterations ? i >= o->iterations
+				  : ((i & 15) == 0 && bench_now_ns() >= w->deadline))
+			break;
+		if (one_iteration(w, i + 1))
+			break;
+		w->iters++;
+	}
+	if (w->fq_ok) {
+		int err = ik_flushq_flush(&w->fq);
+
+		if (err)
+			fail(w, err, "final flush");
+	}
+	return NULL;
+}
+
+static bool progress_wanted(double total_secs, bool json)
+{
+	return !json && total_secs > 3.0 && isatty(STDERR_FILENO);
+}
+
+/* Run one configuration. */
+static int dma_run(const struct dma_opts *o, struct dma_result *r)
+{
+	struct dsys_cfg dc;
+	struct dsys d;
+	struct worker *ws;
+	pthread_t *tids;
+	struct bench_samples all_map, all_unmap;
+	uint64_t t0, t1;
+	size_t cap;
+	int err = 0;
+
+	memset(r, 0, sizeof(*r));
+	r->o = *o;
+	memset(&dc, 0, sizeof(dc));
+	dc.fmt = o->fmt;
+	dc.granule_shift = o->granule_shift;
+	dc.coherent = o->coherent;
+	dc.nqueues = o->nqueues;
+	dc.consumer_thread = o->consumer_thread;
+	dc.check = o->check;
+	dc.iotlb_entries = o->iotlb_entries;
+	dc.iotlb_ways = o->iotlb_ways;
+	dc.iotlb_set = o->iotlb_set;
+	err = dsys_init(&d, &dc, r->error, sizeof(r->error));
+	if (err)
+		return err;
+	ws = calloc(o->threads, sizeof(*ws));
+	tids = calloc(o->threads, sizeof(*tids));
+	cap = o->iterations ? (size_t)o->iterations : (size_t)(o->seconds * 2e6) + 1024;
+	if (cap > (size_t)1 << 24)
+		cap = (size_t)1 << 24;
+	if (!ws || !tids) {
+		snprintf(r->error, sizeof(r->error), "out of memory");
+		err = -ENOMEM;
+		goto out;
+	}
+	for (unsigned i = 0; i < o->threads; i++) {
+		struct worker *w = &ws[i];
+
+		w->d = &d;
+		w->o = o;
+		w->id = i;
+		w->buf_bytes = (size_t)(o->segments > 1 ? 2 * o->size : o->size);
+		w->buf = xmemalign(2u << 20, (w->buf_bytes + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1));
+		if (!w->buf || bench_samples_init(&w->map, cap) || bench_samples_init(&w->unmap, cap)) {
+			snprintf(r->error, sizeof(r->error), "out of memory");
+			err = -ENOMEM;
+			goto out;
+		}
+		memset(w->buf, 0, w->buf_bytes);
+		ik_gather_init(&w->pending);
+		if (o->deferred) {
+			struct ik_flushq_ops ops = { fq_flush, fq_release, w };
+
+			err = ik_flushq_init(&w->fq, o->fq_size, 0, &ops, NULL);
+			if (err) {
+				snprintf(r->error, sizeof(r->error), "flush queue: %s", ik_strerror(err));
+				goto out;
+			}
+			w->fq_ok = true;
+		}
+	}
+	ik_softiommu_stats_reset(d.s);
+	memset(&d.c, 0, sizeof(d.c));
+	t0 = bench_now_ns();
+	for (unsigned i = 0; i < o->threads; i++) {
+		ws[i].deadline = t0 + (uint64_t)(o->seconds * 1e9);
+		if (pthread_create(&tids[i], NULL, worker_main, &ws[i])) {
+			snprintf(r->error, sizeof(r->error), "cannot start threads");
+			err = -EAGAIN;
+			for (unsigned k = 0; k < i; k++)
+				pthread_join(tids[k], NULL);
+			goto out;
+		}
+	}
+	for (unsigned i = 0; i < o->threads; i++)
+		pthread_join(tids[i], NULL);
+	t1 = bench_now_ns();
+	r->secs = (double)(t1 - t0) / 1e9;
+	bench_samples_init(&all_map, cap * o->threads);
+	bench_samples_init(&all_unmap, cap * o->threads);
+	for (unsigned i = 0; i < o->threads; i++) {
+		struct worker *w = &ws[i];
+
+		r->iters += w->iters;
+		r->verify_errors += w->verify_errors;
+		r->faults += w->faults;
+		for (size_t k = 0; k < w->map.n; k++)
+			bench_samples_add(&all_map, w->map.v[k]);
+		for (size_t k = 0; k < w->unmap.n; k++)
+			bench_samples_add(&all_unmap, w->unmap.v[k]);
+		if (w->error && !err) {
+			err = w->error;
+			snprintf(r->error, sizeof(r->error), "%s", w->msg);
+		}
+	}
+	bench_stats_compute(&all_map, &r->map);
+	bench_stats_compute(&all_unmap, &r->unmap);
+	bench_samples_free(&all_map);
+	bench_samples_free(&all_unmap);
+	for (unsigned i = 0; i < o->threads; i++)
+		if (ws[i].fq_ok) {
+			ik_flushq_destroy(&ws[i].fq);
+			ws[i].fq_ok = false;
+		}
+	ik_softiommu_stats(d.s, &r->ss);
+	ik_pgtable_get_stats(d.pt, &r->ps);
+	r->c = d.c;
+	r->faults = r->ss.faults;
+	r->stale = r->ss.stale;
+	if (!err && r->verify_errors) {
+		snprintf(r->error, sizeof(r->error),
+			 "%llu pages did not hold what the device wrote",
+			 (unsigned long long)r->verify_errors);
+		err = -EIO;
+	}
+	if (!err && (r->faults || r->stale)) {
+		snprintf(r->error, sizeof(r->error), "%llu faults, %llu stale translations",
+			 (unsigned long long)r->faults, (unsigned long long)r->stale);
+		err = -EFAULT;
+	}
+out:
+	if (ws)
+		for (unsigned i = 0; i < o->threads; i++) {
+			if (ws[i].fq_ok)
+				ik_flushq_destroy(&ws[i].fq);
+			free(ws[i].buf);
+			bench_samples_free(&ws[i].map);
+			bench_samples_free(&ws[i].unmap);
+		}
+	free(ws);
+	free(tids);
+	dsys_fini(&d);
+	return err;
+}
+
+int bench_dma_once(const struct dsys_cfg *dc, unsigned threads, uint64_t size, double seconds,
+		   double *iters_per_s, uint64_t *unmap_p99, uint64_t *cas_retries, char *err,
+		   size_t errlen)
+{
+	struct dma_opts o;
+	struct dma_result *r = malloc(sizeof(*r));
+	int e;
+
+	if (!r)
+		return -ENOMEM;
+	memset(&o, 0, sizeof(o));
+	o.fmt = dc->fmt;
+	o.granule_shift = dc->granule_shift;
+	o.coherent = dc->coherent;
+	o.threads = threads;
+	o.size = size;
+	o.segments = 1;
+	o.nqueues = dc->nqueues;
+	o.consumer_thread = dc->consumer_thread;
+	o.check = dc->check;
+	o.fq_size = 256;
+	o.seconds = seconds;
+	e = dma_run(&o, r);
+	if (e) {
+		snprintf(err, errlen, "%s", r->error[0] ? r->error : ik_strerror(e));
+	} else {
+		*iters_per_s = (double)r->iters / (r->secs > 0 ? r->secs : 1);
+		*unmap_p99 = r->unmap.p99;
+		*cas_retries = r->c.cas_retries;
+	}
+	free(r);
+	return e;
+}
+
+/* ------------------------------------------------------------ output */
+
+static const char *human_size(uint64_t b, char *buf, size_t n)
+{
+	if (b >= (1u << 20) && b % (1u << 20) == 0)
+		snprintf(buf, n, "%lluM", (unsigned long long)(b >> 20));
+	else if (b >= 1024 && b % 1024 == 0)
+		snprintf(buf, n, "%lluK", (unsigned long long)(b >> 10));
+	else
+		snprintf(buf, n, "%llu", (unsigned long long)b);
+	return buf;
+}
+
+static void print_header(void)
+{
+	printf("%-8s %5s %-8s %9s | %21s | %22s |\n", "", "", "", "", "map (ns)     ",
+	       "unmap (ns)      ");
+	printf("%-8s %5s %-8s %9s | %6s %7s %6s | %6s %8s %6s | %6s %6s %6s %5s %6s\n", "format",
+	       "size", "mode", "iter/s", "mean", "stddev", "p99", "mean", "stddev", "p99", "cmd/it",
+	       "syn/it", "cln/it", "hit%", "faults");
+}
+
+static void print_row(const struct dma_result *r)
+{
+	char sz[32];
+	double it = r->iters ? (double)r->iters : 1.0;
+	uint64_t acc = r->ss.iotlb_hits + r->ss.iotlb_misses;
+
+	printf("%-8s %5s %-8s %9.0f | %6.0f %7.0f %6llu | %6.0f %8.0f %6llu | %6.2f %6.2f %6.2f %5.1f %6llu\n",
+	       ik_pt_fmt_name(r->o.fmt), human_size(r->o.size, sz, sizeof(sz)),
+	       r->o.deferred ? "deferred" : "strict", (double)r->iters / (r->secs > 0 ? r->secs : 1),
+	       r->map.mean, r->map.stddev, (unsigned long long)r->map.p99, r->unmap.mean,
+	       r->unmap.stddev, (unsigned long long)r->unmap.p99, (double)r->c.cmds / it,
+	       (double)r->c.syncs / it, (double)r->c.cleans / it,
+	       acc ? 100.0 * (double)r->ss.iotlb_hits / (double)acc : 0.0,
+	       (unsigned long long)r->faults);
+}
+
+static void print_json(const struct dma_result *r)
+{
+	printf("{\"bench\":\"dma\",\"fmt\":\"%s\",\"size\":%llu,\"segments\":%u,\"granule\":%llu,"
+	       "\"coherent\":%s,\"mode\":\"%s\",\"threads\":%u,\"queues\":%u,\"consumer\":\"%s\",\"check\":%s,"
+	       "\"iters\":%llu,\"seconds\":%.3f,\"iters_per_s\":%.1f,"
+	       "\"map_mean_ns\":%.1f,\"map_stddev_ns\":%.1f,\"map_p50_ns\":%llu,\"map_p99_ns\":%llu,"
+	       "\"unmap_mean_ns\":%.1f,\"unmap_stddev_ns\":%.1f,\"unmap_p50_ns\":%llu,"
+	       "\"unmap_p99_ns\":%llu,\"cleans\":%llu,\"clean_bytes\":%llu,\"sync_map_calls\":%llu,"
+	       "\"cmds\":%llu,\"syncs\":%llu,\"cas_retries\":%llu,\"iotlb_hits\":%llu,"
+	       "\"iotlb_misses\":%llu,\"walks\":%llu,\"walk_cache_hits\":%llu,"
+	       "\"iotlb_inv_entries\":%llu,\"tables_alloc\":%llu,\"tables_freed\":%llu,"
+	       "\"faults\":%llu,\"stale\":%llu}\n",
+	       ik_pt_fmt_name(r->o.fmt), (unsigned long long)r->o.size, r->o.segments ? r->o.segments : 1,
+	       1ull << r->o.granule_shift, r->o.coherent ? "true" : "false",
+	       r->o.deferred ? "deferred" : "strict", r->o.threads, r->o.nqueues,
+	       r->o.consumer_thread ? "thread" : "inline", r->o.check ? "true" : "false", (unsigned long long)r->iters, r->secs,
+	       (double)r->iters / (r->secs > 0 ? r->secs : 1), r->map.mean, r->map.stddev,
+	       (unsigned long long)r->map.p50, (unsigned long long)r->map.p99, r->unmap.mean,
+	       r->unmap.stddev, (unsigned long long)r->unmap.p50, (unsigned long long)r->unmap.p99,
+	       (unsigned long long)r->c.cleans, (unsigned long long)r->c.clean_bytes,
+	       (unsigned long long)r->c.sync_maps, (unsigned long long)r->c.cmds,
+	       (unsigned long long)r->c.syncs, (unsigned long long)r->c.cas_retries,
+	       (unsigned long long)r->ss.iotlb_hits, (unsigned long long)r->ss.iotlb_misses,
+	       (unsigned long long)r->ss.walks, (unsigned long long)r->ss.walk_cache_hits,
+	       (unsigned long long)r->ss.iotlb_inv_entries, (unsigned long long)r->ps.tables_alloc,
+	       (unsigned long long)r->ps.tables_freed, (unsigned long long)r->faults,
+	       (unsigned long long)r->stale);
+}
+
+/* ------------------------------------------------------------ options */
+
+static void dma_help(void)
+{
+	printf(
+"usage: iommukit-bench [--json] [--quick] [--threads N] dma [OPTIONS]\n"
+"\n"
+"End-to-end DMA through the soft IOMMU, as Linux's dma_map_benchmark measures\n"
+"it on hardware.  Per iteration and thread: ik_iova_alloc_fast -> map (or\n"
+"map_sg) -> the device writes and reads every page through the soft IOMMU ->\n"
+"unmap -> invalidation commands + sync through the command queue (consumed by\n"
+"the soft IOMMU) -> ik_iova_free_fast; the host then checks every page.\n"
+"\n"
+"options (each may be given once; without any, a summary matrix runs):\n"
+"  --size BYTES[,BYTES...]  buffer sizes (k/m suffixes; multiples of the granule)\n"
+"                           (default 4k,64k,1m)\n"
+"  --segments N             map as a scatterlist of N physically non-contiguous\n"
+"                           segments with one map_sg (default 1: one map)\n"
+"  --granule 4k|16k|64k     page-table granule and IOVA page (default 4k; VT-d: 4k)\n"
+"  --format NAME[,NAME...]  lpae-s1, lpae-s2, vtd-sl, vtd-fl (default: lpae-s1 and\n"
+"                           vtd-sl where built in)\n"
+"  --coherent               the IOMMU walker snoops CPU caches: no cleans (default)\n"
+"  --non-coherent           every changed run of PTEs is cleaned (counted)\n"
+"  --mode strict|deferred|both\n"
+"                           strict: invalidate + sync on every unmap; deferred: a\n"
+"                           flush queue batches them and frees IOVAs after the\n"
+"                           sync (default: both)\n"
+"  --fq-size N              deferred: flush-queue entries per thread (default 256)\n"
+"  --queues shared|percpu|N one queue for all threads, one per thread, or N\n"
+"                           (default shared)\n"
+"  --consumer inline|thread who runs the soft IOMMU's command consumer: the\n"
+"                           producing thread when it writes PROD, as an emulator\n"
+"                           does (default), or a thread of its own, as hardware\n"
+"                           runs beside the CPUs (adds a thread hand-off per sync)\n"
+"  --check                  stale-translation checking: every IOTLB hit is walked\n"
+"                           again and compared (slower; any report fails the run)\n"
+"  --iotlb ENTRIES[,WAYS]   soft IOMMU IOTLB geometry (default 512,8; 0: none)\n"
+"  --time SECONDS           per configuration (default 1; --quick 0.2)\n"
+"  --iterations N           per thread, instead of --time\n"
+"  --progress / --no-progress\n"
+"                           a progress line on stderr (default: on a terminal,\n"
+"                           when the whole run takes more than 3 s)\n"
+"  --help                   this text\n"
+"global options: --json (one object per configuration), --quick, --threads N\n"
+"(worker threads, default 1), --seed N (unused here).\n"
+"\n"
+"Columns: iter/s over all threads; map = alloc + map + sync_map; unmap =\n"
+"unmap + invalidation + sync + free (deferred: + the amortised batch flush);\n"
+"cmd/it, syn/it, cln/it = queue commands, syncs and cache cleans per\n"
+"iteration; hit%% = IOTLB hits of the device's page accesses.  A fault, a\n"
+"stale translation or a page without the device's data fails the run (exit 1).\n"
+"\n"
+"--json fields: bench (\"dma\"), fmt, size, segments, granule, coherent, mode,\n"
+"threads, queues, consumer, check, iters, seconds, iters_per_s, map_mean_ns,\n"
+"map_stddev_ns, map_p50_ns, map_p99_ns, unmap_mean_ns, unmap_stddev_ns,\n"
+"unmap_p50_ns, unmap_p99_ns, cleans, clean_bytes, sync_map_calls, cmds, syncs,\n"
+"cas_retries, iotlb_hits, iotlb_misses, walks, walk_cache_hits,\n"
+"iotlb_inv_entries, tables_alloc, tables_freed, faults, stale.\n");
+}
+
+static int parse_list_u64(const char *s, uint64_t *out, int max)
+{
+	char buf[256], *save = NULL, *tok;
+	int n = 0;
+
+	snprintf(buf, sizeof(buf), "%s", s);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (n >= max || !bench_parse_u64(tok, &out[n]))
+			return -1;
+		n++;
+	}
+	return n;
+}
+
+int bench_dma(int argc, char **argv, const struct bench_opts *go)
+{
+	struct dma_opts base;
+	uint64_t sizes[16] = { 4096, 65536, 1u << 20 };
+	int nsizes = 3, nfmts = 0, nmodes = 2, total, done = 0, rc = 0;
+	enum ik_pt_fmt fmts[4];
+	bool modes[2] = { false, true }, progress, progress_set = false, progress_on = false;
+	char seen[32] = { 0 };
+
+	memset(&base, 0, sizeof(base));
+	base.granule_shift = 12;
+	base.coherent = true;
+	base.threads = go->threads ? go->threads : 1;
+	base.segments = 1;
+	base.nqueues = 1;
+	base.fq_size = 256;
+	base.seconds = go->quick ? 0.2 : 1.0;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		uint64_t x, list[4];
+		int k;
+		static const char *const once[] = { "--size", "--segments", "--granule", "--format",
+						    "--mode", "--fq-size", "--queues", "--iotlb",
+						    "--time", "--iterations", "--coherent",
+						    "--non-coherent", "--check", "--progress",
+						    "--no-progress", "--consumer" };
+
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			dma_help();
+			return 0;
+		}
+		for (k = 0; k < (int)(sizeof(once) / sizeof(once[0])); k++)
+			if (!strcmp(a, once[k])) {
+				if (seen[k])
+					return bench_usage_error("dma", "%s given twice", a);
+				seen[k] = 1;
+				break;
+			}
+		if (!strcmp(a, "--coherent")) {
+			base.coherent = true;
+			continue;
+		}
+		if (!strcmp(a, "--non-coherent")) {
+			base.coherent = false;
+			continue;
+		}
+		if (!strcmp(a, "--check")) {
+			base.check = true;
+			continue;
+		}
+		if (!strcmp(a, "--progress") || !strcmp(a, "--no-progress")) {
+			progress_set = true;
+			progress_on = a[2] == 'p';
+			continue;
+		}
+		if (a[0] != '-' || a[1] != '-')
+			return bench_usage_error("dma", "unexpected argument '%s'", a);
+		if (k == (int)(sizeof(once) / sizeof(once[0])))
+			return bench_usage_error("dma", "unknown option '%s'", a);
+		if (!v)
+			return bench_usage_error("dma", "%s needs a value", a);
+		i++;
+		if (!strcmp(a, "--size")) {
+			nsizes = parse_list_u64(v, sizes, 16);
+			if (nsizes <= 0)
+				return bench_usage_error("dma", "--size: bad list '%s'", v);
+		} else if (!strcmp(a, "--segments")) {
+			if (!bench_parse_u64(v, &x) || x < 1 || x > 256)
+				return bench_usage_error("dma", "--segments must be 1..256");
+			base.segments = (unsigned)x;
+		} else if (!strcmp(a, "--granule")) {
+			if (!bench_parse_u64(v, &x) || (x != 4096 && x != 16384 && x != 65536))
+				return bench_usage_error("dma", "--granule must be 4k, 16k or 64k");
+			base.granule_shift = (unsigned)__builtin_ctzll(x);
+		} else if (!strcmp(a, "--format")) {
+			char buf[128], *save = NULL, *tok;
+
+			snprintf(buf, sizeof(buf), "%s", v);
+			for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+				enum ik_pt_fmt f = ik_pt_fmt_from_name(tok);
+
+				if (f == IK_PT_FMT_NONE) {
+					if (!strcmp(tok, "lpae-s1") || !strcmp(tok, "lpae-s2") ||
+					    !strcmp(tok, "vtd-sl") || !strcmp(tok, "vtd-fl"))
+						return bench_usage_error(
+							"dma", "--format %s is not built into this library", tok);
+					return bench_usage_error("dma", "--format: unknown format '%s'", tok);
+				}
+				if (nfmts == 4)
+					return bench_usage_error("dma", "--format: too many formats");
+				fmts[nfmts++] = f;
+			}
+		} else if (!strcmp(a, "--mode")) {
+			if (!strcmp(v, "strict"))
+				nmodes = 1, modes[0] = false;
+			else if (!strcmp(v, "deferred"))
+				nmodes = 1, modes[0] = true;
+			else if (!strcmp(v, "both"))
+				nmodes = 2;
+			else
+				return bench_usage_error("dma", "--mode must be strict, deferred or both");
+		} else if (!strcmp(a, "--fq-size")) {
+			if (!bench_parse_u64(v, &x) || x < 1 || x > 65536)
+				return bench_usage_error("dma", "--fq-size must be 1..65536");
+			base.fq_size = (uint32_t)x;
+		} else if (!strcmp(a, "--queues")) {
+			if (!strcmp(v, "shared"))
+				base.nqueues = 1;
+			else if (!strcmp(v, "percpu"))
+				base.nqueues = 0; /* resolved below: one per thread */
+			else if (bench_parse_u64(v, &x) && x >= 1 && x <= 64)
+				base.nqueues = (unsigned)x;
+			else
+				return bench_usage_error("dma", "--queues must be shared, percpu or 1..64");
+		} else if (!strcmp(a, "--consumer")) {
+			if (!strcmp(v, "inline"))
+				base.consumer_thread = false;
+			else if (!strcmp(v, "thread"))
+				base.consumer_thread = true;
+			else
+				return bench_usage_error("dma", "--consumer must be inline or thread");
+		} else if (!strcmp(a, "--iotlb")) {
+			int n = parse_list_u64(v, list, 2);
+
+			if (n < 1 || (list[0] && (list[0] > 65536 || (list[0] & (list[0] - 1)))) ||
+			    (n == 2 && (!list[1] || list[1] > list[0] || (list[1] & (list[1] - 1)))))
+				return bench_usage_error("dma", "--iotlb: ENTRIES a power of two <= 65536 "
+							 "(or 0), WAYS a power of two <= ENTRIES");
+			base.iotlb_entries = (uint32_t)list[0];
+			base.iotlb_ways = n == 2 ? (uint32_t)list[1] : 0;
+			base.iotlb_set = true;
+			if (!list[0]) /* no IOTLB */
+				base.iotlb_entries = 0, base.iotlb_ways = 0;
+		} else if (!strcmp(a, "--time")) {
+			char *end;
+			double t = strtod(v, &end);
+
+			if (*end || !(t > 0) || t > 3600)
+				return bench_usage_error("dma", "--time must be a number of seconds in (0, 3600]");
+			base.seconds = t;
+		} else if (!strcmp(a, "--iterations")) {
+			if (!bench_parse_u64(v, &x) || x < 1 || x > (1u << 24))
+				return bench_usage_error("dma", "--iterations must be 1..16777216");
+			base.iterations = x;
+		}
+	}
+	if (base.nqueues == 0)
+		base.nqueues = base.threads;
+	if (nfmts == 0) {
+		fmts[nfmts++] = IK_PT_LPAE_S1;
+		if (dsys_fmt_available(IK_PT_VTD_SL) && base.granule_shift == 12)
+			fmts[nfmts++] = IK_PT_VTD_SL;
+	}
+	for (int f = 0; f < nfmts; f++)
+		if ((fmts[f] == IK_PT_VTD_SL || fmts[f] == IK_PT_VTD_FL) && base.granule_shift != 12)
+			return bench_usage_error("dma", "--granule: VT-d formats use 4k");
+	for (int k = 0; k < nsizes; k++) {
+		if (!sizes[k] || sizes[k] % (1ull << base.granule_shift) ||
+		    sizes[k] > (256ull << 20))
+			return bench_usage_error("dma", "--size: %llu is not a multiple of the granule "
+						 "in (0, 256M]", (unsigned long long)sizes[k]);
+		if (base.segments > 1 &&
+		    (sizes[k] % base.segments || (sizes[k] / base.segments) % (1ull << base.granule_shift)))
+			return bench_usage_error("dma", "--segments: size %llu does not split into %u "
+						 "granule-aligned segments", (unsigned long long)sizes[k],
+						 base.segments);
+	}
+	total = nfmts * nsizes * nmodes;
+	progress = progress_set ? progress_on : progress_wanted(total * base.seconds, go->json);
+	if (!go->json) {
+		printf("iommukit-bench dma: end-to-end DMA through the soft IOMMU\n"
+		       "  per iteration: alloc IOVA, map%s, device writes + reads every page, unmap,\n"
+		       "  invalidate + sync (strict) or queue for a batched flush (deferred), free IOVA\n"
+		       "  granule %lluK, %s walker, IOTLB %u entries, %u thread%s, %s queue%s,\n"
+		       "  %s consumer%s; %s per configuration\n\n",
+		       base.segments > 1 ? " (map_sg)" : "", (1ull << base.granule_shift) >> 10,
+		       base.coherent ? "coherent" : "non-coherent",
+		       base.iotlb_set ? base.iotlb_entries : 512u, base.threads,
+		       base.threads == 1 ? "" : "s", base.nqueues == 1 ? "one shared" : "per-CPU",
+		       base.nqueues == 1 ? "" : "s", base.consumer_thread ? "threaded" : "inline",
+		       base.check ? ", stale-translation checking" : "",
+		       base.iterations ? "fixed iterations" : "timed");
+		if (base.segments > 1)
+			printf("  scatterlist: %u physically non-contiguous segments per buffer\n\n",
+			       base.segments);
+		print_header();
+		fflush(stdout);
+	}
+	for (int f = 0; f < nfmts; f++)
+		for (int k = 0; k < nsizes; k++)
+			for (int m = 0; m < nmodes; m++) {
+				struct dma_opts o = base;
+				struct dma_result r;
+				int err;
+
+				o.fmt = fmts[f];
+				o.size = sizes[k];
+				o.deferred = modes[m];
+				if (progress) {
+					char sz[32];
+
+					fprintf(stderr, "\r  [%d/%d] %s %s %s ...        ", done + 1, total,
+						ik_pt_fmt_name(o.fmt), human_size(o.size, sz, sizeof(sz)),
+						o.deferred ? "deferred" : "strict");
+					fflush(stderr);
+				}
+				err = dma_run(&o, &r);
+				done++;
+				if (progress)
+					fprintf(stderr, "\r%60s\r", "");
+				if (err) {
+					fprintf(stderr, "iommukit-bench dma: %s %llu bytes %s: %s\n",
+						ik_pt_fmt_name(o.fmt), (unsigned long long)o.size,
+						o.deferred ? "deferred" : "strict",
+						r.error[0] ? r.error : ik_strerror(err));
+					rc = 1;
+					continue;
+				}
+				if (go->json)
+					print_json(&r);
+				else
+					print_row(&r);
+				fflush(stdout);
+			}
+	return rc;
+}

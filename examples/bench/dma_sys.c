@@ -1,0 +1,388 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/* iommukit-bench: the soft-IOMMU system of the end-to-end subcommands. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <iommukit/cmd/smmuv3.h>
+#include <iommukit/cmd/vtd.h>
+#include "dma_sys.h"
+
+/* posix_memalign with aligned_alloc's interface (no size restriction). */
+static void *xmemalign(size_t align, size_t size)
+{
+	void *p = NULL;
+
+	return posix_memalign(&p, align, size ? size : align) ? NULL : p;
+}
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+#define ADD(field, v) __atomic_fetch_add(&(field), (v), __ATOMIC_RELAXED)
+
+enum { CL_NONE, CL_CLFLUSH, CL_CLFLUSHOPT, CL_CLWB, CL_DC_CVAC };
+static int clean_kind = -1;
+
+static int clean_detect(void)
+{
+	int k = CL_NONE;
+
+#if defined(__x86_64__) || defined(__i386__)
+	unsigned a, b, c, dd;
+
+	/* CPUID leaf 7, EBX bit 23: CLFLUSHOPT. */
+	k = CL_CLFLUSH;
+	if (__get_cpuid_max(0, NULL) >= 7) {
+		__cpuid_count(7, 0, a, b, c, dd);
+		if (b & (1u << 23))
+			k = CL_CLFLUSHOPT;
+	}
+	(void)a, (void)c, (void)dd;
+#elif defined(__aarch64__)
+	k = CL_DC_CVAC;
+#endif
+	return k;
+}
+
+const char *dsys_clean_insn(void)
+{
+	static const char *const names[] = { "none", "clflush", "clflushopt", "clwb", "dc-cvac" };
+
+	if (clean_kind < 0)
+		clean_kind = clean_detect();
+	return names[clean_kind];
+}
+
+/* Write back [p, p + n) to memory and wait for it, one cache line at a time. */
+static void clean_real(const void *p, size_t n)
+{
+	uintptr_t a = (uintptr_t)p & ~(uintptr_t)63, end = (uintptr_t)p + n;
+
+	if (clean_kind < 0)
+		clean_kind = clean_detect();
+	for (; a < end; a += 64) {
+#if defined(__x86_64__) || defined(__i386__)
+		if (clean_kind == CL_CLFLUSHOPT)
+			__asm__ __volatile__(".byte 0x66; clflush %0" : "+m"(*(volatile char *)a));
+		else
+			__asm__ __volatile__("clflush %0" : "+m"(*(volatile char *)a));
+#elif defined(__aarch64__)
+		__asm__ __volatile__("dc cvac, %0" : : "r"(a) : "memory");
+#endif
+	}
+#if defined(__x86_64__) || defined(__i386__)
+	__asm__ __volatile__("sfence" ::: "memory");
+#elif defined(__aarch64__)
+	__asm__ __volatile__("dsb ish" ::: "memory");
+#endif
+}
+
+static void hook_clean(void *cookie, void *cpu, uint64_t iommu_addr, size_t size)
+{
+	struct dsys *d = cookie;
+
+	(void)iommu_addr;
+	if (d->cfg.per_pte_clean) {
+		for (size_t off = 0; off < size; off += 8) {
+			if (d->cfg.real_clean)
+				clean_real((char *)cpu + off, 8);
+			ADD(d->c.cleans, 1);
+			ADD(d->c.clean_bytes, 8);
+		}
+		return;
+	}
+	if (d->cfg.real_clean)
+		clean_real(cpu, size);
+	ADD(d->c.cleans, 1);
+	ADD(d->c.clean_bytes, size);
+}
+
+static void hook_sync_map(void *cookie, uint64_t iova, uint64_t size)
+{
+	struct dsys *d = cookie;
+
+	ADD(d->c.sync_maps, 1);
+	if (d->cfg.sync_map_cmd) {
+		int err = dsys_invalidate(d, iova, size, false, true);
+
+		if (err && !d->hook_error)
+			d->hook_error = err;
+	}
+}
+
+static void *consumer_main(void *arg)
+{
+	struct dsys *d = arg;
+
+	ik_softiommu_cq_run(d->cqp, d->nq, &d->stop);
+	return NULL;
+}
+
+bool dsys_fmt_available(enum ik_pt_fmt fmt)
+{
+	return ik_pt_fmt_name(fmt) != NULL;
+}
+
+static int issue(struct dsys *d, const uint64_t *ents, unsigned n, bool sync)
+{
+	struct ik_cmdq_counters cnt;
+	struct ik_cmdq *q = ik_cmdq_set_pick(d->qset);
+	int err;
+
+	memset(&cnt, 0, sizeof(cnt));
+	err = ik_cmdq_issue_ex(q, ents, n, sync ? IK_CMDQ_SYNC : 0, &cnt);
+	ADD(d->c.cmds, n + (sync ? 1u : 0u));
+	if (sync)
+		ADD(d->c.syncs, 1);
+	ADD(d->c.cas_retries, cnt.cas_retries);
+	return err;
+}
+
+int dsys_invalidate_all(struct dsys *d)
+{
+	uint64_t w[4] = { 0, 0, 0, 0 };
+	int err;
+
+	if (d->smmu) {
+		struct ik_smmu_cmd c;
+
+		memset(&c, 0, sizeof(c));
+		if (d->cfg.fmt == IK_PT_LPAE_S2) {
+			c.op = IK_SMMU_CMD_TLBI_S12_VMALL;
+			c.vmid = (uint16_t)d->tag;
+		} else {
+			c.op = IK_SMMU_CMD_TLBI_NH_ASID;
+			c.asid = (uint16_t)d->tag;
+		}
+		err = ik_smmu_cmd_encode(&c, w);
+	} else {
+		struct ik_vtd_desc v;
+
+		memset(&v, 0, sizeof(v));
+		v.type = IK_VTD_DESC_IOTLB;
+		v.g = IK_VTD_G_DOMAIN;
+		v.did = (uint16_t)d->tag;
+		err = ik_vtd_desc_encode(&v, w, 2);
+	}
+	return err ? err : issue(d, w, 1, true);
+}
+
+#define MAX_INV_CMDS 32
+
+int dsys_invalidate(struct dsys *d, uint64_t iova, uint64_t size, bool walk, bool sync)
+{
+	uint64_t ents[MAX_INV_CMDS * 2];
+	int n, err;
+
+	if (d->smmu) {
+		struct ik_smmu_cmd tmpl, out[MAX_INV_CMDS];
+
+		memset(&tmpl, 0, sizeof(tmpl));
+		if (d->cfg.fmt == IK_PT_LPAE_S2) {
+			tmpl.op = IK_SMMU_CMD_TLBI_S2_IPA;
+			tmpl.vmid = (uint16_t)d->tag;
+		} else {
+			tmpl.op = IK_SMMU_CMD_TLBI_NH_VA;
+			tmpl.asid = (uint16_t)d->tag;
+		}
+		tmpl.leaf = !walk;
+		n = ik_smmu_tlbi_range(&tmpl, iova, size, d->cfg.granule_shift, true, out,
+				       MAX_INV_CMDS);
+		if (n == -ENOSPC)
+			return sync ? dsys_invalidate_all(d) : 0;
+		if (n < 0)
+			return n;
+		for (int i = 0; i < n; i++) {
+			err = ik_smmu_cmd_encode(&out[i], &ents[2 * i]);
+			if (err)
+				return err;
+		}
+	} else {
+		struct ik_vtd_desc v;
+		uint64_t base;
+		unsigned am;
+
+		memset(&v, 0, sizeof(v));
+		v.type = IK_VTD_DESC_IOTLB;
+		v.did = (uint16_t)d->tag;
+		if (ik_vtd_psi_mask(iova >> 12, (size + 4095) >> 12, 18, &base, &am) == 0) {
+			v.g = IK_VTD_G_PAGE;
+			v.addr = base << 12;
+			v.am = (uint8_t)am;
+			v.ih = !walk;
+		} else {
+			v.g = IK_VTD_G_DOMAIN;
+		}
+		err = ik_vtd_desc_encode(&v, ents, 2);
+		if (err)
+			return err;
+		n = 1;
+	}
+	return issue(d, ents, (unsigned)n, sync);
+}
+
+void dsys_fini(struct dsys *d)
+{
+	if (d->consumer_running) {
+		__atomic_store_n(&d->stop, 1, __ATOMIC_RELEASE);
+		pthread_join(d->consumer, NULL);
+		d->consumer_running = false;
+	}
+	ik_cmdq_set_destroy(d->qset);
+	d->qset = NULL;
+	if (d->rings)
+		for (unsigned i = 0; i < d->nq; i++)
+			free(d->rings[i]);
+	free(d->rings);
+	free(d->cqs);
+	free(d->cqp);
+	d->rings = NULL;
+	d->cqs = NULL;
+	d->cqp = NULL;
+	ik_pgtable_destroy(d->pt);
+	d->pt = NULL;
+	if (d->iovad_ok)
+		ik_iova_destroy(&d->iovad);
+	d->iovad_ok = false;
+	ik_softiommu_destroy(d->s);
+	d->s = NULL;
+}
+
+#define LOG2_QUEUE 8
+
+int dsys_init(struct dsys *d, const struct dsys_cfg *cfg, char *errbuf, size_t errlen)
+{
+	struct ik_softiommu_config sc;
+	struct ik_pgtable_cfg pc;
+	struct ik_iova_config ic;
+	struct ik_pt_walker w;
+	struct ik_cmdq_config *qc = NULL;
+	const struct ik_cmdq_fmt *qf;
+	int err;
+
+	memset(d, 0, sizeof(*d));
+	d->cfg = *cfg;
+	d->smmu = cfg->fmt == IK_PT_LPAE_S1 || cfg->fmt == IK_PT_LPAE_S2;
+	d->tag = 1;
+	d->granule = 1ull << cfg->granule_shift;
+	d->nq = cfg->nqueues ? cfg->nqueues : 1;
+
+	ik_softiommu_config_init(&sc);
+	if (cfg->iotlb_set) {
+		sc.iotlb_entries = cfg->iotlb_entries;
+		sc.iotlb_ways = cfg->iotlb_ways ? cfg->iotlb_ways : IK_MIN(8u, cfg->iotlb_entries);
+	}
+	sc.flags = cfg->check ? IK_SOFTIOMMU_CHECK : 0;
+	err = ik_softiommu_create(&sc, &d->s);
+	if (err) {
+		snprintf(errbuf, errlen, "soft IOMMU: %s", ik_strerror(err));
+		goto fail;
+	}
+
+	memset(&pc, 0, sizeof(pc));
+	d->hooks.clean = hook_clean;
+	d->hooks.iotlb_sync_map = hook_sync_map;
+	pc.fmt = cfg->fmt;
+	pc.ias = 48;
+	pc.oas = 48;
+	pc.pgsize_bitmap = d->granule | (d->granule << 9) | (d->granule << 18) |
+			   (d->granule << 11) | (d->granule << 13);
+	pc.coherent = cfg->coherent;
+	pc.hooks = &d->hooks;
+	pc.cookie = d;
+	err = ik_pgtable_create(&pc, &d->pt);
+	if (err) {
+		snprintf(errbuf, errlen, "page table (%s, %u-bit granule): %s",
+			 ik_pt_fmt_name(cfg->fmt) ? ik_pt_fmt_name(cfg->fmt) : "?",
+			 cfg->granule_shift, ik_strerror(err));
+		goto fail;
+	}
+	ik_pgtable_walker(d->pt, &w);
+	err = ik_softiommu_attach_pt(d->s, 0, d->tag, &w, NULL);
+	if (err) {
+		snprintf(errbuf, errlen, "attach: %s", ik_strerror(err));
+		goto fail;
+	}
+
+	/* A 4 GiB IOVA space (a DMA32 device), pfn 0 left out as DMA layers do. */
+	memset(&ic, 0, sizeof(ic));
+	ic.granule = d->granule;
+	ic.start_pfn = 1;
+	ic.end_pfn = (1ull << 32 >> cfg->granule_shift) - 1;
+	d->iova_limit_pfn = ic.end_pfn;
+	err = ik_iova_init(&d->iovad, &ic);
+	if (err) {
+		snprintf(errbuf, errlen, "IOVA domain: %s", ik_strerror(err));
+		goto fail;
+	}
+	d->iovad_ok = true;
+
+	/* Queues: the soft IOMMU's consumer end first (it owns the registers
+	 * the producer side reads at init), then the producer side. */
+	qf = d->smmu ? &ik_cmdq_fmt_smmuv3 : &ik_cmdq_fmt_vtd128;
+	d->rings = calloc(d->nq, sizeof(*d->rings));
+	d->cqs = calloc(d->nq, sizeof(*d->cqs));
+	d->cqp = calloc(d->nq, sizeof(*d->cqp));
+	qc = calloc(d->nq, sizeof(*qc));
+	err = -ENOMEM;
+	if (!d->rings || !d->cqs || !d->cqp || !qc) {
+		snprintf(errbuf, errlen, "out of memory");
+		goto fail;
+	}
+	for (unsigned i = 0; i < d->nq; i++) {
+		struct ik_softiommu_cq_config cc;
+		size_t bytes = (size_t)qf->entry_size << LOG2_QUEUE;
+
+		d->rings[i] = xmemalign(4096, bytes);
+		if (!d->rings[i]) {
+			snprintf(errbuf, errlen, "out of memory");
+			goto fail;
+		}
+		memset(d->rings[i], 0, bytes);
+		memset(&cc, 0, sizeof(cc));
+		cc.fmt = qf;
+		cc.log2_entries = LOG2_QUEUE;
+		cc.flags = d->smmu ? 0 : IK_CMDQ_CFG_NO_WRAP;
+		cc.ring = d->rings[i];
+		err = ik_softiommu_cq_init(&d->cqs[i], d->s, &cc);
+		if (err) {
+			snprintf(errbuf, errlen, "queue consumer: %s", ik_strerror(err));
+			goto fail;
+		}
+		d->cqp[i] = &d->cqs[i];
+		qc[i].fmt = qf;
+		qc[i].log2_entries = LOG2_QUEUE;
+		qc[i].flags = cc.flags;
+		qc[i].ring = d->rings[i];
+		if (cfg->consumer_thread) {
+			qc[i].regs = &ik_cmdq_sw_regs;
+			qc[i].regs_ctx = &d->cqs[i].sw;
+		} else {
+			qc[i].regs = &ik_softiommu_cq_regs;
+			qc[i].regs_ctx = &d->cqs[i];
+		}
+	}
+	err = ik_cmdq_set_create(d->nq, qc, &d->qset);
+	if (err) {
+		snprintf(errbuf, errlen, "command queues: %s", ik_strerror(err));
+		goto fail;
+	}
+	free(qc);
+	qc = NULL;
+	if (!cfg->consumer_thread)
+		return 0;
+	err = pthread_create(&d->consumer, NULL, consumer_main, d);
+	if (err) {
+		snprintf(errbuf, errlen, "consumer thread: %s", strerror(err));
+		err = -err;
+		goto fail;
+	}
+	d->consumer_running = true;
+	return 0;
+fail:
+	free(qc);
+	dsys_fini(d);
+	return err;
+}

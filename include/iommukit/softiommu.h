@@ -1,0 +1,540 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * iommukit/softiommu.h - a software IOMMU: a device model that translates
+ * DMA through page tables, caches translations in an IOTLB, obeys
+ * invalidation commands and records faults.
+ *
+ * What it is for.  Emulators (an SMMUv3 or VT-d model in a hypervisor) need
+ * exactly this: walk the guest's tables, cache the answers, drop them when
+ * the guest invalidates.  Driver authors need the converse: run their map /
+ * unmap / invalidate logic against an IOMMU that *notices* when an
+ * invalidation is missing or late.  The soft IOMMU serves both:
+ *
+ *   - Streams and contexts.  A device is named by its stream id (SMMUv3
+ *     StreamID, VT-d source-id).  ik_softiommu_attach() binds a stream to a
+ *     context: a tag (SMMUv3 ASID, VT-d domain id) and a walker.  Several
+ *     streams may share one context (one tag, one table).
+ *   - Walker.  The soft IOMMU never decodes a page-table entry itself.
+ *     ik_softiommu_attach_pt() gives a stream a page-table root in any format
+ *     the page-table unit supports (struct ik_pt_walker: geometry + root, as
+ *     an STE or context entry would hold it) and the table memory to read it
+ *     from; every walk is ik_pt_walk().  ik_softiommu_attach() takes any
+ *     other walker (struct ik_softiommu_walker), e.g. an emulator's own.
+ *   - IOTLB.  A set-associative cache of leaf translations: each entry holds
+ *     a tag, the input block base, the output block base, the block size
+ *     (4 KiB page, 2 MiB block, ...), and permissions.  Entries of several
+ *     block sizes coexist; a lookup probes the set of each block size present.
+ *     Replacement is least-recently-used within a set.
+ *   - Walk cache.  A small fully-associative cache of "the table that holds
+ *     the leaf for this region": (tag, region) -> leaf-table address.  Leaf-
+ *     only range invalidations keep it (as SMMUv3 TLBI with Leaf=1 and VT-d
+ *     page-selective invalidation with the IH hint do); non-leaf range,
+ *     tag and global invalidations drop it.  A walk restarted at a cached
+ *     leaf table does not see hierarchical permission limits set in upper
+ *     levels (ARM APTable/XNTable); iommukit's page-table engine sets none,
+ *     and checking mode compares against the full walk.
+ *   - Commands.  ik_softiommu_exec() executes one decoded command (invalidate
+ *     all / by tag / by range, sync).  A command queue in SMMUv3 or VT-d
+ *     encoding is consumed through the cmdq unit's software consumer
+ *     (ik_softiommu_exec_smmu() / ik_softiommu_exec_vtd() execute one decoded
+ *     command; ik_softiommu_cq_*() drain a queue, polled or from a host
+ *     thread that runs ik_softiommu_cq_run()); a sync completion is written
+ *     only after every earlier command has taken effect here.
+ *     Invalidations take effect when executed (there is no asynchronous
+ *     invalidation window): a sync is a completion point, not a trigger.
+ *   - Faults.  A device access that cannot be translated (no mapping,
+ *     permission, address size, access flag, table read error, unknown
+ *     stream) is not performed; a record
+ *     (address, access, stream, tag, type) goes into a bounded fault queue
+ *     that the driver drains with ik_softiommu_fault_pop().
+ *   - Checking mode (IK_SOFTIOMMU_CHECK).  Every device access that hits the
+ *     IOTLB is also walked afresh; if the tables disagree with the cached
+ *     answer (a missing or late invalidation) a stale-translation report is
+ *     queued with the iova, both answers and the recent command history
+ *     (maps, unmaps, invalidations, syncs, in order), and the access is
+ *     refused.  A correct driver never triggers it; tests rely on that.
+ *     The walk cache is checked the same way (a freed or replaced leaf table
+ *     still cached).
+ *
+ * Glossary
+ *   iova     input (I/O virtual) address the device issues.
+ *   oa       output address the tables produce; "physical" for the device.
+ *   tag      the cache tag of a context: ASID (SMMUv3 stage 1), VMID (stage
+ *            2) or domain id (VT-d).  Invalidation by tag drops exactly the
+ *            entries with that tag.
+ *   block    the naturally aligned region one leaf entry maps (lg2_size).
+ *   history  a ring of the last events the soft IOMMU saw (commands it
+ *            executed, map/unmap notes the driver's hooks sent); a stale
+ *            report carries the newest IK_SOFTIOMMU_REPORT_HIST of them.
+ *   generation
+ *            a counter bumped by every invalidation; a walk that started
+ *            before an invalidation never inserts its (possibly stale)
+ *            result into the IOTLB afterwards.
+ *
+ * Host memory.  The output address of a translation is turned into a host
+ * pointer by the config's phys_to_host hook; without one, output addresses
+ * are host virtual addresses (identity), which is what a userspace test or
+ * benchmark that maps its own buffers wants.
+ *
+ * Synchronization
+ *   call                                   may run concurrently with
+ *   ------------------------------------   ------------------------------------
+ *   dma_read/dma_write/translate           everything below except destroy,
+ *                                          and with itself on any stream
+ *   exec, exec_smmu/vtd, note              dma_*, translate, each other
+ *   cq_poll/cq_run on one queue            everything on other queues and the
+ *                                          queue's producers; one consumer per
+ *                                          queue at a time
+ *   attach/detach                          everything but destroy; a stream's
+ *                                          accesses during detach either see
+ *                                          the old context or fault
+ *   fault_pop, stale_pop, history, stats   everything but destroy
+ *   set_flags                              everything but destroy (takes
+ *                                          effect for later accesses)
+ *   create/destroy                         nothing
+ * One ik_lock_t protects the IOTLB, walk cache, history and queues; walks
+ * run outside it (the walker reads table memory that the driver may be
+ * changing, as hardware does).  Callbacks (walker, phys_to_host) are called
+ * without the lock held and may not call back into the same soft IOMMU.
+ */
+#ifndef IOMMUKIT_SOFTIOMMU_H
+#define IOMMUKIT_SOFTIOMMU_H
+
+#include <iommukit/env.h>
+#include <iommukit/lock.h>
+#include <iommukit/pgtable.h>
+#include <iommukit/cmdq.h>
+#include <iommukit/cmd/smmuv3.h>
+#include <iommukit/cmd/vtd.h>
+
+IK_BEGIN_DECLS
+
+/* Access permissions and access kinds. */
+#define IK_SOFTIOMMU_READ 0x1u
+#define IK_SOFTIOMMU_WRITE 0x2u
+
+/* Fault types (struct ik_softiommu_fault.type, walker results). */
+enum ik_softiommu_fault_type {
+	IK_SOFTIOMMU_FAULT_NONE = 0,
+	IK_SOFTIOMMU_FAULT_TRANSLATION = 1, /* no valid entry on the walk */
+	IK_SOFTIOMMU_FAULT_PERMISSION = 2,  /* entry valid, access not allowed */
+	IK_SOFTIOMMU_FAULT_ADDR_SIZE = 3,   /* iova beyond ias, or oa beyond oas */
+	IK_SOFTIOMMU_FAULT_BAD_STREAM = 4,  /* stream id not attached */
+	IK_SOFTIOMMU_FAULT_STALE = 5,       /* checking mode: IOTLB disagrees with tables */
+	IK_SOFTIOMMU_FAULT_EXTERNAL = 6,    /* table read or phys_to_host failed */
+	IK_SOFTIOMMU_FAULT_ACCESS_FLAG = 7, /* ARM: leaf with AF clear */
+};
+
+/* Deepest walk a walker reports, in levels. */
+#define IK_SOFTIOMMU_MAX_LEVELS 6
+
+/*
+ * struct ik_softiommu_xlate - what one walk (or IOTLB hit) says about an iova.
+ *   oa        output address of the iova itself (block base + offset).
+ *   lg2_size  log2 of the leaf's block size (12 for a 4 KiB page).
+ *   prot      IK_SOFTIOMMU_READ | IK_SOFTIOMMU_WRITE allowed by the entry.
+ *   fault     IK_SOFTIOMMU_FAULT_NONE, or TRANSLATION / PERMISSION /
+ *             ADDR_SIZE (the walker reports permission faults only when
+ *             asked to check an access; the soft IOMMU checks prot itself).
+ *   level     level at which the walk ended (leaf or fault), numbered as
+ *             the page-table unit does: 0 is the last level (4 KiB pages),
+ *             the root is the highest; 0 for an IOTLB hit.
+ *   leaf_table
+ *             the address (as the IOMMU sees it) of the table that holds the
+ *             leaf entry, 0 when unknown; feeds the walk cache.
+ *   leaf_table_lg2
+ *             log2 of the input span that leaf table covers.
+ */
+struct ik_softiommu_xlate {
+	ik_u64 oa;
+	ik_u64 leaf_table;
+	ik_u32 lg2_size;
+	ik_u32 prot;
+	ik_u32 fault;
+	ik_u32 level;
+	ik_u32 leaf_table_lg2;
+};
+
+/*
+ * struct ik_softiommu_walker - how a context's tables are walked.
+ *   walk(ctx, iova, out): decode the tables as the hardware would and fill
+ *     *out (oa, lg2_size, prot, level, leaf_table if known), or set
+ *     out->fault.  Returns 0 whenever *out is filled (faults included), a
+ *     negative errno for a walker error (treated as a translation fault).
+ *     Must be safe to call from several threads at once and concurrently with
+ *     the driver's map/unmap of other ranges.
+ *   walk_leaf(ctx, table, table_lg2, iova, out): optional (NULL: the walk
+ *     cache only records and checks).  Decode only the leaf-level table at
+ *     `table` (as a previous walk reported it in leaf_table/leaf_table_lg2)
+ *     for `iova`, as hardware does after a walk-cache hit.  Same return
+ *     convention; it must fill leaf_table/leaf_table_lg2 with its inputs.
+ *   ctx: passed back.
+ * The page-table unit's binding fills one from an ik_pgtable; a test or an
+ * emulator with its own table memory may supply its own.
+ */
+struct ik_softiommu_walker {
+	int (*walk)(void *ctx, ik_u64 iova, struct ik_softiommu_xlate *out);
+	int (*walk_leaf)(void *ctx, ik_u64 table, ik_u32 table_lg2, ik_u64 iova,
+			 struct ik_softiommu_xlate *out);
+	void *ctx;
+};
+
+/* Checking and behaviour flags (struct ik_softiommu_config.flags). */
+#define IK_SOFTIOMMU_CHECK 0x1u /* walk every IOTLB hit afresh and compare */
+
+/*
+ * struct ik_softiommu_config - see ik_softiommu_config_init() for defaults.
+ *   iotlb_entries   total IOTLB entries, a power of two, 1..65536; 0 disables
+ *                   the IOTLB (every access walks).
+ *   iotlb_ways      associativity, a power of two dividing iotlb_entries
+ *                   (iotlb_entries: fully associative).
+ *   walk_cache_entries  0..256; 0 disables the walk cache.
+ *   max_streams     stream ids 0 .. max_streams - 1 (1..65536).
+ *   fault_depth     fault queue records, a power of two 1..65536; when full,
+ *                   further faults are counted in stats.faults_dropped.
+ *   stale_depth     stale-report queue, a power of two 1..4096.
+ *   history_depth   event history ring, a power of two 16..65536.
+ *   flags           IK_SOFTIOMMU_CHECK.
+ *   phys_to_host    NULL (identity) or hook: host pointer for `len` bytes at
+ *                   output address `oa`, or NULL to fault (EXTERNAL); the
+ *                   range never crosses the translated block.
+ *   phys_ctx        passed back.
+ *   allocator       NULL: the env's.
+ */
+struct ik_softiommu_config {
+	ik_u32 iotlb_entries;
+	ik_u32 iotlb_ways;
+	ik_u32 walk_cache_entries;
+	ik_u32 max_streams;
+	ik_u32 fault_depth;
+	ik_u32 stale_depth;
+	ik_u32 history_depth;
+	ik_u32 flags;
+	void *(*phys_to_host)(void *ctx, ik_u64 oa, ik_size len);
+	void *phys_ctx;
+	const struct ik_allocator *allocator;
+};
+
+/*
+ * ik_softiommu_config_init - defaults: 512 entries 8-way, 32 walk-cache
+ * entries, 64 streams, fault queue 256, stale queue 16, history 256, no
+ * checking, identity host memory, env allocator.  O(1).
+ */
+IK_API void ik_softiommu_config_init(struct ik_softiommu_config *cfg);
+
+struct ik_softiommu; /* opaque */
+
+/*
+ * ik_softiommu_create - allocate a soft IOMMU.  *out is set on success.
+ * Errors: -EINVAL (NULL argument, a size outside its range or not a power of
+ * two, ways not dividing entries); -ENOMEM (allocation failed; nothing is
+ * left allocated).  Cost: O(entries) to clear the caches.
+ */
+IK_API int ik_softiommu_create(const struct ik_softiommu_config *cfg, struct ik_softiommu **out);
+
+/* ik_softiommu_destroy - free everything.  NULL is ignored.  No call may be
+ * running on it, and no queue may still be consumed into it (stop the
+ * ik_softiommu_cq_run() threads first).  Calls the allocator only. */
+IK_API void ik_softiommu_destroy(struct ik_softiommu *s);
+
+/*
+ * ik_softiommu_attach - bind stream `sid` to a context: cache tag `tag` and
+ * the walker of its tables (copied).  Replaces an earlier binding of that
+ * stream *without* invalidating anything, as reprogramming an STE or context
+ * entry does: the driver must invalidate the old tag if it changes tables.
+ * Errors: -EINVAL (s or w NULL, w->walk NULL, sid >= max_streams).  O(1).
+ */
+IK_API int ik_softiommu_attach(struct ik_softiommu *s, ik_u32 sid, ik_u32 tag,
+			       const struct ik_softiommu_walker *w);
+
+/*
+ * ik_softiommu_attach_pt - bind stream `sid` to tag `tag` and the page-table
+ * root described by `w` (from ik_pgtable_walker() for a table set the driver
+ * builds, or ik_pt_walker_init() / ik_lpae_walker_from_regs() for a root an
+ * emulator is given).  Table memory is read through `mem` (copied), or, when
+ * mem is NULL, at host addresses equal to the IOMMU addresses (the default
+ * of ik_pgtable's table allocator).  Walks use ik_pt_walk(); the walk cache
+ * restarts walks at a cached leaf table (leaf_table = the table holding the
+ * leaf entry).  Replaces an earlier binding as ik_softiommu_attach() does.
+ * Errors: -EINVAL (NULL s or w, sid out of range, mem without read64, a
+ * walker whose format is not built in).  O(1).
+ */
+IK_API int ik_softiommu_attach_pt(struct ik_softiommu *s, ik_u32 sid, ik_u32 tag,
+				  const struct ik_pt_walker *w, const struct ik_pt_mem *mem);
+
+/* ik_softiommu_detach - unbind `sid`; later accesses fault BAD_STREAM.
+ * Errors: -EINVAL (bad sid), -ENOENT (not attached).  O(1). */
+IK_API int ik_softiommu_detach(struct ik_softiommu *s, ik_u32 sid);
+
+/*
+ * ik_softiommu_translate - what the device's access of kind `access`
+ * (IK_SOFTIOMMU_READ or _WRITE) at `iova` resolves to, through the IOTLB
+ * (filling it on a miss), exactly as a DMA would.  On a fault the record is
+ * queued and -EFAULT returned, *out (if not NULL) then holds the fault type.
+ * Errors: -EINVAL (s NULL, access not exactly one of READ/WRITE); -EFAULT.
+ * Cost: one IOTLB probe per block size present; a walk on a miss (and on
+ * every hit in checking mode).
+ */
+IK_API int ik_softiommu_translate(struct ik_softiommu *s, ik_u32 sid, ik_u64 iova,
+				  ik_u32 access, struct ik_softiommu_xlate *out);
+
+/*
+ * ik_softiommu_dma_read / ik_softiommu_dma_write - the device reads `len`
+ * bytes at `iova` into `buf` / writes `len` bytes from `buf` to `iova`,
+ * translating each block the range crosses.  Stops at the first fault:
+ * bytes before it were transferred, the fault is queued, -EFAULT returned.
+ * Errors: -EINVAL (s or buf NULL with len > 0, iova + len overflows); -EFAULT.
+ * len 0 does nothing and returns 0.  Cost: one translation per block crossed.
+ */
+IK_API int ik_softiommu_dma_read(struct ik_softiommu *s, ik_u32 sid, ik_u64 iova, void *buf,
+				 ik_size len);
+IK_API int ik_softiommu_dma_write(struct ik_softiommu *s, ik_u32 sid, ik_u64 iova,
+				  const void *buf, ik_size len);
+
+/* Decoded commands, in the soft IOMMU's own terms. */
+enum ik_softiommu_op {
+	IK_SOFTIOMMU_OP_INV_ALL = 1,   /* every IOTLB and walk-cache entry */
+	IK_SOFTIOMMU_OP_INV_TAG = 2,   /* every entry with `tag` */
+	IK_SOFTIOMMU_OP_INV_RANGE = 3, /* entries of `tag` overlapping [iova, iova+size) */
+	IK_SOFTIOMMU_OP_SYNC = 4,      /* completion point; earlier commands are done */
+	IK_SOFTIOMMU_OP_NOP = 5,       /* a command with nothing to do in this model
+					  (configuration-cache, ATC, page responses) */
+	/* history-only events the driver's hooks report (ik_softiommu_note) */
+	IK_SOFTIOMMU_EV_MAP = 16,
+	IK_SOFTIOMMU_EV_UNMAP = 17,
+	IK_SOFTIOMMU_EV_ACCESS_FAULT = 18, /* recorded by the soft IOMMU itself */
+};
+
+/*
+ * struct ik_softiommu_cmd - one command.  For INV_RANGE: `leaf` true keeps
+ * the walk cache (the driver promises only leaf entries changed); size > 0.
+ */
+struct ik_softiommu_cmd {
+	ik_u32 op;
+	ik_u32 tag;
+	ik_u64 iova;
+	ik_u64 size;
+	bool leaf;
+};
+
+/*
+ * ik_softiommu_exec - execute one command; it has taken full effect when the
+ * call returns (an IOTLB walk in flight cannot re-insert what it dropped).
+ * Errors: -EINVAL (s or cmd NULL, unknown op, an event op, range size 0 or
+ * iova + size overflow); nothing changes.  Cost: INV_RANGE probes the sets
+ * the range can occupy, or scans the IOTLB when that is fewer; the others
+ * scan the IOTLB (O(entries)).
+ */
+IK_API int ik_softiommu_exec(struct ik_softiommu *s, const struct ik_softiommu_cmd *cmd);
+
+/*
+ * ik_softiommu_note - add a driver event (IK_SOFTIOMMU_EV_MAP or _UNMAP of
+ * [iova, iova + size) under `tag`) to the history, so that a stale report
+ * shows what the driver did.  Page-table hooks call it.  Changes no cache.
+ * Errors: -EINVAL (s NULL, other op).  O(1).
+ */
+IK_API int ik_softiommu_note(struct ik_softiommu *s, ik_u32 op, ik_u32 tag, ik_u64 iova,
+			     ik_u64 size);
+
+/* ik_softiommu_set_flags - replace the behaviour flags (IK_SOFTIOMMU_CHECK).
+ * Errors: -EINVAL (s NULL, unknown bit).  O(1). */
+IK_API int ik_softiommu_set_flags(struct ik_softiommu *s, ik_u32 flags);
+
+/* struct ik_softiommu_fault - one fault record. */
+struct ik_softiommu_fault {
+	ik_u64 iova;
+	ik_u64 seq;   /* history sequence number when it happened */
+	ik_u32 sid;
+	ik_u32 tag;   /* 0 for BAD_STREAM */
+	ik_u32 type;  /* enum ik_softiommu_fault_type */
+	ik_u32 access; /* IK_SOFTIOMMU_READ or _WRITE */
+	ik_u32 level;  /* walk level where it was found */
+};
+
+/* ik_softiommu_fault_pop - oldest queued fault into *out; -ENOENT when the
+ * queue is empty, -EINVAL for NULL arguments.  O(1). */
+IK_API int ik_softiommu_fault_pop(struct ik_softiommu *s, struct ik_softiommu_fault *out);
+
+/* One history entry. */
+struct ik_softiommu_event {
+	ik_u64 seq; /* 1, 2, ... in the order the soft IOMMU saw them */
+	ik_u64 iova;
+	ik_u64 size;
+	ik_u32 op; /* IK_SOFTIOMMU_OP_* or IK_SOFTIOMMU_EV_* */
+	ik_u32 tag;
+};
+
+#define IK_SOFTIOMMU_REPORT_HIST 16
+
+/*
+ * struct ik_softiommu_stale - a stale-translation report (checking mode).
+ *   cached: the IOTLB's answer (oa, lg2_size, prot), or for a walk-cache
+ *           report (walk_cache true) the cached leaf_table.
+ *   fresh:  what the tables say now (possibly a fault).
+ *   hist[0..nhist): the most recent events, oldest first, ending at `seq`.
+ */
+struct ik_softiommu_stale {
+	ik_u64 iova;
+	ik_u64 seq;
+	ik_u32 sid;
+	ik_u32 tag;
+	ik_u32 access;
+	bool walk_cache;
+	struct ik_softiommu_xlate cached;
+	struct ik_softiommu_xlate fresh;
+	ik_u32 nhist;
+	struct ik_softiommu_event hist[IK_SOFTIOMMU_REPORT_HIST];
+};
+
+/* ik_softiommu_stale_pop - oldest stale report into *out; -ENOENT when
+ * none, -EINVAL for NULL arguments.  O(1). */
+IK_API int ik_softiommu_stale_pop(struct ik_softiommu *s, struct ik_softiommu_stale *out);
+
+/*
+ * ik_softiommu_history - copy up to `max` most recent events, oldest first,
+ * into ev[]; returns how many (>= 0) or -EINVAL.  O(max).
+ */
+IK_API int ik_softiommu_history(struct ik_softiommu *s, struct ik_softiommu_event *ev,
+				ik_u32 max);
+
+/* Counters since create (or the last ik_softiommu_stats_reset). */
+struct ik_softiommu_stats {
+	ik_u64 accesses;     /* translations asked for (one per block a DMA crosses) */
+	ik_u64 bytes;        /* bytes transferred by dma_read/dma_write */
+	ik_u64 iotlb_hits, iotlb_misses;
+	ik_u64 iotlb_fills, iotlb_evictions;
+	ik_u64 iotlb_inv_entries; /* entries dropped by invalidations */
+	ik_u64 walks;        /* walker calls (misses, and checks) */
+	ik_u64 walk_cache_hits, walk_cache_misses;
+	ik_u64 fill_races;   /* walk results not cached because an invalidation overtook them */
+	ik_u64 faults, faults_dropped;
+	ik_u64 stale, stale_dropped;
+	ik_u64 cmds;         /* commands executed (syncs included) */
+	ik_u64 syncs;
+	ik_u64 nops;
+	ik_u64 inv_all, inv_tag, inv_range;
+};
+
+/* ik_softiommu_stats - snapshot the counters (taken under the lock, so
+ * consistent with each other); -EINVAL for NULL.  O(1). */
+IK_API int ik_softiommu_stats(struct ik_softiommu *s, struct ik_softiommu_stats *out);
+/* ik_softiommu_stats_reset - set every counter to 0 (caches, queues and the
+ * history are kept).  NULL is ignored.  O(1). */
+IK_API void ik_softiommu_stats_reset(struct ik_softiommu *s);
+
+/* ------------------------------------------------------------ command queues */
+
+/*
+ * ik_softiommu_exec_smmu - execute one decoded SMMUv3 command:
+ *   TLBI_NH_VA      INV_RANGE of tag ASID (TLBI_S2_IPA: tag VMID) over
+ *                   [addr, addr + (NUM+1) << (SCALE + granule)) with range
+ *                   fields, or the entries holding addr without (TG = 0);
+ *                   Leaf keeps the walk cache;
+ *   TLBI_NH_ASID    INV_TAG(ASID);  TLBI_S12_VMALL  INV_TAG(VMID);
+ *   TLBI_NH_ALL, TLBI_NSNH_ALL  INV_ALL;  CMD_SYNC  SYNC;
+ *   CFGI_*, ATC_INV, PRI_RESP   NOP (no configuration cache or ATC here).
+ * So a stage-1 context is attached with tag = its ASID, a stage-2 context
+ * with tag = its VMID.  Errors: -EINVAL (NULL, an opcode not listed, a range
+ * that overflows); nothing changes.  Cost: as ik_softiommu_exec().
+ */
+IK_API int ik_softiommu_exec_smmu(struct ik_softiommu *s, const struct ik_smmu_cmd *c);
+
+/*
+ * ik_softiommu_exec_vtd - execute one decoded VT-d descriptor: IOTLB global
+ * -> INV_ALL; IOTLB domain and PASID-based "all of a PASID" -> INV_TAG(DID);
+ * page-selective (G = 3) -> INV_RANGE(DID, ADDR, 4 KiB << AM) with IH as the
+ * leaf hint (ADDR must be aligned to that size); invalidation wait -> SYNC;
+ * context-cache and device-TLB -> NOP.  Contexts are attached with tag = DID.
+ * Errors: -EINVAL (NULL, other types or granularities, misaligned ADDR).
+ */
+IK_API int ik_softiommu_exec_vtd(struct ik_softiommu *s, const struct ik_vtd_desc *d);
+
+/*
+ * struct ik_softiommu_cq - the soft IOMMU's end of one command queue: the
+ * command unit's software consumer (struct ik_cmdq_sw) whose handler decodes
+ * each entry (SMMUv3 or VT-d, by the queue's format) and executes it here.
+ * An entry the decoder or ik_softiommu_exec_*() rejects stops the consumer
+ * with CERROR_ILL, which the producer side repairs (see <iommukit/cmdq.h>).
+ *
+ * Set-up, for a queue built by the driver with ik_cmdq_init()/create():
+ *   1. ik_softiommu_cq_init(&cq, s, &cfg) with the ring memory the queue will
+ *      use (cfg.ring, cfg.ring_dma) and its format, size and flags;
+ *   2. give the queue regs = &ik_softiommu_cq_regs and regs_ctx = &cq;
+ *   3. choose who consumes:
+ *      - inline: nothing more.  The PROD write's doorbell drains the queue
+ *        on the producing thread, as an emulator runs its device model when
+ *        the guest writes PROD; a sync has completed when issue() returns.
+ *      - a thread: a host thread runs ik_softiommu_cq_run() until told to
+ *        stop (the IOMMU working asynchronously, as hardware does);
+ *      - polled: ik_softiommu_cq_poll() from any thread.
+ *      The three may be mixed: one lock per queue makes one of them drain at
+ *      a time (K1/K2 in src/softiommu_cmdq.c: a doorbell that finds the lock
+ *      taken leaves, and the holder looks again after unlocking).
+ * Fields: sw (for ik_cmdq_sw_inject() / ik_cmdq_sw_error(), called with no
+ * consumer running), executed/rejected (counters); the rest private.
+ */
+struct ik_softiommu_cq_config {
+	const struct ik_cmdq_fmt *fmt; /* &ik_cmdq_fmt_smmuv3, _vtd128 or _vtd256 */
+	unsigned log2_entries;
+	unsigned flags;       /* IK_CMDQ_CFG_NO_WRAP as the queue's */
+	void *ring;
+	ik_u64 ring_dma;
+	/* Completion writes outside the ring; NULL: a 32-bit release store at
+	 * the host address equal to the device address. */
+	void (*write32)(void *ctx, ik_u64 addr, ik_u32 val);
+	void *write_ctx;
+};
+
+struct ik_softiommu_cq {
+	struct ik_cmdq_sw sw;
+	struct ik_softiommu *s;
+	ik_lock_t lock;     /* one consumer at a time */
+	ik_u32 prod;        /* last PROD written through ik_softiommu_cq_regs */
+	unsigned vtd_words; /* 0: SMMUv3; 2 or 4: VT-d descriptor words */
+	void (*write32)(void *ctx, ik_u64 addr, ik_u32 val);
+	void *write_ctx;
+	ik_u64 executed, rejected; /* commands run / refused (atomic; read with
+				      ik_load_relaxed) */
+};
+
+/*
+ * The queue's register hooks for a soft IOMMU consumer (regs_ctx = the
+ * struct ik_softiommu_cq): CONS and PROD in memory as ik_cmdq_sw_regs, plus
+ * a doorbell that drains the queue inline, and an error acknowledgement that
+ * resumes it.  (A queue may also use ik_cmdq_sw_regs with regs_ctx = &cq.sw;
+ * it then needs a thread or polling to make progress.)
+ */
+IK_API extern const struct ik_cmdq_regs ik_softiommu_cq_regs;
+
+/* ik_softiommu_cq_init - see above.  Errors: -EINVAL (NULL, no ring, a format
+ * other than the three, or what ik_cmdq_sw_init() rejects).  No allocation. */
+IK_API int ik_softiommu_cq_init(struct ik_softiommu_cq *cq, struct ik_softiommu *s,
+				const struct ik_softiommu_cq_config *cfg);
+
+/*
+ * ik_softiommu_cq_poll - consume up to `budget` published entries in order,
+ * executing each and writing sync completions.  Returns the number consumed,
+ * -EAGAIN while stopped on an unacknowledged error, -EINVAL.  Waits for the
+ * queue's consumer lock if another thread is draining it.
+ */
+IK_API int ik_softiommu_cq_poll(struct ik_softiommu_cq *cq, unsigned budget);
+
+/*
+ * ik_softiommu_cq_run - the consumer loop for a host thread ("the IOMMU on
+ * its own thread"): polls cqs[0..n) until *stop becomes non-zero (store it
+ * with release), spinning briefly then IK_ENV_YIELD() when idle, and drains
+ * what is published at that point before returning 0.  A queue whose lock
+ * is held (drained inline at that moment) is skipped for that round.
+ * -EINVAL for bad arguments.  The thread itself is the host's (the core
+ * creates none).
+ */
+IK_API int ik_softiommu_cq_run(struct ik_softiommu_cq *const *cqs, unsigned n, const int *stop);
+
+/* ik_softiommu_fault_name / op_name - short static names for printing
+ * ("translation", "inv-range", ...; "unknown" for other values).  O(1). */
+IK_API const char *ik_softiommu_fault_name(ik_u32 type);
+IK_API const char *ik_softiommu_op_name(ik_u32 op);
+
+IK_END_DECLS
+
+#endif /* IOMMUKIT_SOFTIOMMU_H */

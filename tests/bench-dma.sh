@@ -1,0 +1,55 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+#
+# Smoke test of `iommukit-bench dma` and `reproduce` (a benchmark, so times
+# are not checked): a short run of each mode exits 0 with its table or JSON,
+# a bad option exits 2 with a one-line message.  Prints TAP.
+set -u
+bench=./iommukit-bench
+n=0 fails=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+no() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
+echo "1..6"
+
+out=$($bench --quick dma --time 0.05 --size 4k,64k 2>&1)
+if [ $? -eq 0 ] && printf '%s\n' "$out" | grep -q 'lpae-s1 .*64K .*deferred'; then
+	ok "dma table: strict and deferred rows"
+else
+	no "dma table"; printf '%s\n' "$out" | sed 's/^/# /'
+fi
+
+out=$($bench --json --quick dma --time 0.05 --size 16k --segments 4 --non-coherent --check --mode strict 2>&1)
+if [ $? -eq 0 ] && printf '%s\n' "$out" | grep -q '"bench":"dma".*"segments":4.*"faults":0,"stale":0}'; then
+	ok "dma --json, scatterlist, non-coherent, checking mode"
+else
+	no "dma --json"; printf '%s\n' "$out" | sed 's/^/# /'
+fi
+
+out=$($bench --quick --threads 2 dma --time 0.05 --size 8k --queues percpu --consumer thread 2>&1)
+if [ $? -eq 0 ]; then ok "dma on two threads, per-CPU queues, consumer thread"; else
+	no "dma on two threads"; printf '%s\n' "$out" | sed 's/^/# /'; fi
+
+rc2=0
+for bad in "--size 5000" "--mode lazy" "--bogus" "--iotlb 3" "--segments 0" "--time"; do
+	# shellcheck disable=SC2086
+	err=$($bench dma $bad 2>&1 >/dev/null)
+	rc=$?
+	lines=$(printf '%s\n' "$err" | wc -l)
+	[ $rc -eq 2 ] && [ "$lines" -eq 1 ] || { rc2=1; echo "# dma $bad: exit $rc, $lines lines: $err"; }
+done
+if [ $rc2 -eq 0 ]; then ok "bad dma options: one line, exit 2"; else no "bad dma options"; fi
+
+out=$($bench dma --help 2>&1)
+if [ $? -eq 0 ] && printf '%s\n' "$out" | grep -q -- '--segments' && printf '%s\n' "$out" | grep -q -- '--mode'; then
+	ok "dma --help documents the options"
+else
+	no "dma --help"
+fi
+
+out=$($bench --json --quick reproduce 2>&1)
+if [ $? -eq 0 ] && [ "$(printf '%s\n' "$out" | grep -c '"bench":"reproduce"')" -ge 10 ]; then
+	ok "reproduce --json: all four comparisons"
+else
+	no "reproduce"; printf '%s\n' "$out" | sed 's/^/# /'
+fi
+[ $fails -eq 0 ]
