@@ -12,12 +12,30 @@ struct ik_st_unit {
 };
 
 static const struct ik_st_unit units[] = {
-	{ "core", ik_st_core_cases, &ik_st_core_ncases },
+	{ "env atomic lock rbtree", ik_st_core_cases, &ik_st_core_ncases },
+	{ "iova", ik_st_iova_cases, &ik_st_iova_ncases },
+	{ "cmdq", ik_st_cmdq_cases, &ik_st_cmdq_ncases },
 };
 
 const char *ik_selftest_units(void)
 {
-	return "env atomic lock rbtree";
+	static char buf[128];
+	ik_size n = 0;
+	unsigned i;
+	const char *p;
+
+	if (buf[0])
+		return buf;
+	for (i = 0; i < IK_ARRAY_SIZE(units); i++) {
+		if (!*units[i].ncases)
+			continue;
+		if (n && n + 1 < sizeof(buf))
+			buf[n++] = ' ';
+		for (p = units[i].name; *p && n + 1 < sizeof(buf); p++)
+			buf[n++] = *p;
+	}
+	buf[n] = '\0';
+	return buf;
 }
 
 unsigned ik_selftest_count(void)

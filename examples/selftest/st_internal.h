@@ -80,8 +80,13 @@ struct ik_st_case {
 	void (*fn)(struct ik_st *t);
 };
 
-/* Each unit's file defines its table and count. */
+/* Each unit's file defines its table and count; a unit the library does not
+ * have (its header is missing: __has_include) defines a count of 0. */
 extern const struct ik_st_case ik_st_core_cases[];
 extern const unsigned ik_st_core_ncases;
+extern const struct ik_st_case ik_st_iova_cases[];
+extern const unsigned ik_st_iova_ncases;
+extern const struct ik_st_case ik_st_cmdq_cases[];
+extern const unsigned ik_st_cmdq_ncases;
 
 #endif /* IK_ST_INTERNAL_H */
