@@ -72,7 +72,7 @@ if [ -n "$hdrpkg" ] && [ -d "$kdir" ]; then
 	krel=$(sed -n 's/.*UTS_RELEASE "\(.*\)"/\1/p' "$kdir/include/generated/utsrelease.h")
 	echo "# kernel headers: $hdrpkg ($krel), from linux-headers-amd64 $(dpkg-query -W -f='${Version}' linux-headers-amd64)"
 	kbuild=$out/linux-module
-	if make -C "$top/examples/linux-module" KDIR="$kdir" BUILD="$kbuild" > "$out/kbuild.log" 2>&1 &&
+	if make -j"$jobs" -C "$top/examples/linux-module" KDIR="$kdir" BUILD="$kbuild" > "$out/kbuild.log" 2>&1 &&
 		[ -f "$kbuild/iommukit_selftest.ko" ]; then
 		ok "linux module builds against $hdrpkg with the kernel's flags and -Werror"
 		if grep -E 'warning:|WARNING:' "$out/kbuild.log"; then
@@ -130,7 +130,7 @@ fi
 # ---- 4. bare-metal images
 for arch in x86_64 aarch64; do
 	bdir=$out/baremetal
-	if make -C "$top/examples/baremetal" ARCH="$arch" OUT="$bdir/$arch" > "$out/bm-$arch.log" 2>&1; then
+	if make -j"$jobs" -C "$top/examples/baremetal" ARCH="$arch" OUT="$bdir/$arch" > "$out/bm-$arch.log" 2>&1; then
 		ok "bare-metal $arch: freestanding build; core leaves only the env's board functions undefined; images have no undefined symbol"
 		sed -n 's/^ *NM *core.o leaves undefined only:/#   baremetal-'"$arch"' undefined before the board:/p' "$out/bm-$arch.log"
 		runner=
@@ -149,9 +149,10 @@ done
 # ---- 5. aarch64 hosted build under qemu-aarch64
 adir=$out/aarch64
 mkdir -p "$adir"
-if (cd "$adir" && "$top/configure" -q --host=aarch64-linux-gnu --enable-werror PKG_CONFIG=false &&
+if (cd "$adir" && "$top/configure" -q --host=aarch64-linux-gnu --enable-werror --disable-shared \
+	PKG_CONFIG=false &&
 	make -j"$jobs" examples/selftest/ik-selftest) > "$out/aarch64-build.log" 2>&1; then
-	ok "aarch64 cross build of libiommukit and ik-selftest (--enable-werror)"
+	ok "aarch64 cross build of libiommukit and ik-selftest (--enable-werror, static)"
 	if aarch64-linux-gnu-objdump -d "$adir/examples/selftest/ik-selftest" | grep -qE 'dc[[:space:]]+cvac'; then
 		ok "aarch64 ik-selftest contains the dc cvac clean loop"
 	else

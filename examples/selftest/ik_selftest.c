@@ -14,6 +14,7 @@ struct ik_st_unit {
 static const struct ik_st_unit units[] = {
 	{ "env atomic lock rbtree", ik_st_core_cases, &ik_st_core_ncases },
 	{ "iova", ik_st_iova_cases, &ik_st_iova_ncases },
+	{ "pgtable", ik_st_pgtable_cases, &ik_st_pgtable_ncases },
 	{ "cmdq", ik_st_cmdq_cases, &ik_st_cmdq_ncases },
 };
 
@@ -57,16 +58,28 @@ void ik_st_fail(struct ik_st *t, const char *file, int line, const char *expr)
 	t->expr = expr;
 }
 
+static bool st_fault(struct ik_st_alloc *a)
+{
+	a->calls++;
+	if (a->fail_at && a->calls == a->fail_at) {
+		a->failures++;
+		return true;
+	}
+	return false;
+}
+
+bool ik_st_alloc_fault(struct ik_st *t)
+{
+	return st_fault(&t->alloc);
+}
+
 static void *st_alloc(void *ctx, ik_size size, ik_size align)
 {
 	struct ik_st_alloc *a = (struct ik_st_alloc *)ctx;
 	void *p;
 
-	a->calls++;
-	if (a->fail_at && a->calls == a->fail_at) {
-		a->failures++;
+	if (st_fault(a))
 		return NULL;
-	}
 	p = IK_ENV_ALLOC(size, align);
 	if (p)
 		a->live++;

@@ -62,6 +62,9 @@ void ik_st_fail(struct ik_st *t, const char *file, int line, const char *expr);
 
 /* Make the n-th allocation from now fail (0: none); resets the call count. */
 void ik_st_alloc_arm(struct ik_st *t, long n);
+/* Count one allocation attempt made outside t->alloc (a table page hook):
+ * true if it is the armed one and must fail. */
+bool ik_st_alloc_fault(struct ik_st *t);
 
 /* splitmix64; ik_st_below(t, n) is uniform in [0, n), n > 0. */
 ik_u64 ik_st_rand(struct ik_st *t);
@@ -86,6 +89,8 @@ extern const struct ik_st_case ik_st_core_cases[];
 extern const unsigned ik_st_core_ncases;
 extern const struct ik_st_case ik_st_iova_cases[];
 extern const unsigned ik_st_iova_ncases;
+extern const struct ik_st_case ik_st_pgtable_cases[];
+extern const unsigned ik_st_pgtable_ncases;
 extern const struct ik_st_case ik_st_cmdq_cases[];
 extern const unsigned ik_st_cmdq_ncases;
 
