@@ -65,11 +65,38 @@ check "a vendored copy has no libc env (no env-hosted.h, no env_hosted.c)" \
 	test ! -e "$out/tree/include/iommukit/env-hosted.h" -a ! -e "$out/tree/src/env_hosted.c"
 timed vendor
 
-# ---- 2. the Linux kernel module
+# Slow serial work runs in the background while the builds below use the
+# CPUs: the aarch64 cross configure (one process at a time) and build, and
+# the download of the kernel image for the boot (network-bound).
+adir=$out/aarch64
+mkdir -p "$adir"
+(
+	cd "$adir" && "$top/configure" -q --host=aarch64-linux-gnu --enable-werror --disable-shared \
+		PKG_CONFIG=false && make examples/selftest/ik-selftest
+) > "$out/aarch64-build.log" 2>&1 &
+aarch64_pid=$!
+
 hdrpkg=$(dpkg-query -W -f='${Depends}' linux-headers-amd64 2>/dev/null | sed 's/ .*//')
 kdir=${IK_KDIR:-/usr/src/$hdrpkg}
-if [ -n "$hdrpkg" ] && [ -d "$kdir" ]; then
+krel=
+[ -n "$hdrpkg" ] && [ -d "$kdir" ] &&
 	krel=$(sed -n 's/.*UTS_RELEASE "\(.*\)"/\1/p' "$kdir/include/generated/utsrelease.h")
+kernel=/boot/vmlinuz-$krel
+kimg_pid=
+if [ -n "$krel" ] && [ "$boot" != 0 ] && command -v qemu-system-x86_64 > /dev/null &&
+	[ ! -r "$kernel" ]; then
+	# The image package of the same version, unpacked, not installed (no
+	# initramfs hooks run): only its vmlinuz is needed.
+	kernel=$out/kimg/boot/vmlinuz-$krel
+	mkdir -p "$out/kimg"
+	(cd "$out/kimg" && apt-get download -q "linux-image-$krel" &&
+		dpkg-deb --fsys-tarfile linux-image-"$krel"_*.deb | tar -x "./boot/vmlinuz-$krel" &&
+		rm -f linux-image-"$krel"_*.deb) > "$out/kimg.log" 2>&1 &
+	kimg_pid=$!
+fi
+
+# ---- 2. the Linux kernel module
+if [ -n "$krel" ]; then
 	echo "# kernel headers: $hdrpkg ($krel), from linux-headers-amd64 $(dpkg-query -W -f='${Version}' linux-headers-amd64)"
 	kbuild=$out/linux-module
 	if make -j"$jobs" -C "$top/examples/linux-module" KDIR="$kdir" BUILD="$kbuild" > "$out/kbuild.log" 2>&1 &&
@@ -96,16 +123,8 @@ if [ -n "$hdrpkg" ] && [ -d "$kdir" ]; then
 	elif ! command -v qemu-system-x86_64 > /dev/null; then
 		skipped "booting the module: qemu-system-x86_64 is not installed"
 	elif [ -f "$kbuild/iommukit_selftest.ko" ]; then
-		kernel=/boot/vmlinuz-$krel
-		if [ ! -r "$kernel" ]; then
-			# The image package of the same version, unpacked, not installed
-			# (no initramfs hooks run): only its vmlinuz is needed.
-			mkdir -p "$out/kimg"
-			(cd "$out/kimg" && apt-get download -q "linux-image-$krel" > dl.log 2>&1 &&
-				dpkg-deb --fsys-tarfile linux-image-"$krel"_*.deb | tar -x "./boot/vmlinuz-$krel")
-			kernel=$out/kimg/boot/vmlinuz-$krel
-		fi
-		timed kernel-image-download
+		[ -z "$kimg_pid" ] || wait "$kimg_pid"
+		timed kernel-image-download-wait
 		if [ -r "$kernel" ]; then
 			make -C "$top/examples/linux-module" KDIR="$kdir" BUILD="$kbuild" KERNEL="$kernel" \
 				boot > "$out/boot.log" 2>&1
@@ -120,6 +139,7 @@ if [ -n "$hdrpkg" ] && [ -d "$kdir" ]; then
 			fi
 		else
 			notok "kernel image linux-image-$krel for the boot test"
+			tail -n 5 "$out/kimg.log" | sed 's/^/#   /'
 		fi
 		timed linux-module-boot
 	fi
@@ -146,12 +166,8 @@ for arch in x86_64 aarch64; do
 	timed "baremetal-$arch"
 done
 
-# ---- 5. aarch64 hosted build under qemu-aarch64
-adir=$out/aarch64
-mkdir -p "$adir"
-if (cd "$adir" && "$top/configure" -q --host=aarch64-linux-gnu --enable-werror --disable-shared \
-	PKG_CONFIG=false &&
-	make -j"$jobs" examples/selftest/ik-selftest) > "$out/aarch64-build.log" 2>&1; then
+# ---- 5. aarch64 hosted build (started in the background) under qemu-aarch64
+if wait "$aarch64_pid"; then
 	ok "aarch64 cross build of libiommukit and ik-selftest (--enable-werror, static)"
 	if aarch64-linux-gnu-objdump -d "$adir/examples/selftest/ik-selftest" | grep -qE 'dc[[:space:]]+cvac'; then
 		ok "aarch64 ik-selftest contains the dc cvac clean loop"
@@ -169,6 +185,8 @@ else
 fi
 timed aarch64-hosted
 
+[ -z "$kimg_pid" ] || wait "$kimg_pid" 2> /dev/null
+echo "# time: total $SECONDS s"
 echo "1..$n"
 echo "# PASS: $pass"
 echo "# FAIL: $fail"
