@@ -138,7 +138,9 @@ if [ -n "$krel" ]; then
 				tail -n 20 "$out/boot.log" | sed 's/^/#   /'
 			fi
 		else
-			notok "kernel image linux-image-$krel for the boot test"
+			# Not the code's fault (the archive may have moved on from
+			# the installed headers' ABI): say so, do not fail.
+			skipped "booting the module: could not get linux-image-$krel's vmlinuz"
 			tail -n 5 "$out/kimg.log" | sed 's/^/#   /'
 		fi
 		timed linux-module-boot
