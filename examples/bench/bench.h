@@ -59,5 +59,8 @@ bool bench_parse_u64(const char *s, uint64_t *out);
 
 /* Subcommands. */
 int bench_rbtree(int argc, char **argv, const struct bench_opts *o);
+int bench_iova(int argc, char **argv, const struct bench_opts *o);
+int bench_cmdq(int argc, char **argv, const struct bench_opts *o);
+int bench_map(int argc, char **argv, const struct bench_opts *o);
 
 #endif

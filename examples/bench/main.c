@@ -23,6 +23,12 @@ struct subcmd {
 static const struct subcmd subcmds[] = {
 	{ "rbtree", bench_rbtree,
 	  "augmented red-black tree: insert/lookup/erase ns per op, plain vs augmented" },
+	{ "iova", bench_iova,
+	  "IOVA allocator: W1-W3 fragmentation workloads, growth, W4 fast path" },
+	{ "cmdq", bench_cmdq,
+	  "command queues: cmds/s and latency by producers, batch, sync; shared vs per-CPU" },
+	{ "map", bench_map,
+	  "IO page tables: map/unmap ns and clean/TLB/sync counts by size, format, coherence" },
 };
 
 #define DEFAULT_SUBCMD "rbtree"

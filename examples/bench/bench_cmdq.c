@@ -1,0 +1,533 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * iommukit-bench cmdq: command-queue throughput and per-request latency.
+ *
+ * Producers issue pre-encoded SMMUv3 TLBI_NH_VA commands in requests of
+ * `batch` commands (with IK_CMDQ_SYNC: a sync per request, waited for); one
+ * consumer thread drains like an SMMU (ik_cmdq_sw_consume: classify every
+ * entry, write sync completions, advance CONS).  Designs:
+ *   shared   one ik_cmdq for all producers
+ *   percpu   an ik_cmdq_set with one queue per producer (ECMDQ/VCMDQ style),
+ *            one consumer serving them all round-robin
+ *   ck_ring  Concurrency Kit's MPSC ring of 16-byte entries (if built with
+ *            libck), same consumer work per entry
+ *   rte_ring DPDK's ring, multi-producer bulk enqueue of 16-byte elements (if
+ *            built with libdpdk)
+ * A request's latency is the time of its issue call (with sync: until the
+ * consumer passed it).  cas_retries_per_cmd counts failed reservation CASes
+ * (ours only).  The "shared core" rows pin every producer to CPU 0 (and the
+ * consumer to CPU 1) to show what preemption inside an insertion does.
+ */
+#define _GNU_SOURCE
+#include "config.h"
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <iommukit/cmdq.h>
+#include <iommukit/cmd/smmuv3.h>
+#include "bench.h"
+
+#ifdef HAVE_CK
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wshadow"
+#pragma GCC diagnostic ignored "-Wcast-qual"
+#include <ck_ring.h>
+#pragma GCC diagnostic pop
+#endif
+#ifdef HAVE_DPDK
+#include <rte_ring.h>
+#include <rte_ring_elem.h>
+#endif
+
+#define MAXP 16
+#define MAXBATCH 256
+
+enum design { D_SHARED, D_PERCPU, D_CK, D_RTE };
+static const char *const design_name[] = { "shared", "percpu", "ck_ring", "rte_ring" };
+
+struct entry {
+	uint64_t w[2];
+};
+
+#ifdef HAVE_CK
+CK_RING_PROTOTYPE(ikent, entry)
+#endif
+
+/* A sync marker for the reference rings: opcode CMD_SYNC, w[1] = address of
+ * the producer's completion flag (the consumer sets it). */
+struct run {
+	enum design d;
+	unsigned producers, batch, log2;
+	bool sync, pin;
+	uint64_t duration_ns;
+	/* ours */
+	struct ik_cmdq_set *set;
+	struct ik_cmdq_sw sw[MAXP];
+	void *rings[MAXP];
+	unsigned nq;
+	/* references */
+#ifdef HAVE_CK
+	struct ck_ring ck;
+	struct entry *ckbuf;
+#endif
+#ifdef HAVE_DPDK
+	struct rte_ring *rte;
+#endif
+	int stop_producers, stop_consumer;
+	int ready;
+	uint64_t fail;
+	/* results */
+	double cps;
+	uint64_t p999;
+};
+
+struct prod {
+	struct run *r;
+	unsigned id;
+	pthread_t th;
+	struct bench_samples lat;
+	struct ik_cmdq_counters cnt;
+	uint64_t cmds, t_end;
+	int err;
+};
+
+static void pin_to(unsigned cpu)
+{
+	cpu_set_t set;
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (n <= 0 || cpu >= (unsigned)n)
+		cpu = 0;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	(void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+/* The consumer's per-entry work for the reference rings: what the software
+ * consumer does for ours (classify, complete a sync). */
+static void ref_consume(const struct entry *e)
+{
+	struct ik_cmdq_sync_info si;
+
+	if (ik_cmdq_fmt_smmuv3.classify(e->w, &si) == IK_CMDQ_KIND_SYNC && e->w[1])
+		__atomic_store_n((int *)(uintptr_t)e->w[1], 1, __ATOMIC_RELEASE);
+}
+
+static void *consumer(void *arg)
+{
+	struct run *r = arg;
+
+	if (r->pin)
+		pin_to(1);
+	while (!__atomic_load_n(&r->stop_consumer, __ATOMIC_ACQUIRE)) {
+		int got = 0;
+
+		switch (r->d) {
+		case D_SHARED:
+		case D_PERCPU:
+			for (unsigned i = 0; i < r->nq; i++) {
+				int n = ik_cmdq_sw_consume(&r->sw[i], 4096);
+
+				if (n < 0)
+					__atomic_store_n(&r->fail, 1, __ATOMIC_RELAXED);
+				got += n > 0 ? n : 0;
+			}
+			break;
+		case D_CK:
+#ifdef HAVE_CK
+			for (struct entry e; got < 4096 && CK_RING_DEQUEUE_MPSC(ikent, &r->ck, r->ckbuf, &e); got++)
+				ref_consume(&e);
+#endif
+			break;
+		case D_RTE:
+#ifdef HAVE_DPDK
+		{
+			struct entry e[64];
+			unsigned n = rte_ring_sc_dequeue_burst_elem(r->rte, e, sizeof(e[0]), 64, NULL);
+
+			for (unsigned i = 0; i < n; i++)
+				ref_consume(&e[i]);
+			got = (int)n;
+		}
+#endif
+			break;
+		}
+		if (!got)
+			sched_yield();
+	}
+	return NULL;
+}
+
+static void *producer(void *arg)
+{
+	struct prod *p = arg;
+	struct run *r = p->r;
+	struct entry cmds[MAXBATCH + 1];
+	struct ik_cmdq *q = NULL;
+	int done_flag;
+
+	if (r->pin)
+		pin_to(0);
+	for (unsigned i = 0; i < r->batch; i++) {
+		struct ik_smmu_cmd c;
+
+		memset(&c, 0, sizeof(c));
+		c.op = IK_SMMU_CMD_TLBI_NH_VA;
+		c.asid = (uint16_t)p->id;
+		c.addr = (uint64_t)i << 12;
+		ik_smmu_cmd_encode(&c, cmds[i].w);
+	}
+	if (r->d == D_SHARED || r->d == D_PERCPU)
+		q = ik_cmdq_set_queue(r->set, r->d == D_SHARED ? 0 : p->id % r->nq);
+	__atomic_add_fetch(&r->ready, 1, __ATOMIC_ACQ_REL);
+	while (__atomic_load_n(&r->ready, __ATOMIC_ACQUIRE) <= (int)r->producers)
+		sched_yield();
+	while (!__atomic_load_n(&r->stop_producers, __ATOMIC_RELAXED)) {
+		uint64_t t0 = bench_now_ns();
+		unsigned n = r->batch;
+
+		if (q) {
+			p->err = ik_cmdq_issue_ex(q, cmds, n, r->sync ? IK_CMDQ_SYNC : 0, &p->cnt);
+			if (p->err)
+				break;
+		} else {
+			unsigned total = n;
+
+			if (r->sync) {
+				/* The sync marker: CMD_SYNC whose w[1] points at our flag. */
+				done_flag = 0;
+				cmds[n].w[0] = IK_SMMU_CMD_SYNC;
+				cmds[n].w[1] = (uint64_t)(uintptr_t)&done_flag;
+				total++;
+			}
+#ifdef HAVE_CK
+			if (r->d == D_CK) {
+				for (unsigned i = 0; i < total; i++)
+					while (!CK_RING_ENQUEUE_MPSC(ikent, &r->ck, r->ckbuf, &cmds[i]))
+						sched_yield(); /* full */
+			}
+#endif
+#ifdef HAVE_DPDK
+			if (r->d == D_RTE) {
+				while (!rte_ring_mp_enqueue_bulk_elem(r->rte, cmds, sizeof(cmds[0]), total, NULL))
+					sched_yield(); /* full */
+			}
+#endif
+			if (r->sync)
+				while (!__atomic_load_n(&done_flag, __ATOMIC_ACQUIRE))
+					sched_yield();
+		}
+		bench_samples_add(&p->lat, bench_now_ns() - t0);
+		p->cmds += n;
+	}
+	p->t_end = bench_now_ns();
+	return NULL;
+}
+
+static int run_one(struct run *r, const struct bench_opts *o)
+{
+	struct prod ps[MAXP];
+	struct ik_cmdq_config cfgs[MAXP];
+	pthread_t cth;
+	uint64_t t0, cmds = 0, tend = 0, retries = 0, doorbells = 0;
+	struct bench_stats st;
+	struct bench_samples all;
+	int rc = 0;
+
+	memset(ps, 0, sizeof(ps));
+	r->nq = 0;
+	r->set = NULL;
+	if (r->d == D_SHARED || r->d == D_PERCPU) {
+		r->nq = r->d == D_SHARED ? 1 : r->producers;
+		for (unsigned i = 0; i < r->nq; i++) {
+			struct ik_cmdq_sw_config sc;
+			size_t rsz = (size_t)16 << r->log2;
+
+			if (posix_memalign(&r->rings[i], 64, rsz))
+				return 1;
+			memset(r->rings[i], 0, rsz);
+			memset(&sc, 0, sizeof(sc));
+			sc.fmt = &ik_cmdq_fmt_smmuv3;
+			sc.log2_entries = r->log2;
+			sc.ring = r->rings[i];
+			if (ik_cmdq_sw_init(&r->sw[i], &sc))
+				return 1;
+			memset(&cfgs[i], 0, sizeof(cfgs[i]));
+			cfgs[i].fmt = &ik_cmdq_fmt_smmuv3;
+			cfgs[i].log2_entries = r->log2;
+			cfgs[i].flags = IK_CMDQ_CFG_MSI;
+			cfgs[i].ring = r->rings[i];
+			cfgs[i].regs = &ik_cmdq_sw_regs;
+			cfgs[i].regs_ctx = &r->sw[i];
+			cfgs[i].timeout_ns = 10000000000ull;
+		}
+		if (ik_cmdq_set_create(r->nq, cfgs, &r->set))
+			return 1;
+	}
+#ifdef HAVE_CK
+	if (r->d == D_CK) {
+		r->ckbuf = calloc((size_t)1 << r->log2, sizeof(struct entry));
+		if (!r->ckbuf)
+			return 1;
+		ck_ring_init(&r->ck, 1u << r->log2);
+	}
+#endif
+#ifdef HAVE_DPDK
+	if (r->d == D_RTE) {
+		ssize_t sz = rte_ring_get_memsize_elem(sizeof(struct entry), 1u << r->log2);
+
+		if (sz < 0 || posix_memalign((void **)&r->rte, 128, (size_t)sz) ||
+		    rte_ring_init(r->rte, "ikbench", 1u << r->log2, RING_F_SC_DEQ))
+			return 1;
+	}
+#endif
+	r->stop_producers = r->stop_consumer = 0;
+	r->ready = 0;
+	r->fail = 0;
+	if (pthread_create(&cth, NULL, consumer, r))
+		return 1;
+	for (unsigned i = 0; i < r->producers; i++) {
+		ps[i].r = r;
+		ps[i].id = i;
+		if (bench_samples_init(&ps[i].lat, 1u << 21) ||
+		    pthread_create(&ps[i].th, NULL, producer, &ps[i]))
+			return 1;
+	}
+	while (__atomic_load_n(&r->ready, __ATOMIC_ACQUIRE) < (int)r->producers)
+		sched_yield();
+	t0 = bench_now_ns();
+	__atomic_add_fetch(&r->ready, 1, __ATOMIC_ACQ_REL);
+	while (bench_now_ns() - t0 < r->duration_ns)
+		usleep(2000);
+	__atomic_store_n(&r->stop_producers, 1, __ATOMIC_RELAXED);
+	for (unsigned i = 0; i < r->producers; i++)
+		pthread_join(ps[i].th, NULL);
+	if (r->set && ik_cmdq_set_sync_all(r->set))
+		rc = 1;
+	__atomic_store_n(&r->stop_consumer, 1, __ATOMIC_RELEASE);
+	pthread_join(cth, NULL);
+
+	bench_samples_init(&all, 0);
+	for (unsigned i = 0; i < r->producers; i++) {
+		cmds += ps[i].cmds;
+		retries += ps[i].cnt.cas_retries;
+		if (ps[i].t_end > tend)
+			tend = ps[i].t_end;
+		if (ps[i].err)
+			rc = 1;
+		all.cap += ps[i].lat.n;
+	}
+	free(all.v);
+	all.v = malloc((all.cap ? all.cap : 1) * sizeof(*all.v));
+	for (unsigned i = 0; i < r->producers; i++) {
+		for (size_t k = 0; k < ps[i].lat.n; k++)
+			bench_samples_add(&all, ps[i].lat.v[k]);
+		bench_samples_free(&ps[i].lat);
+	}
+	bench_stats_compute(&all, &st);
+	for (unsigned i = 0; i < r->nq; i++) {
+		struct ik_cmdq_stats qs;
+
+		ik_cmdq_get_stats(ik_cmdq_set_queue(r->set, i), &qs);
+		doorbells += qs.doorbells;
+	}
+	double secs = (double)(tend - t0) / 1e9;
+	double cps = secs > 0 ? (double)cmds / secs : 0;
+	double rpc = cmds ? (double)retries / (double)cmds : 0;
+	double dpc = cmds ? (double)doorbells / (double)cmds : 0;
+
+	if (r->fail)
+		rc = 1;
+	r->cps = cps;
+	r->p999 = st.p999;
+	if (o->json) {
+		printf("{\"bench\":\"cmdq\",\"queue\":\"%s\",\"producers\":%u,\"batch\":%u,"
+		       "\"sync\":%s,\"shared_core\":%s,\"cmds_per_s\":%.0f,\"p50_ns\":%llu,"
+		       "\"p99_ns\":%llu,\"p999_ns\":%llu,\"cas_retries_per_cmd\":%.4f,"
+		       "\"doorbells_per_cmd\":%.4f,\"requests\":%zu}\n",
+		       design_name[r->d], r->producers, r->batch, r->sync ? "true" : "false",
+		       r->pin ? "true" : "false", cps, (unsigned long long)st.p50,
+		       (unsigned long long)st.p99, (unsigned long long)st.p999, rpc,
+		       r->set ? dpc : 0.0, st.n);
+	} else {
+		printf("%-9s %4u%s %6u %5s %12.0f %9llu %9llu %10llu %9.4f %9.4f\n",
+		       design_name[r->d], r->producers, r->pin ? "*" : " ", r->batch,
+		       r->sync ? "yes" : "no", cps, (unsigned long long)st.p50,
+		       (unsigned long long)st.p99, (unsigned long long)st.p999, rpc,
+		       r->set ? dpc : 0.0);
+	}
+	fflush(stdout);
+	bench_samples_free(&all);
+	ik_cmdq_set_destroy(r->set);
+	r->set = NULL;
+	for (unsigned i = 0; i < r->nq; i++)
+		free(r->rings[i]);
+#ifdef HAVE_CK
+	if (r->d == D_CK)
+		free(r->ckbuf);
+#endif
+#ifdef HAVE_DPDK
+	if (r->d == D_RTE)
+		free(r->rte);
+#endif
+	if (rc)
+		fprintf(stderr, "iommukit-bench cmdq: %s run failed\n", design_name[r->d]);
+	return rc;
+}
+
+static bool parse_list(const char *s, unsigned *out, unsigned *n, unsigned max, unsigned lo,
+		       unsigned hi)
+{
+	char buf[256], *save = NULL;
+
+	if (strlen(s) >= sizeof(buf))
+		return false;
+	strcpy(buf, s);
+	*n = 0;
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		uint64_t v;
+
+		if (*n == max || !bench_parse_u64(t, &v) || v < lo || v > hi)
+			return false;
+		out[(*n)++] = (unsigned)v;
+	}
+	return *n > 0;
+}
+
+int bench_cmdq(int argc, char **argv, const struct bench_opts *o)
+{
+	unsigned prods[MAXP] = { 1, 2, 4 }, nprods = o->quick ? 2 : 3;
+	unsigned batches[16] = { 1, 32, 64, 128, 256 }, nbatches = 5;
+	unsigned qbatches[] = { 1, 64, 256 };
+	uint64_t ms = o->quick ? 60 : 300, log2 = 10;
+	bool designs[4] = { true, true, false, false }, shared_core = true;
+	int rc = 0;
+
+#ifdef HAVE_CK
+	designs[D_CK] = true;
+#endif
+#ifdef HAVE_DPDK
+	designs[D_RTE] = true;
+#endif
+	if (o->quick) {
+		memcpy(batches, qbatches, sizeof(qbatches));
+		nbatches = 3;
+	}
+	if (o->threads) {
+		prods[0] = o->threads > MAXP ? MAXP : o->threads;
+		nprods = 1;
+	}
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		uint64_t v;
+
+		if (!strcmp(a, "--help")) {
+			printf("usage: iommukit-bench cmdq [--producers L] [--batch L] [--ms N]\n"
+			       "                           [--log2 N] [--no-shared-core] [--json] [--quick]\n"
+			       "  L: comma-separated list (producers 1..%d, batch 1..%d);\n"
+			       "  --ms: milliseconds per configuration (default 300, quick 60);\n"
+			       "  --log2: ring entries as a power of two (default 10).\n"
+			       "  Designs: shared, percpu, and ck_ring / rte_ring when built in.\n",
+			       MAXP, MAXBATCH);
+			return 0;
+		} else if (!strcmp(a, "--producers") && i + 1 < argc) {
+			if (!parse_list(argv[++i], prods, &nprods, MAXP, 1, MAXP))
+				return bench_usage_error("cmdq", "--producers wants a list of 1..%d", MAXP);
+		} else if (!strcmp(a, "--batch") && i + 1 < argc) {
+			if (!parse_list(argv[++i], batches, &nbatches, 16, 1, MAXBATCH))
+				return bench_usage_error("cmdq", "--batch wants a list of 1..%d", MAXBATCH);
+		} else if (!strcmp(a, "--ms") && i + 1 < argc) {
+			if (!bench_parse_u64(argv[++i], &v) || v == 0 || v > 600000)
+				return bench_usage_error("cmdq", "--ms wants 1..600000");
+			ms = v;
+		} else if (!strcmp(a, "--log2") && i + 1 < argc) {
+			if (!bench_parse_u64(argv[++i], &v) || v < 9 || v > 20)
+				return bench_usage_error("cmdq", "--log2 wants 9..20");
+			log2 = v;
+		} else if (!strcmp(a, "--no-shared-core")) {
+			shared_core = false;
+		} else {
+			return bench_usage_error("cmdq", "unknown option '%s'", a);
+		}
+	}
+	if (!o->json) {
+		printf("cmdq: SMMUv3 TLBI_NH_VA commands, one software consumer thread, ring of %u\n"
+		       "entries; a request = one issue of `batch` commands (+ a waited-for sync);\n"
+		       "latency per request in ns; * = all producers pinned to one CPU.\n",
+		       1u << log2);
+#ifndef HAVE_CK
+		printf("note: ck_ring skipped (configure did not find libck / ck.pc)\n");
+#endif
+#ifndef HAVE_DPDK
+		printf("note: rte_ring skipped (configure did not find libdpdk)\n");
+#endif
+		printf("\n%-9s %5s %6s %5s %12s %9s %9s %10s %9s %9s\n", "queue", "prod", "batch",
+		       "sync", "cmds/s", "p50", "p99", "p99.9", "cas/cmd", "db/cmd");
+	}
+	for (int d = 0; d < 4; d++) {
+		if (!designs[d])
+			continue;
+		for (unsigned pi = 0; pi < nprods; pi++) {
+			if (d == D_PERCPU && prods[pi] == 1)
+				continue; /* the same as shared */
+			for (unsigned bi = 0; bi < nbatches; bi++) {
+				for (int s = 0; s < 2; s++) {
+					struct run *r = calloc(1, sizeof(*r));
+
+					if (!r)
+						return 1;
+					r->d = (enum design)d;
+					r->producers = prods[pi];
+					r->batch = batches[bi];
+					r->sync = s;
+					r->log2 = (unsigned)log2;
+					r->duration_ns = ms * 1000000ull;
+					rc |= run_one(r, o);
+					free(r);
+				}
+			}
+		}
+	}
+	/* One producer and two producers on one CPU: no collapse expected. */
+	double pinned[4][2][3] = { { { 0 } } };
+	uint64_t pinned_p999[4][2][3] = { { { 0 } } };
+
+	for (int d = 0; shared_core && d < 4; d++) {
+		if (!designs[d] || d == D_PERCPU)
+			continue;
+		for (unsigned np = 1; np <= 2; np++) {
+			for (int s = 0; s < 2; s++) {
+				struct run *r = calloc(1, sizeof(*r));
+
+				if (!r)
+					return 1;
+				r->d = (enum design)d;
+				r->producers = np;
+				r->batch = 64;
+				r->sync = s;
+				r->pin = true;
+				r->log2 = (unsigned)log2;
+				r->duration_ns = ms * 1000000ull;
+				rc |= run_one(r, o);
+				pinned[d][s][np] = r->cps;
+				pinned_p999[d][s][np] = r->p999;
+				free(r);
+			}
+		}
+	}
+	if (shared_core && !o->json) {
+		printf("\ntwo producers on one CPU vs one (batch 64; target >= 0.8x, p99.9 < 100 us):\n");
+		for (int d = 0; d < 4; d++) {
+			if (!designs[d] || d == D_PERCPU)
+				continue;
+			for (int s = 0; s < 2; s++)
+				printf("  %-9s sync %-3s  %.2fx   p99.9 %llu ns\n", design_name[d],
+				       s ? "yes" : "no",
+				       pinned[d][s][1] > 0 ? pinned[d][s][2] / pinned[d][s][1] : 0.0,
+				       (unsigned long long)pinned_p999[d][s][2]);
+		}
+	}
+	return rc;
+}

@@ -1,0 +1,534 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * iommukit-bench iova: the IOVA allocator on the published workloads.
+ *
+ *   W1      granule 4 KiB, start pfn 1, every allocation alloc(size, limit
+ *           0xfffff, size-aligned); fill 1/4 (1/2, 3/4) of the space with
+ *           size-1 allocations, then 263,000 times: free a random live one,
+ *           allocate one of size 1.
+ *   W2      the space filled completely; then free one, allocate one (it
+ *           succeeds), allocate one more (it fails): both timed.
+ *   W3      mixed sizes 1..64 pages, size-aligned, at 1/4 and 1/2 of the pages.
+ *   growth  W1's churn at 1/4 occupancy with 10^3 .. 10^6 live ranges (10^7
+ *           with --big): visits and ns should grow like log n.
+ *   W4      the fast path: alloc_fast/free_fast pairs of size 1 and of sizes
+ *           1..32, on 1..N threads (--threads N, default: the CPUs).
+ *
+ * Each latency is one operation between two clock reads; the clock's own cost
+ * (measured at start, printed as timer_ns) is subtracted.  Nodes visited per
+ * tree allocation come from ik_iova_stats() (a count: stable on a noisy
+ * machine).  W1-W3 and growth use a domain without rcaches (they measure the
+ * tree: ik_iova_alloc/ik_iova_free); W4 measures the rcaches.  The system
+ * allocator is used as it is.
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <pthread.h>
+#include <time.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <iommukit/iova.h>
+#include "bench.h"
+
+static uint64_t timer_ns;
+
+/* CPU time of the calling thread: on a shared machine a thread's wall time
+ * includes the time other processes ran; this does not. */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+static uint64_t node_bytes;
+
+struct rng {
+	uint64_t s;
+};
+
+static uint64_t rnext(struct rng *r)
+{
+	uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static uint64_t rbelow(struct rng *r, uint64_t n)
+{
+	return rnext(r) % n;
+}
+
+static void measure_timer(void)
+{
+	struct bench_samples s;
+	struct bench_stats st;
+
+	if (bench_samples_init(&s, 100000))
+		return;
+	for (int i = 0; i < 100000; i++) {
+		uint64_t t0 = bench_now_ns();
+
+		bench_samples_add(&s, bench_now_ns() - t0);
+	}
+	bench_stats_compute(&s, &st);
+	timer_ns = st.p50;
+	bench_samples_free(&s);
+}
+
+static inline uint64_t lap(uint64_t t0)
+{
+	uint64_t d = bench_now_ns() - t0;
+
+	return d > timer_ns ? d - timer_ns : 0;
+}
+
+/* Mean of the (sorted) samples up to and including `upto`. */
+static double trimmed_mean(const struct bench_samples *s, uint64_t upto)
+{
+	double sum = 0;
+	size_t i;
+
+	for (i = 0; i < s->n && s->v[i] <= upto; i++)
+		sum += (double)s->v[i];
+	return i ? sum / (double)i : 0;
+}
+
+/* Latency samples and visit counts for one (workload, occupancy, op). */
+struct series {
+	struct bench_samples lat;
+	double visits_sum;
+	uint64_t visits_max, visits_n;
+};
+
+static int series_init(struct series *s, size_t cap)
+{
+	s->visits_sum = 0;
+	s->visits_max = 0;
+	s->visits_n = 0;
+	return bench_samples_init(&s->lat, cap);
+}
+
+static void series_visit(struct series *s, struct ik_iova_domain *d)
+{
+	struct ik_iova_stats st;
+
+	ik_iova_stats(d, &st);
+	s->visits_sum += (double)st.last_visits;
+	s->visits_n++;
+	if (st.last_visits > s->visits_max)
+		s->visits_max = st.last_visits;
+}
+
+static void report(const struct bench_opts *o, const char *wl, const char *occ, const char *op,
+		   struct series *s, uint64_t ranges)
+{
+	struct bench_stats st;
+	double bound = ranges > 1 ? 2.0 * log2((double)ranges) + 4 : 4;
+
+	bench_stats_compute(&s->lat, &st);
+	double trim = trimmed_mean(&s->lat, st.p999);
+	if (o->json) {
+		printf("{\"bench\":\"iova\",\"workload\":\"%s\",\"occupancy\":\"%s\",\"op\":\"%s\","
+		       "\"n\":%zu,\"ranges\":%llu,\"mean_ns\":%.1f,\"p50_ns\":%llu,\"p99_ns\":%llu,"
+		       "\"p999_ns\":%llu,\"max_ns\":%llu,\"mean_to_p999_ns\":%.1f,",
+		       wl, occ, op, st.n, (unsigned long long)ranges, st.mean,
+		       (unsigned long long)st.p50, (unsigned long long)st.p99,
+		       (unsigned long long)st.p999, (unsigned long long)st.max, trim);
+		if (s->visits_n)
+			printf("\"visits_mean\":%.2f,\"visits_max\":%llu,\"visits_bound\":%.1f,",
+			       s->visits_sum / (double)s->visits_n,
+			       (unsigned long long)s->visits_max, bound);
+		else
+			printf("\"visits_mean\":null,\"visits_max\":null,");
+		printf("\"node_bytes\":%llu,\"timer_ns\":%llu}\n", (unsigned long long)node_bytes,
+		       (unsigned long long)timer_ns);
+	} else {
+		printf("%-6s %-5s %-10s %8zu %8llu %8.1f %7.1f %7llu %7llu %8llu %9llu", wl, occ, op,
+		       st.n, (unsigned long long)ranges, st.mean, trim, (unsigned long long)st.p50,
+		       (unsigned long long)st.p99, (unsigned long long)st.p999,
+		       (unsigned long long)st.max);
+		if (s->visits_n)
+			printf(" %7.1f %5llu (<= %.0f)\n", s->visits_sum / (double)s->visits_n,
+			       (unsigned long long)s->visits_max, floor(bound));
+		else
+			printf("       -     -\n");
+		bench_print_hist(stdout, &st);
+	}
+	bench_samples_free(&s->lat);
+}
+
+static int dom_make(struct ik_iova_domain *d, uint64_t start, uint64_t end, bool rcache)
+{
+	struct ik_iova_config c;
+	int err;
+
+	memset(&c, 0, sizeof(c));
+	c.granule = 4096;
+	c.start_pfn = start;
+	c.end_pfn = end;
+	c.flags = rcache ? 0 : IK_IOVA_CFG_NO_RCACHE;
+	err = ik_iova_init(d, &c);
+	if (err)
+		fprintf(stderr, "iommukit-bench iova: init: %s\n", ik_strerror(err));
+	return err;
+}
+
+static int fail(const char *what, int err)
+{
+	fprintf(stderr, "iommukit-bench iova: %s: %s\n", what, ik_strerror(err));
+	return 1;
+}
+
+/* ---- W1 and growth: size-1 churn at a given number of live ranges ---- */
+
+static int churn(const struct bench_opts *o, const char *wl, const char *occ, uint64_t end,
+		 uint64_t live_n, uint64_t iters, uint64_t maxsize)
+{
+	struct ik_iova_domain d;
+	struct series sa, sf;
+	struct rng r = { o->seed * 0x1234567ull + live_n };
+	uint64_t *live = malloc(live_n * sizeof(*live)), *npg = malloc(live_n * sizeof(*npg));
+	uint64_t n = 0, pages = 0, target = live_n, fails = 0;
+	int err;
+
+	if (!live || !npg || dom_make(&d, 1, end, false))
+		return free(live), free(npg), 1;
+	/* Fill: size 1 to live_n ranges (W1, growth) or mixed sizes to a page
+	 * count (W3: live_n is then the page target). */
+	while (maxsize == 1 ? n < target : pages < target) {
+		uint64_t k = maxsize == 1 ? 1 : 1 + rbelow(&r, maxsize);
+
+		if (n == live_n) {
+			live_n *= 2;
+			live = realloc(live, live_n * sizeof(*live));
+			npg = realloc(npg, live_n * sizeof(*npg));
+			if (!live || !npg)
+				return 1;
+		}
+		err = ik_iova_alloc(&d, k, end, IK_IOVA_SIZE_ALIGNED, &live[n]);
+		if (err == -ENOSPC)
+			break;
+		if (err)
+			return fail("fill", err);
+		npg[n++] = k;
+		pages += k;
+	}
+	if (series_init(&sa, iters) || series_init(&sf, iters))
+		return 1;
+	for (uint64_t i = 0; i < iters; i++) {
+		uint64_t j = rbelow(&r, n), k = maxsize == 1 ? 1 : 1 + rbelow(&r, maxsize), t0, p;
+
+		t0 = bench_now_ns();
+		err = ik_iova_free(&d, live[j]);
+		bench_samples_add(&sf.lat, lap(t0));
+		if (err)
+			return fail("free", err);
+		pages -= npg[j];
+		t0 = bench_now_ns();
+		err = ik_iova_alloc(&d, k, end, IK_IOVA_SIZE_ALIGNED, &p);
+		bench_samples_add(&sa.lat, lap(t0));
+		series_visit(&sa, &d);
+		if (err == -ENOSPC) {
+			fails++;
+			live[j] = live[--n];
+			npg[j] = npg[n];
+			continue;
+		}
+		if (err)
+			return fail("alloc", err);
+		live[j] = p;
+		npg[j] = k;
+		pages += k;
+	}
+	report(o, wl, occ, "alloc", &sa, n);
+	report(o, wl, occ, "free", &sf, n);
+	if (fails && !o->json)
+		printf("    (%llu allocations found no room and were not replaced)\n",
+		       (unsigned long long)fails);
+	ik_iova_destroy(&d);
+	free(live);
+	free(npg);
+	return 0;
+}
+
+/* ---- W2: exhausted space ---- */
+
+static int w2(const struct bench_opts *o, uint64_t end, uint64_t iters)
+{
+	struct ik_iova_domain d;
+	struct series sa, sx, sf;
+	struct rng r = { o->seed * 77 + 2 };
+	uint64_t space = end, *live = malloc(space * sizeof(*live)), n = 0, p;
+	int err;
+
+	if (!live || dom_make(&d, 1, end, false))
+		return free(live), 1;
+	while ((err = ik_iova_alloc(&d, 1, end, IK_IOVA_SIZE_ALIGNED, &p)) == 0)
+		live[n++] = p;
+	if (err != -ENOSPC || n != space)
+		return fail("fill", err);
+	if (series_init(&sa, iters) || series_init(&sx, iters) || series_init(&sf, iters))
+		return 1;
+	for (uint64_t i = 0; i < iters; i++) {
+		uint64_t j = rbelow(&r, n), t0;
+
+		t0 = bench_now_ns();
+		err = ik_iova_free(&d, live[j]);
+		bench_samples_add(&sf.lat, lap(t0));
+		if (err)
+			return fail("free", err);
+		t0 = bench_now_ns();
+		err = ik_iova_alloc(&d, 1, end, IK_IOVA_SIZE_ALIGNED, &live[j]);
+		bench_samples_add(&sa.lat, lap(t0));
+		series_visit(&sa, &d);
+		if (err)
+			return fail("alloc after free", err);
+		t0 = bench_now_ns();
+		err = ik_iova_alloc(&d, 1, end, IK_IOVA_SIZE_ALIGNED, &p);
+		bench_samples_add(&sx.lat, lap(t0));
+		series_visit(&sx, &d);
+		if (err != -ENOSPC)
+			return fail("alloc on a full space did not fail", err ? err : -EEXIST);
+	}
+	report(o, "W2", "1", "alloc", &sa, n);
+	report(o, "W2", "1", "alloc_fail", &sx, n);
+	report(o, "W2", "1", "free", &sf, n);
+	ik_iova_destroy(&d);
+	free(live);
+	return 0;
+}
+
+/* ---- W4: the fast path ---- */
+
+struct w4_arg {
+	struct ik_iova_domain *d;
+	unsigned id;
+	bool mixed;
+	uint64_t ops;
+	int *go; /* start flag, set with a release store */
+	uint64_t ns, cpu_ns;
+	int err;
+	struct bench_samples lat; /* per-op ns, averaged over batches of 16 */
+};
+
+static void *w4_thread(void *p)
+{
+	struct w4_arg *a = p;
+	uint64_t pfn[8], t0, c0;
+	int err = 0;
+
+	while (!__atomic_load_n(a->go, __ATOMIC_ACQUIRE))
+		;
+	/* Throughput: no clock inside the loop. */
+	t0 = bench_now_ns();
+	c0 = thread_cpu_ns();
+	for (uint64_t i = 0; i < a->ops && !err; i += 16) {
+		for (unsigned k = 0; k < 8; k++) {
+			uint64_t sz = a->mixed ? 1 + ((i / 16 + k) & 31) : 1;
+
+			err |= ik_iova_alloc_fast(a->d, sz, ~0ull, &pfn[k]);
+		}
+		for (unsigned k = 8; k-- > 0;) {
+			uint64_t sz = a->mixed ? 1 + ((i / 16 + k) & 31) : 1;
+
+			err |= ik_iova_free_fast(a->d, pfn[k], sz);
+		}
+	}
+	a->ns = bench_now_ns() - t0;
+	a->cpu_ns = thread_cpu_ns() - c0;
+	/* Latency: a quarter as many operations, timed per batch of 16. */
+	for (uint64_t i = 0; i < a->ops / 4 && !err; i += 16) {
+		uint64_t tb = bench_now_ns();
+
+		/* 8 allocations then 8 frees: the magazines see a stack of depth 8 */
+		for (unsigned k = 0; k < 8; k++) {
+			uint64_t sz = a->mixed ? 1 + ((i / 16 + k) & 31) : 1;
+
+			err |= ik_iova_alloc_fast(a->d, sz, ~0ull, &pfn[k]);
+		}
+		for (unsigned k = 8; k-- > 0;) {
+			uint64_t sz = a->mixed ? 1 + ((i / 16 + k) & 31) : 1;
+
+			err |= ik_iova_free_fast(a->d, pfn[k], sz);
+		}
+		bench_samples_add(&a->lat, (lap(tb) + 8) / 16);
+	}
+	a->err = err;
+	return NULL;
+}
+
+static int w4(const struct bench_opts *o, unsigned maxthreads, uint64_t ops)
+{
+	for (int mixed = 0; mixed < 2; mixed++) {
+		for (unsigned t = 1; t <= maxthreads; t++) {
+			struct ik_iova_domain d;
+			struct w4_arg a[1024];
+			pthread_t th[1024];
+			int go = 0;
+			uint64_t total = 0, wall = 0, cpu = 0;
+
+			if (dom_make(&d, 1, (1ull << 32) - 1, true))
+				return 1;
+			for (unsigned i = 0; i < t; i++) {
+				a[i] = (struct w4_arg){ &d, i, mixed, ops, &go, 0, 0, 0, { NULL, 0, 0 } };
+				if (bench_samples_init(&a[i].lat, ops / 64 + 1) ||
+				    pthread_create(&th[i], NULL, w4_thread, &a[i]))
+					return 1;
+			}
+			__atomic_store_n(&go, 1, __ATOMIC_RELEASE);
+			for (unsigned i = 0; i < t; i++) {
+				pthread_join(th[i], NULL);
+				if (a[i].err)
+					return fail("fast path", a[i].err);
+				total += a[i].ops;
+				cpu += a[i].cpu_ns;
+				if (a[i].ns > wall)
+					wall = a[i].ns;
+			}
+			{
+				double ops_s = (double)total * 1e9 / (double)wall;
+				double ns_op = (double)wall * t / (double)total;
+				double cpu_op = (double)cpu / (double)total;
+				double cpu_ops_s = 1e9 * t / cpu_op;
+				struct ik_iova_stats st;
+				struct bench_samples all;
+				struct bench_stats bs;
+
+				ik_iova_stats(&d, &st);
+				if (bench_samples_init(&all, (ops / 64 + 1) * t))
+					return 1;
+				for (unsigned i = 0; i < t; i++) {
+					for (size_t k = 0; k < a[i].lat.n; k++)
+						bench_samples_add(&all, a[i].lat.v[k]);
+					bench_samples_free(&a[i].lat);
+				}
+				bench_stats_compute(&all, &bs);
+				if (o->json)
+					printf("{\"bench\":\"iova\",\"workload\":\"W4\",\"occupancy\":\"-\","
+					       "\"op\":\"%s\",\"threads\":%u,\"n\":%llu,\"ranges\":%llu,"
+					       "\"mean_ns\":%.2f,\"p50_ns\":%llu,\"p99_ns\":%llu,"
+					       "\"p999_ns\":%llu,\"max_ns\":%llu,\"visits_mean\":%.4f,"
+					       "\"visits_max\":%llu,\"ns_per_op\":%.2f,\"ops_per_s\":%.0f,"
+					       "\"cpu_ns_per_op\":%.2f,\"cpu_ops_per_s\":%.0f,"
+					       "\"magazines\":%llu,\"node_bytes\":%llu,\"timer_ns\":%llu}\n",
+					       mixed ? "fast_1_32" : "fast_1", t,
+					       (unsigned long long)total, (unsigned long long)st.ranges,
+					       bs.mean, (unsigned long long)bs.p50,
+					       (unsigned long long)bs.p99, (unsigned long long)bs.p999,
+					       (unsigned long long)bs.max,
+					       (double)st.visits / (double)(total * 5 / 8),
+					       (unsigned long long)st.max_visits, ns_op, ops_s, cpu_op, cpu_ops_s,
+					       (unsigned long long)st.magazines,
+					       (unsigned long long)node_bytes,
+					       (unsigned long long)timer_ns);
+				else {
+					printf("W4     %-10s threads %-3u wall %11.0f ops/s %6.2f ns/op/thread;"
+					       " thread CPU time %6.2f ns/op (%.0f ops/s)\n"
+					       "    %llu ops; per op in batches of 16: p50 %llu p99 %llu"
+					       " p99.9 %llu ns; %llu ranges in the tree\n",
+					       mixed ? "sizes1-32" : "size1", t, ops_s, ns_op, cpu_op, cpu_ops_s,
+					       (unsigned long long)total, (unsigned long long)bs.p50,
+					       (unsigned long long)bs.p99, (unsigned long long)bs.p999,
+					       (unsigned long long)st.ranges);
+					bench_print_hist(stdout, &bs);
+				}
+				bench_samples_free(&all);
+			}
+			ik_iova_destroy(&d);
+		}
+	}
+	return 0;
+}
+
+int bench_iova(int argc, char **argv, const struct bench_opts *o)
+{
+	bool big = false, run[5] = { true, true, true, true, true };
+	static const char *const names[5] = { "W1", "W2", "W3", "growth", "W4" };
+	unsigned maxthreads = o->threads;
+	uint64_t iters = o->quick ? 20000 : 263000;
+	int rc = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help")) {
+			printf("usage: iommukit-bench [--quick] [--json] [--threads N] [--seed N] iova\n"
+			       "                      [--only W1|W2|W3|growth|W4] [--big]\n"
+			       "  W1: 263,000 x (free random, alloc size 1) at 1/4, 1/2, 3/4 occupancy of\n"
+			       "      pfns 1..0xfffff; W2: full space, free one, alloc one, alloc one that\n"
+			       "      fails; W3: sizes 1..64 size-aligned at 1/4 and 1/2 of the pages;\n"
+			       "      growth: 1e3..1e6 live ranges (--big: 1e7); W4: alloc_fast/free_fast\n"
+			       "      on 1..N threads.  Latency mean/p50/p99/p99.9/max, log2 histogram,\n"
+			       "      tree nodes visited per allocation.\n");
+			return 0;
+		} else if (!strcmp(argv[i], "--big")) {
+			big = true;
+		} else if (!strcmp(argv[i], "--only")) {
+			int k;
+
+			if (i + 1 >= argc)
+				return bench_usage_error("iova", "--only needs a workload");
+			for (k = 0; k < 5; k++)
+				if (!strcmp(argv[i + 1], names[k]))
+					break;
+			if (k == 5)
+				return bench_usage_error("iova", "unknown workload '%s'", argv[i + 1]);
+			for (int j = 0; j < 5; j++)
+				run[j] = j == k;
+			i++;
+		} else {
+			return bench_usage_error("iova", "unknown option '%s'", argv[i]);
+		}
+	}
+	if (!maxthreads) {
+		long c = sysconf(_SC_NPROCESSORS_ONLN);
+
+		maxthreads = c > 0 ? (unsigned)c : 1;
+	}
+	measure_timer();
+	node_bytes = sizeof(struct _ik_iova_node);
+	{
+		struct ik_iova_domain d;
+		struct ik_iova_stats st;
+
+		if (dom_make(&d, 1, 2, false))
+			return 1;
+		ik_iova_stats(&d, &st);
+		node_bytes = st.node_bytes;
+		ik_iova_destroy(&d);
+	}
+	if (!o->json)
+		printf("iova: ns per operation (clock cost %llu ns subtracted), tree nodes visited\n"
+		       "per allocation (bound 2*log2(ranges)+4); node %llu bytes per live range\n\n"
+		       "mean<=p99.9: the mean of the samples up to the 99.9th percentile (on a shared\n"
+		       "machine the largest samples are mostly time spent descheduled)\n\n"
+		       "%-6s %-5s %-10s %8s %8s %8s %7s %7s %7s %8s %9s %7s %5s\n",
+		       (unsigned long long)timer_ns, (unsigned long long)node_bytes, "work", "occ",
+		       "op", "n", "ranges", "mean", "<=p99.9", "p50", "p99", "p99.9", "max", "visits",
+		       "max");
+	if (run[0]) {
+		static const char *const occ[3] = { "1/4", "1/2", "3/4" };
+
+		for (int q = 1; q <= (o->quick ? 1 : 3) && !rc; q++)
+			rc = churn(o, "W1", occ[q - 1], 0xfffff, (uint64_t)q << 18, iters, 1);
+	}
+	if (run[1] && !rc)
+		rc = w2(o, o->quick ? 0xffff : 0xfffff, o->quick ? 20000 : 100000);
+	if (run[2] && !rc) {
+		rc = churn(o, "W3", "1/4", 0xfffff, 1ull << 18, iters, 64);
+		if (!o->quick && !rc)
+			rc = churn(o, "W3", "1/2", 0xfffff, 1ull << 19, iters, 64);
+	}
+	if (run[3] && !rc) {
+		uint64_t top = big ? 10000000 : o->quick ? 100000 : 1000000;
+
+		for (uint64_t n = 1000; n <= top && !rc; n *= 10) {
+			rc = churn(o, "growth", "1/4", 4 * n, n, o->quick ? 20000 : 200000, 1);
+		}
+	}
+	if (run[4] && !rc)
+		rc = w4(o, maxthreads, o->quick ? 2000000 : 20000000);
+	return rc;
+}

@@ -1,0 +1,625 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * iommukit-bench map - IO page-table map/unmap latency and maintenance counts.
+ *
+ * For each format, buffer size (4K .. 4M at a 2 MiB-aligned iova), page kind
+ * (4 KiB pages with paddr offset by 4 KiB so blocks cannot be used, or blocks
+ * where aligned) and walk mode (coherent; non-coherent with a counting-only
+ * clean hook; non-coherent with a real cache-line clean loop), it times map
+ * and unmap requests and reports ns per call and per page, cleans and bytes
+ * cleaned, TLB hook calls, iotlb_sync_map calls, and table pages allocated
+ * (new tables installed, whether the page came from the hooks or from the
+ * table set's cache of freed pages) and freed (tables unlinked by the unmap
+ * and released at gather sync), per call.  --per-pte-sync adds the old behaviour: one request
+ * per page, so every PTE is cleaned and synced on its own.  Finally the
+ * 30-segment 120 KiB scatter list: one map_sg request against 30 map calls.
+ *
+ * Timing: each sample times a batch of NREG requests on distinct 2 MiB-aligned
+ * regions (so the clock's own cost is divided by NREG); the median over the
+ * samples is reported.  Gathers are synced after the timed unmap batch.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <iommukit/pgtable.h>
+#include "bench.h"
+
+#define K4 0x1000ull
+#define M2 0x200000ull
+#define NREG 8
+
+/* The formats the benchmark knows: one row each (VT-d adds its own). */
+struct bench_fmt {
+	const char *name;
+	enum ik_pt_fmt fmt;
+	ik_u32 ias, oas;
+	ik_u64 pgsizes;
+	ik_u32 quirks;
+};
+
+static const struct bench_fmt bench_fmts[] = {
+	{ "lpae-s1", IK_PT_LPAE_S1, 48, 48, 0x1000ull | 0x200000ull | 0x40000000ull, 0 },
+	{ "lpae-s2", IK_PT_LPAE_S2, 48, 48, 0x1000ull | 0x200000ull | 0x40000000ull, 0 },
+};
+#define NFMTS (sizeof(bench_fmts) / sizeof(bench_fmts[0]))
+
+/* ---- hooks: counting, and a real clean loop ---- */
+
+enum clean_kind { CLEAN_COUNT, CLEAN_REAL };
+
+struct bctx {
+	enum clean_kind kind;
+	uint64_t cleans, clean_bytes, tlb_calls, sync_maps;
+};
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+static int x86_clean_insn = -1; /* 0 clflush, 1 clflushopt, 2 clwb */
+
+static void x86_detect(void)
+{
+	unsigned a, b, c, d;
+
+	x86_clean_insn = 0;
+	if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
+		if (b & (1u << 24))
+			x86_clean_insn = 2;
+		else if (b & (1u << 23))
+			x86_clean_insn = 1;
+	}
+}
+
+__attribute__((target("clwb"))) static void clean_clwb(char *p, char *e)
+{
+	for (; p < e; p += 64)
+		__builtin_ia32_clwb(p);
+	__builtin_ia32_sfence();
+}
+
+__attribute__((target("clflushopt"))) static void clean_clflushopt(char *p, char *e)
+{
+	for (; p < e; p += 64)
+		__builtin_ia32_clflushopt(p);
+	__builtin_ia32_sfence();
+}
+
+static void clean_clflush(char *p, char *e)
+{
+	__builtin_ia32_mfence();
+	for (; p < e; p += 64)
+		__builtin_ia32_clflush(p);
+	__builtin_ia32_mfence();
+}
+
+static const char *real_clean_name(void)
+{
+	if (x86_clean_insn < 0)
+		x86_detect();
+	return x86_clean_insn == 2 ? "clwb" : x86_clean_insn == 1 ? "clflushopt" : "clflush";
+}
+
+static void real_clean(void *cpu, size_t size)
+{
+	char *p = (char *)((uintptr_t)cpu & ~(uintptr_t)63), *e = (char *)cpu + size;
+
+	if (x86_clean_insn == 2)
+		clean_clwb(p, e);
+	else if (x86_clean_insn == 1)
+		clean_clflushopt(p, e);
+	else
+		clean_clflush(p, e);
+}
+#elif defined(__aarch64__)
+static const char *real_clean_name(void)
+{
+	return "dc-cvac";
+}
+
+static void real_clean(void *cpu, size_t size)
+{
+	char *p = (char *)((uintptr_t)cpu & ~(uintptr_t)63), *e = (char *)cpu + size;
+
+	for (; p < e; p += 64)
+		__asm__ __volatile__("dc cvac, %0" ::"r"(p) : "memory");
+	__asm__ __volatile__("dsb ish" ::: "memory");
+}
+#else
+static const char *real_clean_name(void)
+{
+	return NULL;
+}
+
+static void real_clean(void *cpu, size_t size)
+{
+	(void)cpu;
+	(void)size;
+}
+#endif
+
+static void h_clean(void *cookie, void *cpu, ik_u64 iommu, ik_size size)
+{
+	struct bctx *b = cookie;
+
+	(void)iommu;
+	b->cleans++;
+	b->clean_bytes += size;
+	if (b->kind == CLEAN_REAL)
+		real_clean(cpu, size);
+}
+
+static void h_flush_all(void *cookie)
+{
+	((struct bctx *)cookie)->tlb_calls++;
+}
+
+static void h_flush_walk(void *cookie, ik_u64 iova, ik_u64 size, ik_u64 granule)
+{
+	(void)iova;
+	(void)size;
+	(void)granule;
+	((struct bctx *)cookie)->tlb_calls++;
+}
+
+static void h_gather_add(void *cookie, struct ik_gather *g, ik_u64 iova, ik_u64 size, ik_u64 gran)
+{
+	((struct bctx *)cookie)->tlb_calls++;
+	ik_gather_add(g, iova, size, gran);
+}
+
+static void h_iotlb_sync(void *cookie, struct ik_gather *g)
+{
+	(void)g;
+	((struct bctx *)cookie)->tlb_calls++;
+}
+
+static void h_sync_map(void *cookie, ik_u64 iova, ik_u64 size)
+{
+	(void)iova;
+	(void)size;
+	((struct bctx *)cookie)->sync_maps++;
+}
+
+static const struct ik_pgtable_hooks bench_hooks = {
+	NULL, NULL, h_clean, h_flush_all, h_flush_walk, h_gather_add, h_sync_map, h_iotlb_sync,
+};
+
+/* ---- one measurement ---- */
+
+struct run {
+	const struct bench_fmt *f;
+	uint64_t size;
+	bool blocks;		/* blocks allowed (paddr aligned like iova) */
+	bool coherent;
+	enum clean_kind kind;
+	bool per_pte;		/* one request per 4 KiB page */
+	unsigned samples;
+};
+
+struct result {
+	double ns_median, ns_p99;
+	double cleans, clean_bytes, tlb_calls, sync_maps, tables_alloc, tables_freed;
+	double sync_ns;
+	uint64_t pgsize;	/* largest leaf used */
+};
+
+struct counters {
+	uint64_t cleans, clean_bytes, tlb, sync_maps, talloc, tfreed;
+};
+
+static void snap(const struct bctx *b, const struct ik_pgtable *pt, struct counters *c)
+{
+	struct ik_pgtable_stats st;
+
+	ik_pgtable_get_stats(pt, &st);
+	c->cleans = b->cleans;
+	c->clean_bytes = b->clean_bytes;
+	c->tlb = b->tlb_calls;
+	c->sync_maps = b->sync_maps;
+	/* new tables: from the hooks or from the freed-table cache */
+	c->talloc = st.tables_alloc + st.cache_hits;
+	c->tfreed = st.tables_freed;
+}
+
+static void diff(struct result *r, const struct counters *a, const struct counters *b, double n,
+		 bool map)
+{
+	(void)map;
+	r->cleans = (double)(b->cleans - a->cleans) / n;
+	r->clean_bytes = (double)(b->clean_bytes - a->clean_bytes) / n;
+	r->tlb_calls = (double)(b->tlb - a->tlb) / n;
+	r->sync_maps = (double)(b->sync_maps - a->sync_maps) / n;
+	r->tables_alloc = (double)(b->talloc - a->talloc) / n;
+	r->tables_freed = (double)(b->tfreed - a->tfreed) / n;
+}
+
+static int do_map(struct ik_pgtable *pt, const struct run *r, uint64_t iova, uint64_t pa)
+{
+	uint64_t off;
+	int ret;
+
+	if (!r->per_pte)
+		return ik_pgtable_map(pt, iova, pa, r->size, IK_PROT_READ | IK_PROT_WRITE);
+	for (off = 0; off < r->size; off += K4) {
+		ret = ik_pgtable_map_pages(pt, iova + off, pa + off, K4, 1, IK_PROT_READ | IK_PROT_WRITE);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int64_t do_unmap(struct ik_pgtable *pt, const struct run *r, uint64_t iova,
+			struct ik_gather *g)
+{
+	uint64_t off;
+	int64_t total = 0, n;
+
+	if (!r->per_pte)
+		return ik_pgtable_unmap(pt, iova, r->size, g);
+	for (off = 0; off < r->size; off += K4) {
+		n = ik_pgtable_unmap(pt, iova + off, K4, g);
+		if (n < 0)
+			return n;
+		total += n;
+		ik_pgtable_gather_sync(pt, g); /* the old way: sync each page */
+	}
+	return total;
+}
+
+static int measure(const struct run *r, struct result *map, struct result *unmap)
+{
+	struct bctx b;
+	struct ik_pgtable_cfg cfg;
+	struct ik_pgtable *pt;
+	struct bench_samples sm, su;
+	struct bench_stats st;
+	struct counters c0, c1, c2;
+	struct ik_gather g[NREG];
+	uint64_t base = 1ull << 40, slot = (r->size + M2 - 1) & ~(M2 - 1);
+	uint64_t pa0 = 1ull << 36, sync_ns = 0, maxleaf = 0;
+	unsigned s, i, warm = 2;
+	int ret;
+
+	memset(&b, 0, sizeof(b));
+	b.kind = r->kind;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.fmt = r->f->fmt;
+	cfg.ias = r->f->ias;
+	cfg.oas = r->f->oas;
+	cfg.pgsize_bitmap = r->f->pgsizes;
+	cfg.quirks = r->f->quirks;
+	cfg.coherent = r->coherent;
+	cfg.hooks = &bench_hooks;
+	cfg.cookie = &b;
+	ret = ik_pgtable_create(&cfg, &pt);
+	if (ret)
+		return ret;
+	slot *= 2; /* keep regions in distinct last-level tables */
+	if (bench_samples_init(&sm, r->samples) || bench_samples_init(&su, r->samples))
+		return -ENOMEM;
+	for (s = 0; s < r->samples + warm; s++) {
+		uint64_t t0, t1, t2, t3;
+
+		if (s == warm)
+			snap(&b, pt, &c0);
+		t0 = bench_now_ns();
+		for (i = 0; i < NREG; i++) {
+			uint64_t iova = base + i * slot;
+			uint64_t pa = pa0 + i * slot + (r->blocks ? 0 : K4);
+
+			ret = do_map(pt, r, iova, pa);
+			if (ret)
+				goto out;
+		}
+		t1 = bench_now_ns();
+		if (s == warm)
+			snap(&b, pt, &c1);
+		for (i = 0; i < NREG; i++) {
+			ik_gather_init(&g[i]);
+			if (do_unmap(pt, r, base + i * slot, &g[i]) != (int64_t)r->size) {
+				ret = -EIO;
+				goto out;
+			}
+		}
+		t2 = bench_now_ns();
+		if (s == warm) {
+			snap(&b, pt, &c2);
+			/* tables unlinked by these unmaps, released at sync */
+			for (i = 0; i < NREG; i++)
+				c2.tfreed += g[i].nr_tables;
+		}
+		for (i = 0; i < NREG; i++)
+			ik_pgtable_gather_sync(pt, &g[i]);
+		t3 = bench_now_ns();
+		if (s >= warm) {
+			bench_samples_add(&sm, (t1 - t0));
+			bench_samples_add(&su, (t2 - t1));
+			sync_ns += t3 - t2;
+		}
+	}
+	/* counts: from one steady-state sample */
+	diff(map, &c0, &c1, NREG, true);
+	diff(unmap, &c1, &c2, NREG, false);
+	/* the leaf size the engine chose */
+	{
+		uint64_t pa = 0, sz = 0;
+
+		if (!ik_pgtable_map(pt, base, pa0 + (r->blocks ? 0 : K4), r->size,
+				    IK_PROT_READ | IK_PROT_WRITE)) {
+			ik_pgtable_iova_to_phys(pt, base, &pa, &sz);
+			maxleaf = sz;
+			ik_gather_init(&g[0]);
+			ik_pgtable_unmap(pt, base, r->size, &g[0]);
+			ik_pgtable_gather_sync(pt, &g[0]);
+		}
+	}
+	bench_stats_compute(&sm, &st);
+	map->ns_median = (double)st.p50 / NREG;
+	map->ns_p99 = (double)st.p99 / NREG;
+	bench_stats_compute(&su, &st);
+	unmap->ns_median = (double)st.p50 / NREG;
+	unmap->ns_p99 = (double)st.p99 / NREG;
+	unmap->sync_ns = (double)sync_ns / r->samples / NREG;
+	map->sync_ns = 0;
+	map->pgsize = unmap->pgsize = r->per_pte ? K4 : maxleaf;
+	ret = 0;
+out:
+	bench_samples_free(&sm);
+	bench_samples_free(&su);
+	ik_pgtable_destroy(pt);
+	return ret;
+}
+
+/* The 30-segment 120 KiB scatter list: one request, or 30 map calls. */
+static int measure_sg(const struct bench_fmt *f, bool coherent, enum clean_kind kind, bool separate,
+		      unsigned samples, struct result *res)
+{
+	struct bctx b;
+	struct ik_pgtable_cfg cfg;
+	struct ik_pgtable *pt;
+	struct bench_samples sm;
+	struct bench_stats st;
+	struct ik_seg segs[30];
+	struct counters c0, c1;
+	uint64_t base = 1ull << 40;
+	unsigned s, i, k;
+	int ret;
+
+	memset(&b, 0, sizeof(b));
+	b.kind = kind;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.fmt = f->fmt;
+	cfg.ias = f->ias;
+	cfg.oas = f->oas;
+	cfg.pgsize_bitmap = f->pgsizes;
+	cfg.quirks = f->quirks;
+	cfg.coherent = coherent;
+	cfg.hooks = &bench_hooks;
+	cfg.cookie = &b;
+	ret = ik_pgtable_create(&cfg, &pt);
+	if (ret)
+		return ret;
+	for (k = 0; k < 30; k++) {
+		segs[k].paddr = (1ull << 36) + (uint64_t)k * 3 * K4; /* non-contiguous */
+		segs[k].len = K4;
+	}
+	if (bench_samples_init(&sm, samples))
+		return -ENOMEM;
+	for (s = 0; s < samples + 2; s++) {
+		uint64_t t0, t1;
+
+		if (s == 2)
+			snap(&b, pt, &c0);
+		t0 = bench_now_ns();
+		for (i = 0; i < NREG; i++) {
+			uint64_t iova = base + (uint64_t)i * 2 * M2;
+
+			if (!separate) {
+				ret = ik_pgtable_map_sg(pt, iova, segs, 30, IK_PROT_READ | IK_PROT_WRITE, NULL);
+			} else {
+				for (k = 0; k < 30 && !ret; k++)
+					ret = ik_pgtable_map(pt, iova + k * K4, segs[k].paddr, K4,
+							     IK_PROT_READ | IK_PROT_WRITE);
+			}
+			if (ret)
+				goto out;
+		}
+		t1 = bench_now_ns();
+		if (s == 2)
+			snap(&b, pt, &c1);
+		for (i = 0; i < NREG; i++) {
+			struct ik_gather g;
+
+			ik_gather_init(&g);
+			ik_pgtable_unmap(pt, base + (uint64_t)i * 2 * M2, 30 * K4, &g);
+			ik_pgtable_gather_sync(pt, &g);
+		}
+		if (s >= 2)
+			bench_samples_add(&sm, t1 - t0);
+	}
+	diff(res, &c0, &c1, NREG, true);
+	bench_stats_compute(&sm, &st);
+	res->ns_median = (double)st.p50 / NREG;
+	res->ns_p99 = (double)st.p99 / NREG;
+	res->pgsize = K4;
+	res->sync_ns = 0;
+out:
+	bench_samples_free(&sm);
+	ik_pgtable_destroy(pt);
+	return ret;
+}
+
+/* ---- output ---- */
+
+static const char *mode_name(bool per_pte, enum clean_kind k)
+{
+	if (per_pte)
+		return "per-pte";
+	return k == CLEAN_REAL ? real_clean_name() : "count";
+}
+
+static void emit(const struct bench_opts *o, const char *fmt, uint64_t size, bool coherent,
+		 const char *mode, const char *op, const struct result *r)
+{
+	double pages = (double)size / (double)K4;
+
+	if (o->json) {
+		printf("{\"bench\":\"map\",\"fmt\":\"%s\",\"size\":%llu,\"pgsize\":%llu,"
+		       "\"coherent\":%s,\"clean_mode\":\"%s\",\"op\":\"%s\",\"ns_median\":%.1f,"
+		       "\"ns_p99\":%.1f,\"ns_per_page\":%.2f,\"cleans\":%.2f,\"clean_bytes\":%.1f,"
+		       "\"tlb_calls\":%.2f,\"sync_map_calls\":%.2f,\"tables_alloc\":%.2f,"
+		       "\"tables_freed\":%.2f}\n",
+		       fmt, (unsigned long long)size, (unsigned long long)r->pgsize,
+		       coherent ? "true" : "false", mode, op, r->ns_median, r->ns_p99,
+		       r->ns_median / pages, r->cleans, r->clean_bytes, r->tlb_calls, r->sync_maps,
+		       r->tables_alloc, r->tables_freed);
+		return;
+	}
+	printf("%-8s %7lluK %7lluK %-5s %-10s %-6s %10.1f %8.2f %7.2f %9.1f %7.2f %5.2f %6.2f %6.2f",
+	       fmt, (unsigned long long)(size >> 10), (unsigned long long)(r->pgsize >> 10),
+	       coherent ? "coh" : "nc", mode, op, r->ns_median, r->ns_median / pages, r->cleans,
+	       r->clean_bytes, r->tlb_calls, r->sync_maps, r->tables_alloc, r->tables_freed);
+	if (r->cleans > 0 && strcmp(mode, "count") && strcmp(mode, "per-pte"))
+		printf("  %.1f ns/clean", r->ns_median / r->cleans);
+	if (r->sync_ns > 0)
+		printf("  (+%.1f ns gather sync)", r->sync_ns);
+	printf("\n");
+}
+
+static void header(const struct bench_opts *o)
+{
+	if (o->json)
+		return;
+	printf("map: IO page-table map/unmap per call (median of batches of %d requests);\n"
+	       "counts per call: cleans, bytes cleaned, TLB hook calls, iotlb_sync_map calls,\n"
+	       "tables installed (talloc) / unlinked and released at gather sync (tfreed).\n", NREG);
+	printf("%-8s %8s %8s %-5s %-10s %-6s %10s %8s %7s %9s %7s %5s %6s %6s\n", "fmt", "size",
+	       "pgsize", "walk", "clean", "op", "ns/call", "ns/page", "cleans", "bytes", "tlb",
+	       "sync", "talloc", "tfreed");
+}
+
+int bench_map(int argc, char **argv, const struct bench_opts *o)
+{
+	static const uint64_t all_sizes[] = { 4 << 10, 64 << 10, 128 << 10, 256 << 10, 512 << 10,
+					      1 << 20, 2 << 20, 4 << 20 };
+	static const uint64_t quick_sizes[] = { 4 << 10, 1 << 20, 2 << 20 };
+	const uint64_t *sizes = o->quick ? quick_sizes : all_sizes;
+	size_t nsizes = o->quick ? 3 : 8, fi, si;
+	bool per_pte = false, fmt_sel[NFMTS];
+	uint64_t one_size = 0;
+	unsigned samples = o->quick ? 5 : 41;
+	int i, ret;
+
+	for (fi = 0; fi < NFMTS; fi++)
+		fmt_sel[fi] = fi == 0;
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help")) {
+			printf("usage: iommukit-bench map [--fmt NAME|all] [--size BYTES] [--per-pte-sync]\n"
+			       "                          [--samples N] [--quick] [--json]\n"
+			       "  formats:");
+			for (fi = 0; fi < NFMTS; fi++)
+				printf(" %s", bench_fmts[fi].name);
+			printf(" (default %s)\n"
+			       "  map and unmap latency for 4K..4M buffers at a 2 MiB-aligned iova, 4 KiB\n"
+			       "  pages vs blocks, coherent vs non-coherent (counting-only clean, and the\n"
+			       "  real clean instruction: %s); --per-pte-sync adds one request per page;\n"
+			       "  then the 30-segment 120 KiB scatterlist as one map_sg vs 30 map calls.\n",
+			       bench_fmts[0].name, real_clean_name() ? real_clean_name() : "none here");
+			return 0;
+		} else if (!strcmp(argv[i], "--fmt")) {
+			if (++i >= argc)
+				return bench_usage_error("map", "--fmt needs a format name or 'all'");
+			if (!strcmp(argv[i], "all")) {
+				for (fi = 0; fi < NFMTS; fi++)
+					fmt_sel[fi] = true;
+			} else {
+				bool found = false;
+
+				for (fi = 0; fi < NFMTS; fi++) {
+					fmt_sel[fi] = !strcmp(argv[i], bench_fmts[fi].name);
+					found |= fmt_sel[fi];
+				}
+				if (!found)
+					return bench_usage_error("map", "unknown format '%s'", argv[i]);
+			}
+		} else if (!strcmp(argv[i], "--size")) {
+			if (++i >= argc || !bench_parse_u64(argv[i], &one_size) || one_size == 0 ||
+			    (one_size & (K4 - 1)) || one_size > (64ull << 20))
+				return bench_usage_error("map", "--size needs a multiple of 4K up to 64M");
+		} else if (!strcmp(argv[i], "--samples")) {
+			uint64_t v;
+
+			if (++i >= argc || !bench_parse_u64(argv[i], &v) || v == 0 || v > 100000)
+				return bench_usage_error("map", "--samples needs 1..100000");
+			samples = (unsigned)v;
+		} else if (!strcmp(argv[i], "--per-pte-sync")) {
+			per_pte = true;
+		} else {
+			return bench_usage_error("map", "unknown option '%s'", argv[i]);
+		}
+	}
+	if (one_size) {
+		sizes = &one_size;
+		nsizes = 1;
+	}
+	header(o);
+	for (fi = 0; fi < NFMTS; fi++) {
+		const struct bench_fmt *f = &bench_fmts[fi];
+
+		if (!fmt_sel[fi])
+			continue;
+		for (si = 0; si < nsizes; si++) {
+			unsigned blk, mode;
+
+			for (blk = 0; blk < 2; blk++) {
+				if (blk && sizes[si] < M2)
+					continue; /* no block fits: same as pages */
+				for (mode = 0; mode < 4; mode++) {
+					struct run r;
+					struct result rm, ru;
+					const char *mname;
+
+					memset(&r, 0, sizeof(r));
+					memset(&rm, 0, sizeof(rm));
+					memset(&ru, 0, sizeof(ru));
+					r.f = f;
+					r.size = sizes[si];
+					r.blocks = blk;
+					r.samples = samples;
+					r.coherent = mode == 0;
+					r.kind = mode == 2 ? CLEAN_REAL : CLEAN_COUNT;
+					r.per_pte = mode == 3;
+					if (mode == 2 && !real_clean_name())
+						continue;
+					if (mode == 3 && (!per_pte || blk))
+						continue;
+					ret = measure(&r, &rm, &ru);
+					if (ret) {
+						fprintf(stderr, "iommukit-bench map: %s: %s\n", f->name,
+							ik_strerror(ret));
+						return 1;
+					}
+					mname = mode_name(r.per_pte, r.kind);
+					emit(o, f->name, r.size, r.coherent, mname, "map", &rm);
+					emit(o, f->name, r.size, r.coherent, mname, "unmap", &ru);
+				}
+			}
+		}
+		/* the scatterlist: one request vs 30 calls, non-coherent counting */
+		{
+			struct result rs;
+			unsigned sep;
+
+			for (sep = 0; sep < 2; sep++) {
+				memset(&rs, 0, sizeof(rs));
+				ret = measure_sg(f, false, CLEAN_COUNT, sep, samples, &rs);
+				if (ret) {
+					fprintf(stderr, "iommukit-bench map: %s: %s\n", f->name,
+						ik_strerror(ret));
+					return 1;
+				}
+				emit(o, f->name, 30 * K4, false, sep ? "per-pte" : "count", "map_sg", &rs);
+			}
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,441 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * iommukit/cmdq.h - lock-free multi-producer command queues (SMMUv3 command
+ * queue, VT-d invalidation queue), multi-queue sets, and a software consumer.
+ *
+ * What it is for: every IOTLB/ATC/configuration invalidation of an IOMMU goes
+ * through a ring that all CPUs share and that the IOMMU consumes in order.
+ * This unit fills such a ring from many threads without a lock, publishes
+ * many producers' commands with one producer-index write, waits for
+ * completion (CMD_SYNC / invalidation wait) with a bound, and recovers from
+ * command errors without losing the commands queued behind the bad one.  The
+ * ring's "registers" are hooks: a driver points them at MMIO, an emulator or
+ * a test at memory (struct ik_cmdq_sw below is such a consumer).
+ *
+ * Glossary
+ *   entry        one command: 16 bytes (SMMUv3, VT-d 128-bit descriptors) or
+ *                32 bytes (VT-d 256-bit descriptors); a ring holds 2^n.
+ *   index        a free-running 32-bit count of entries.  The slot of index i
+ *                is i mod 2^n; the registers carry i mod 2^(n+1) (the top bit
+ *                is the wrap bit) or, with IK_CMDQ_CFG_NO_WRAP (VT-d IQH/IQT),
+ *                i mod 2^n, in which case one slot stays empty.
+ *   reserve      the next index to hand out; producers move it with one CAS.
+ *   valid marker per slot, the index last written there: a producer stores
+ *                it (release) once the entry is complete.
+ *   published    the index up to which PROD has been written.  Whoever finds
+ *                a contiguous run of valid slots at `published` advances it
+ *                and writes PROD (and rings the doorbell) once for the run.
+ *   cons         the consumer's index (CONS register); `cons_cached` is the
+ *                newest value any producer has read.
+ *   sync         a completion command (SMMUv3 CMD_SYNC, VT-d wait descriptor)
+ *                that the library appends for IK_CMDQ_SYNC: the issuer waits
+ *                until the consumer has passed it.
+ *   CERROR       the consumer stopped at an entry with an error (codes of
+ *                SMMU_CMDQ_CONS.ERR); the library repairs and acknowledges.
+ *
+ * Progress.  Reserving is one CAS on `reserve`; writing and marking are
+ * plain stores; publishing is a try-lock that is never waited for: a producer
+ * that finds it held leaves, and the holder re-scans after releasing it (the
+ * Dekker pair P1/P2 below), so the last producer to finish publishes
+ * everyone's commands with one PROD write.  No producer waits for another
+ * producer: issue() without IK_CMDQ_SYNC returns as soon as its entries are
+ * valid.  The waits that exist - for free space and for a sync - wait for the
+ * *consumer*, re-read CONS themselves (never relying on another producer to
+ * refresh it), spin briefly with a growing back-off, then IK_ENV_YIELD()
+ * (so that a preempted producer sharing the CPU runs and completes) and end
+ * with -ETIMEDOUT after the configured timeout.  What the ring cannot avoid:
+ * the consumer executes in order, so commands reserved behind a producer that
+ * is preempted between its reservation and its valid markers are executed
+ * once it runs again, and a thread preempted while it holds the publish lock
+ * (a scan of valid markers and one PROD write) delays the PROD write for the
+ * entries it has not yet covered; waiters yield to it meanwhile, and issuers
+ * that do not wait are not delayed at all.
+ *
+ * Errors (SMMUv3 CERROR semantics; a VT-d driver maps IQE to ILL and ITE to
+ * ATC_INV_SYNC in its read_cons hook).  The consumer stops at the bad entry
+ * with CONS pointing at it and reports the code through read_cons().  The
+ * first thread that notices (any waiting issuer, or ik_cmdq_poll_errors()
+ * from an error interrupt) takes the error lock and:
+ *   ILL           replaces the entry with a no-op (a sync without signal);
+ *   ABT           acknowledges so the consumer fetches it again, up to
+ *                 max_retries times, then replaces it with a no-op;
+ *   ATC_INV_SYNC  (CONS at the sync that waited for a timed-out ATC
+ *                 invalidation) re-executes the sync up to max_retries times,
+ *                 then replaces it with a no-op;
+ * then acknowledges (ack_error hook) so that the consumer resumes at CONS.
+ * Nothing behind the entry is lost.  A replaced command is reported as -EIO
+ * to the issue() call (or batch) that submitted it when that call waits with
+ * IK_CMDQ_SYNC; every error, retried or not, also reaches the on_error hook
+ * and the queue's counters.
+ *
+ * Synchronization table
+ *   ik_cmdq_issue, _issue_ex, _sync,    any number of threads at once, with
+ *   ik_cmdq_batch_*, ik_cmdq_set_issue  each other and with the consumer.
+ *   ik_cmdq_poll_errors                 any thread, any time (try-lock).
+ *   ik_cmdq_get_stats                   any time; counters are approximate
+ *                                       while issuers run.
+ *   ik_cmdq_init/create/destroy         exclusive: no other call on the queue.
+ *   ik_cmdq_set_*                       as the queue functions they wrap.
+ *   ik_cmdq_sw_consume/inject           one consumer thread; concurrent with
+ *                                       every producer-side call.
+ *
+ * Ordering edges (each named where it is implemented, in src/cmdq.c):
+ *   R1 marker store-release  -> A1 publisher's marker load-acquire
+ *        (the entry's bytes and owner are complete before publication)
+ *   R2 `published`/PROD store-release (write_prod hook) -> consumer's PROD
+ *        load-acquire (entries visible to the consumer; ik_dma_wmb() for a
+ *        device)
+ *   C1 consumer's CONS store-release -> read_cons hook load-acquire
+ *        (the consumer is done reading the slots it passed)
+ *   C2 cons_cached CAS-release -> reserve's cons_cached load-acquire
+ *        (C1 handed on to producers that did not read CONS themselves)
+ *   S1 consumer's completion write (release) -> waiter's load-acquire of
+ *        the sync slot (IK_CMDQ_CFG_MSI)
+ *   E1 repair writes + ack_error hook (release) -> consumer's error-word
+ *        load-acquire (the consumer re-fetches the repaired entry)
+ *   P1/P2 producer: marker store; full fence; try-lock  |  publisher:
+ *        unlock; full fence; marker load - one of the two sees the other, so
+ *        no valid entry is left unpublished.
+ *
+ * Hosted-only assumptions: entries are stored little-endian, as both
+ * architectures define them; a big-endian host must byte-swap in its fmt.
+ */
+#ifndef IOMMUKIT_CMDQ_H
+#define IOMMUKIT_CMDQ_H
+
+#include <iommukit/env.h>
+#include <iommukit/atomic.h>
+
+IK_BEGIN_DECLS
+
+/* Error codes a consumer reports (SMMU_CMDQ_CONS.ERR numbering). */
+#define IK_CMDQ_CERROR_NONE 0
+#define IK_CMDQ_CERROR_ILL 1	      /* illegal command */
+#define IK_CMDQ_CERROR_ABT 2	      /* abort on command fetch */
+#define IK_CMDQ_CERROR_ATC_INV_SYNC 3 /* ATC invalidation timed out (at the sync) */
+
+/* What a format's classify() says about an entry. */
+#define IK_CMDQ_KIND_CMD 0  /* an ordinary command */
+#define IK_CMDQ_KIND_SYNC 1 /* a completion command (also the no-op) */
+
+/* Completion write requested by a sync entry. */
+struct ik_cmdq_sync_info {
+	bool write;	/* the consumer must write `data` (32 bits) at `addr` */
+	ik_u64 addr;	/* device address */
+	ik_u32 data;
+};
+
+/*
+ * struct ik_cmdq_fmt - how a command set encodes the entries the queue itself
+ * writes (a no-op, a sync) and how a consumer recognises them.  Provided for
+ * SMMUv3 and VT-d below; a user may define more.  All functions pure.
+ *   nop(ent)                 a command with no effect (replaces a bad entry)
+ *   sync(ent, addr, data)    a sync; addr != 0: on completion the consumer
+ *                            writes the 32-bit `data` at device address addr
+ *   classify(ent, si)        IK_CMDQ_KIND_*, or -EINVAL for an illegal entry;
+ *                            fills *si for a sync
+ */
+struct ik_cmdq_fmt {
+	const char *name;
+	unsigned entry_size; /* 16 or 32 */
+	void (*nop)(void *ent);
+	void (*sync)(void *ent, ik_u64 addr, ik_u32 data);
+	int (*classify)(const void *ent, struct ik_cmdq_sync_info *si);
+};
+
+/* SMMUv3 (16 bytes; sync = CMD_SYNC, CS=IRQ with MSI when addr != 0). */
+IK_API extern const struct ik_cmdq_fmt ik_cmdq_fmt_smmuv3;
+/* VT-d 128-bit and 256-bit descriptors (sync = invalidation wait, SW=1). */
+IK_API extern const struct ik_cmdq_fmt ik_cmdq_fmt_vtd128;
+IK_API extern const struct ik_cmdq_fmt ik_cmdq_fmt_vtd256;
+
+/*
+ * struct ik_cmdq_regs - the queue's registers, as hooks.  ctx is the config's
+ * regs_ctx.  Called concurrently from any producer thread.
+ *   read_cons(ctx, &cerror)  CONS as index|wrap (other bits clear); *cerror
+ *                            = IK_CMDQ_CERROR_* when the consumer is stopped
+ *                            at CONS with an unacknowledged error, else 0.
+ *                            Must have acquire semantics (edge C1): report
+ *                            the error state read *before* the index.
+ *   write_prod(ctx, prod)    PROD = index|wrap.  Called by one thread at a
+ *                            time, with increasing values; release (R2).
+ *   doorbell(ctx)            optional: called after write_prod.
+ *   ack_error(ctx)           the error at CONS has been handled: resume at
+ *                            CONS (SMMUv3: toggle GERRORN.CMDQ_ERR).  Release
+ *                            (E1).  Called by one thread at a time.
+ */
+struct ik_cmdq_regs {
+	ik_u32 (*read_cons)(void *ctx, ik_u32 *cerror);
+	void (*write_prod)(void *ctx, ik_u32 prod);
+	void (*doorbell)(void *ctx);
+	void (*ack_error)(void *ctx);
+};
+
+/* What on_error() receives, under the queue's error lock. */
+struct ik_cmdq_error {
+	ik_u32 index;	   /* the entry's index */
+	ik_u32 cerror;	   /* IK_CMDQ_CERROR_* */
+	unsigned attempt;  /* 1 for the first report of this entry */
+	int result;	   /* 0: retried; -EIO: replaced by a no-op */
+	const void *entry; /* the failing entry's bytes (before replacement) */
+};
+
+/* Config flags. */
+#define IK_CMDQ_CFG_NO_WRAP 0x1u /* registers carry no wrap bit (VT-d) */
+#define IK_CMDQ_CFG_MSI 0x2u	  /* syncs ask for a completion write into
+				     their own slot; waiters poll that word */
+
+#define IK_CMDQ_LOG2_MIN 2
+#define IK_CMDQ_LOG2_MAX 20
+#define IK_CMDQ_DEFAULT_TIMEOUT_NS 1000000000ull
+#define IK_CMDQ_DEFAULT_RETRIES 3u
+
+struct ik_cmdq_config {
+	const struct ik_cmdq_fmt *fmt;
+	unsigned log2_entries;	/* IK_CMDQ_LOG2_MIN..MAX */
+	unsigned flags;		/* IK_CMDQ_CFG_* */
+	/* The ring: caller memory of entry_size << log2_entries bytes, aligned
+	 * to the entry size, or NULL to carve it from the queue's memory.
+	 * ring_dma: its device address (0: the CPU address), used for the
+	 * completion addresses of IK_CMDQ_CFG_MSI syncs. */
+	void *ring;
+	ik_u64 ring_dma;
+	const struct ik_cmdq_regs *regs;
+	void *regs_ctx;
+	ik_u64 timeout_ns;	/* bound of every wait; 0: the default, 1 s */
+	unsigned max_retries;	/* ABT/ATC_INV_SYNC retries; 0: the default */
+	/* Optional: told about every consumer error (under the error lock;
+	 * must not call back into this queue). */
+	void (*on_error)(void *ctx, const struct ik_cmdq_error *e);
+	void *err_ctx;
+	const struct ik_allocator *alloc; /* create() only; NULL: the env's */
+};
+
+struct ik_cmdq;
+
+/* Flags of ik_cmdq_issue(). */
+#define IK_CMDQ_SYNC 0x1u /* append a sync and wait until it is consumed */
+
+/* Per-call counters; ik_cmdq_issue_ex() adds to them. */
+struct ik_cmdq_counters {
+	ik_u64 cas_retries; /* failed reservation CASes */
+	ik_u64 full_waits;  /* back-off steps waiting for free space */
+	ik_u64 sync_waits;  /* back-off steps waiting for a sync */
+	ik_u64 publishes;   /* PROD writes this caller made */
+};
+
+/* Queue-wide counters. */
+struct ik_cmdq_stats {
+	ik_u64 doorbells;   /* PROD writes */
+	ik_u64 errors;	    /* consumer errors handled */
+	ik_u64 retried;	    /* ... of which acknowledged for a retry */
+	ik_u64 replaced;    /* ... of which replaced by a no-op */
+	ik_u64 timeouts;    /* -ETIMEDOUT returned */
+};
+
+/*
+ * ik_cmdq_memsize - bytes that ik_cmdq_init() needs for `cfg` (the queue
+ * state, per-slot markers and, when cfg->ring is NULL, the ring), or 0 if the
+ * config is invalid.  O(1).
+ */
+IK_API ik_size ik_cmdq_memsize(const struct ik_cmdq_config *cfg);
+
+/*
+ * ik_cmdq_init - build a queue in caller memory `mem` (IK_CACHELINE aligned,
+ * `size` >= ik_cmdq_memsize(cfg)).  Reads CONS once (read_cons) and starts
+ * with PROD == CONS, which the hardware must already have.  No allocation.
+ * Errors: -EINVAL (bad config, memory too small or misaligned, NULL hooks).
+ * The queue needs no teardown; it never frees `mem`.
+ */
+IK_API int ik_cmdq_init(void *mem, ik_size size, const struct ik_cmdq_config *cfg,
+			struct ik_cmdq **out);
+
+/* ik_cmdq_create - ik_cmdq_init() on memory from cfg->alloc.  -EINVAL,
+ * -ENOMEM (nothing allocated then).  One allocation. */
+IK_API int ik_cmdq_create(const struct ik_cmdq_config *cfg, struct ik_cmdq **out);
+/* Frees a queue from ik_cmdq_create(); NULL is ignored. */
+IK_API void ik_cmdq_destroy(struct ik_cmdq *q);
+
+/* The ring's CPU address and device address, and its entry count. */
+IK_API void *ik_cmdq_ring(const struct ik_cmdq *q);
+IK_API ik_u64 ik_cmdq_ring_dma(const struct ik_cmdq *q);
+IK_API ik_u32 ik_cmdq_entries(const struct ik_cmdq *q);
+/* Free-space capacity: entries, or entries - 1 with IK_CMDQ_CFG_NO_WRAP. */
+IK_API ik_u32 ik_cmdq_capacity(const struct ik_cmdq *q);
+
+/*
+ * ik_cmdq_issue - append n commands (cmds: n entries of the format's size,
+ * 4-byte aligned, already encoded) in order, and with IK_CMDQ_SYNC a sync
+ * after them, then wait for the consumer to pass that sync.
+ *
+ * The commands of one call stay in order and - when n + 1 fits the capacity
+ * - contiguous, the sync included; a larger n is split into chunks, still in
+ * order; then only the last chunk carries the sync, and other threads'
+ * commands may come between chunks (the sync still follows all of them).
+ *
+ * Returns 0; -EINVAL (cmds NULL with n > 0, unknown flag; nothing queued);
+ * -ETIMEDOUT (no free space or no completion within the timeout: the consumer
+ * is stuck; commands already queued stay queued); -EIO (IK_CMDQ_SYNC only:
+ * the consumer rejected one of this call's commands and it was replaced by a
+ * no-op).  Without IK_CMDQ_SYNC it never waits except for free space.
+ *
+ * Cost: one CAS (plus one per lost race), the copies, one fence, and one
+ * try-lock; the PROD write and doorbell are shared with concurrent callers.
+ * May call every hook and on_error.
+ */
+IK_API int ik_cmdq_issue(struct ik_cmdq *q, const void *cmds, unsigned n, unsigned flags);
+/* As ik_cmdq_issue(), adding this call's counts to *cnt (may be NULL). */
+IK_API int ik_cmdq_issue_ex(struct ik_cmdq *q, const void *cmds, unsigned n, unsigned flags,
+			    struct ik_cmdq_counters *cnt);
+/* A sync alone: wait until everything issued before this call is consumed. */
+IK_API int ik_cmdq_sync(struct ik_cmdq *q);
+
+/*
+ * ik_cmdq_poll_errors - if the consumer is stopped on an error and no other
+ * thread is handling it, handle it now (see "Errors").  For an error
+ * interrupt, or a driver that issues without waiting.  Returns 1 if it
+ * handled one, else 0.  May call read_cons, ack_error and on_error.
+ */
+IK_API int ik_cmdq_poll_errors(struct ik_cmdq *q);
+
+/* Snapshot of the queue-wide counters. */
+IK_API void ik_cmdq_get_stats(const struct ik_cmdq *q, struct ik_cmdq_stats *st);
+
+/*
+ * Internal (not API): the two halves of one insertion, so that a test can
+ * stage a producer preempted between them.  _ik_cmdq_reserve() reserves n
+ * slots (waiting for space as issue() does) and returns the first index;
+ * _ik_cmdq_commit() writes n commands there, marks them valid and publishes.
+ */
+IK_API int _ik_cmdq_reserve(struct ik_cmdq *q, unsigned n, ik_u32 *first);
+IK_API void _ik_cmdq_commit(struct ik_cmdq *q, ik_u32 first, const void *cmds, unsigned n);
+
+/* ---------------------------------------------------------------- batches */
+
+#define IK_CMDQ_BATCH_MAX 64
+
+/* Internal (not API): how the error handler reports to a waiting issuer. */
+struct _ik_cmdq_owner {
+	int status;	/* first error of the issuer's commands */
+	bool started;	/* `first` is set */
+	ik_u32 first;	/* index of the issuer's first entry */
+};
+
+/*
+ * struct ik_cmdq_batch - collect commands on the stack, issue them in groups
+ * of IK_CMDQ_BATCH_MAX, and finish with a sync.  Every batch that was
+ * initialised must end with ik_cmdq_batch_submit() (errors of earlier groups
+ * are reported through it).  Fields are private.
+ */
+struct ik_cmdq_batch {
+	struct ik_cmdq *q;
+	unsigned n;
+	struct _ik_cmdq_owner own;
+	ik_u64 ents[IK_CMDQ_BATCH_MAX * 4];
+};
+
+/* Start an empty batch on q.  O(1). */
+IK_API void ik_cmdq_batch_init(struct ik_cmdq_batch *b, struct ik_cmdq *q);
+/* Append one encoded entry; issues the group (without sync) when full.
+ * Returns 0, or -ETIMEDOUT (queue full; the batch remembers it). */
+IK_API int ik_cmdq_batch_add(struct ik_cmdq_batch *b, const void *cmd);
+/* Issue what is left with a sync and wait: 0, or the first error of the
+ * batch (-ETIMEDOUT, -EIO as ik_cmdq_issue()).  The batch is then empty. */
+IK_API int ik_cmdq_batch_submit(struct ik_cmdq_batch *b);
+
+/* ---------------------------------------------------------------- sets */
+
+struct ik_cmdq_set;
+
+/*
+ * ik_cmdq_set_create - nr queues (as ECMDQ or VCMDQ give each CPU its own),
+ * from nr configs.  -EINVAL, -ENOMEM (everything freed).  nr + 1 allocations
+ * from cfgs[0].alloc.
+ */
+IK_API int ik_cmdq_set_create(unsigned nr, const struct ik_cmdq_config *cfgs,
+			      struct ik_cmdq_set **out);
+/* Free the set and its queues (no call on them may be running); NULL is
+ * ignored. */
+IK_API void ik_cmdq_set_destroy(struct ik_cmdq_set *s);
+/* Number of queues. */
+IK_API unsigned ik_cmdq_set_size(const struct ik_cmdq_set *s);
+/* Queue i (to point a consumer at it, or to pin a thread to one), or NULL if
+ * i is out of range.  O(1). */
+IK_API struct ik_cmdq *ik_cmdq_set_queue(struct ik_cmdq_set *s, unsigned i);
+/* The caller's queue: IK_ENV_CPU_ID() mod nr.  A hint: keep commands that
+ * belong together (an invalidation and its sync) in ONE issue() call on the
+ * returned queue rather than picking twice. */
+IK_API struct ik_cmdq *ik_cmdq_set_pick(struct ik_cmdq_set *s);
+/* ik_cmdq_issue() on ik_cmdq_set_pick(s): a sync waits for that queue only. */
+IK_API int ik_cmdq_set_issue(struct ik_cmdq_set *s, const void *cmds, unsigned n,
+			     unsigned flags);
+/* Append a sync to every queue, then wait for all: 0 or the first error
+ * (-ETIMEDOUT).  Errors of other issuers' commands are not reported here. */
+IK_API int ik_cmdq_set_sync_all(struct ik_cmdq_set *s);
+
+/* ---------------------------------------------------------------- software consumer */
+
+/*
+ * struct ik_cmdq_sw - a consumer in software: the "device" side of a queue,
+ * for emulators (the soft IOMMU) and tests.  It owns PROD/CONS registers in
+ * memory; point a queue's regs at ik_cmdq_sw_regs with regs_ctx = the sw.
+ *
+ * ik_cmdq_sw_consume() drains entries in order: classifies each with the
+ * format (illegal -> stops with CERROR_ILL), calls the handler, performs a
+ * sync's completion write, advances CONS.  The handler returns 0, or a
+ * CERROR code to stop there as the hardware would (ABT; ATC_INV_SYNC for an
+ * ATC invalidation that timed out, reported at the next sync, as SMMUv3
+ * does).  While stopped, consume() returns -EAGAIN until the producer side
+ * acknowledges; it then resumes at the same entry (re-fetching it).
+ *
+ * Fields are private; use the functions.
+ */
+struct ik_cmdq_sw_config {
+	const struct ik_cmdq_fmt *fmt;
+	unsigned log2_entries;
+	unsigned flags;		/* IK_CMDQ_CFG_NO_WRAP as the queue's */
+	void *ring;		/* the queue's ring (ik_cmdq_ring()) */
+	ik_u64 ring_dma;	/* its device address (ik_cmdq_ring_dma()) */
+	/* Per entry: index, the entry's bytes, IK_CMDQ_KIND_*.  Returns 0 or a
+	 * CERROR code.  May be NULL (every command succeeds). */
+	ik_u32 (*handler)(void *ctx, ik_u32 index, const void *ent, int kind);
+	void *ctx;
+	/* Completion writes outside the ring (NULL: ignored). */
+	void (*write32)(void *ctx, ik_u64 addr, ik_u32 val);
+};
+
+struct ik_cmdq_sw {
+	struct ik_cmdq_sw_config cfg;
+	ik_u32 mask, regmask;
+	IK_ALIGNED(IK_CACHELINE) ik_u32 prod;	/* register: written by producers */
+	IK_ALIGNED(IK_CACHELINE) ik_u32 cons;	/* register: index|wrap */
+	ik_u32 cerror;				/* register: error at cons, 0 when none */
+	ik_u32 cons_full;			/* consumer-private */
+	bool atc_pending;
+	ik_u64 inject_at;			/* consumer-private: see inject() */
+	ik_u32 inject_cerror;
+	unsigned inject_times;
+	ik_u64 consumed, syncs, errors;		/* consumer-private counters */
+};
+
+/* The register hooks; regs_ctx = the struct ik_cmdq_sw. */
+IK_API extern const struct ik_cmdq_regs ik_cmdq_sw_regs;
+
+/* Initialise (no allocation): registers at 0.  -EINVAL on a bad config. */
+IK_API int ik_cmdq_sw_init(struct ik_cmdq_sw *sw, const struct ik_cmdq_sw_config *cfg);
+
+/* Consume up to `budget` entries: the number consumed (0 when empty), or
+ * -EAGAIN when stopped on an unacknowledged error.  Consumer thread only. */
+IK_API int ik_cmdq_sw_consume(struct ik_cmdq_sw *sw, unsigned budget);
+
+/* Error injection: the `after`-th entry from now (0: the next one) fails with
+ * `cerror`, on its first `times` fetches.  Consumer thread only. */
+IK_API void ik_cmdq_sw_inject(struct ik_cmdq_sw *sw, ik_u64 after, ik_u32 cerror,
+			      unsigned times);
+
+/* The error the consumer is stopped on (0: running).  Any thread. */
+IK_API ik_u32 ik_cmdq_sw_error(const struct ik_cmdq_sw *sw);
+
+IK_END_DECLS
+
+#endif /* IOMMUKIT_CMDQ_H */

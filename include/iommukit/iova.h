@@ -1,0 +1,391 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * iommukit/iova.h - IOVA allocator: a domain of page frame numbers from which
+ * DMA address ranges are handed out, top-down, in O(log n), with per-CPU range
+ * caches (rcaches) in front of it.
+ *
+ * A domain covers the pfns [start_pfn, end_pfn] at a power-of-two granule (the
+ * page size, in bytes; iova = pfn * granule).  The memory for the domain
+ * itself is the caller's (struct ik_iova_domain); nodes and magazines come
+ * from the domain's allocator.
+ *
+ * Glossary
+ *   pfn        a page frame number of the IOVA space (an address / granule).
+ *   range      [lo, hi] of pfns, inclusive: an allocation or a reservation.
+ *   gap        the free pfns between two neighbouring ranges.  Each tree node
+ *              owns the gap just below it; the gap above the highest range is
+ *              the domain's "top gap".
+ *   limit      the highest pfn an allocation may use (its last pfn <= limit).
+ *   size-aligned
+ *              the start is a multiple of npages rounded up to a power of two
+ *              (IK_IOVA_SIZE_ALIGNED); the length stays npages.
+ *   afit       of a gap: the largest npages whose size-aligned request fits
+ *              in it.  The requests that fit are exactly 1..afit (see
+ *              src/iova.c for why one number is enough).
+ *   rcache     range cache: for each size class 2^k pages (k = 0 .. log2 of
+ *              the bound), a per-CPU pair of magazines and a shared depot.
+ *   magazine   a fixed-size stack of cached pfns of one size class.
+ *   depot      a per-class list of full magazines shared by all CPUs.
+ *   flush      return cached ranges to the tree (they become free).
+ *
+ * How it works.  Ranges live in an augmented red-black tree ordered by pfn.
+ * A node stores where its own gap starts and where its range starts (its
+ * range ends where the next node's gap starts), plus, for its subtree, the
+ * largest gap and the largest afit.  An allocation walks down the path to
+ * the limit once, picks the highest subtree or gap on it that can hold the
+ * request (the summaries say so exactly), then descends into it: a bounded
+ * number of root-to-leaf paths, never a walk along the tree, also when the
+ * space is full or fragmented and the request fails (a failure with the
+ * limit above every range is decided at the root).  A node is 56 bytes on a
+ * 64-bit host.
+ *
+ * Synchronization
+ *   call                                   may run concurrently with
+ *   ------------------------------------   --------------------------------
+ *   ik_iova_alloc, _free, _reserve,        every call below except _init and
+ *   _find, _next, _largest_free, _stats,   _destroy (each takes the domain's
+ *   _check, _for_each, _for_each_cached    tree lock inside; _stats, _check
+ *                                          and _for_each_cached also take the
+ *                                          rcache locks; the callbacks of
+ *                                          _for_each* run under those locks
+ *                                          and must not call into the domain)
+ *   ik_iova_alloc_fast, _free_fast         everything except _init/_destroy;
+ *                                          a hit takes only the per-CPU lock
+ *                                          of (size class, IK_ENV_CPU_ID()),
+ *                                          so a migrated thread stays correct
+ *   ik_iova_flush_cpu, _flush_all          everything except _init/_destroy
+ *   ik_iova_init, ik_iova_destroy          nothing (the caller serialises)
+ *
+ *   Lock order (never the reverse): per-CPU lock -> depot lock -> tree lock.
+ *   The allocator callbacks are called with the tree lock held (node
+ *   allocation), a per-CPU lock held (magazine allocation), every lock held
+ *   (ik_iova_check's scratch array), or none (init); they must not call into
+ *   the domain.
+ *
+ * Errors are negative errno values; on error nothing changes, except that a
+ * request that fails with -ENOSPC may first have flushed the rcaches (which
+ * changes no allocation, only where free ranges are kept).
+ */
+#ifndef IOMMUKIT_IOVA_H
+#define IOMMUKIT_IOVA_H
+
+#include <iommukit/env.h>
+#include <iommukit/atomic.h>
+#include <iommukit/lock.h>
+#include <iommukit/rbtree.h>
+
+IK_BEGIN_DECLS
+
+/* Allocation flags. */
+#define IK_IOVA_SIZE_ALIGNED 0x1u /* start aligned to npages rounded up to 2^k */
+#define IK_IOVA_NO_FLUSH 0x2u	  /* on -ENOSPC do not flush the rcaches and retry */
+
+/* Configuration flags. */
+#define IK_IOVA_CFG_NO_RCACHE 0x1u /* no range caches: _fast calls go to the tree */
+
+/* Defaults. */
+#define IK_IOVA_RCACHE_MAX_PAGES 32u /* largest cached size, pages */
+#define IK_IOVA_DEPOT_MAX 32u	     /* full magazines kept per size class */
+#define IK_IOVA_MAG_SIZE 126u	     /* pfns per magazine (1 KiB magazine) */
+#define IK_IOVA_MAX_PAGES ((ik_u64)1 << 63) /* most pfns a domain may cover */
+
+/*
+ * A tree node: one allocated or reserved range.  Not API beyond the fact that
+ * it exists; use struct ik_iova_range to look at ranges.
+ */
+struct _ik_iova_node {
+	struct ik_rb_node rb;
+	ik_u64 gap_lo;	 /* first pfn of the gap below this range (== lo: none) */
+	ik_u64 lo;	 /* first pfn of the range; it ends at next->gap_lo - 1 */
+	ik_u64 max_gap;	 /* largest gap in the subtree, pages */
+	ik_u64 max_afit; /* largest afit in the subtree; bit 63: reserved range */
+};
+
+/* A range as reported to the caller. */
+struct ik_iova_range {
+	ik_u64 lo, hi;
+	bool reserved;	/* made by ik_iova_reserve(), not by an allocation */
+};
+
+struct ik_iova_stats {
+	ik_u64 ranges;		/* ranges in the tree, reservations and cached included */
+	ik_u64 pages;		/* pages they cover */
+	ik_u64 reserved_ranges; /* of which reservations */
+	ik_u64 reserved_pages;
+	ik_u64 largest_gap;	/* largest free range, pages */
+	ik_u64 cached_ranges;	/* ranges held in magazines and depots */
+	ik_u64 cached_pages;
+	ik_u64 magazines;	/* magazines allocated */
+	ik_u64 bytes;		/* memory held: nodes, magazines, per-CPU arrays */
+	ik_u64 node_bytes;	/* sizeof a node */
+	ik_u64 flushes;		/* flush-and-retry events after -ENOSPC */
+	ik_u64 trims;		/* magazines returned to the tree by depot trimming */
+	ik_u64 visits;		/* tree nodes visited by allocations, in total */
+	ik_u64 last_visits;	/* ... by the last tree allocation */
+	ik_u64 max_visits;	/* ... by the worst one */
+};
+
+struct ik_iova_config {
+	ik_u64 granule;		/* bytes per page, a power of two */
+	ik_u64 start_pfn;	/* first pfn of the space */
+	ik_u64 end_pfn;		/* last pfn, >= start_pfn; at most 2^63 pfns */
+	ik_u64 rcache_max_pages; /* largest cached size, a power of two <= 2^20;
+				   0: IK_IOVA_RCACHE_MAX_PAGES */
+	unsigned depot_max;	/* full magazines per class in the depot; 0: default */
+	unsigned flags;		/* IK_IOVA_CFG_* */
+	const struct ik_allocator *allocator; /* NULL: the env's */
+};
+
+/* ---- rcache internals (not API) ---- */
+struct _ik_iova_mag {
+	ik_u32 n;
+	ik_u32 _pad;
+	struct _ik_iova_mag *next; /* in the depot */
+	ik_u64 pfn[IK_IOVA_MAG_SIZE];
+};
+
+struct _ik_iova_cpu {
+	ik_lock_t lock;
+	struct _ik_iova_mag *loaded, *prev;
+} IK_ALIGNED(IK_CACHELINE);
+
+struct _ik_iova_depot {
+	ik_lock_t lock;
+	unsigned n;
+	struct _ik_iova_mag *head;
+} IK_ALIGNED(IK_CACHELINE);
+
+/* The domain.  Caller-owned memory; fields are not API. */
+struct ik_iova_domain {
+	/* tree (under lock) */
+	ik_lock_t lock;
+	struct ik_rb_root root;
+	struct _ik_iova_node *last; /* the highest range, NULL when empty */
+	ik_u64 last_hi;		/* its last pfn */
+	ik_u64 start_pfn, end_pfn, granule;
+	const struct ik_allocator *alloc;
+	ik_u64 nr_ranges, nr_pages, nr_reserved, reserved_pages;
+	ik_u64 nr_flushes, nr_trims, visits, last_visits, max_visits;
+	/* rcache (read-only after init, except as noted) */
+	ik_u64 rc_max_pages;	/* 0: no rcache */
+	unsigned rc_classes, rc_ncpus, depot_max;
+	unsigned rc_maybe_cached; /* hint: something may be cached (see iova_rcache.c) */
+	struct _ik_iova_cpu *rc_cpu;	 /* [class * rc_ncpus + cpu] */
+	struct _ik_iova_depot *rc_depot; /* [class] */
+	ik_u64 rc_mags;		/* magazines allocated (atomic) */
+};
+
+/* ---- lifetime ---- */
+
+/*
+ * ik_iova_init - set up `d` over cfg's space.  Allocates the per-CPU and depot
+ * arrays (IK_ENV_NR_CPUS() x classes cache lines); magazines are allocated
+ * when first needed.
+ * Errors: -EINVAL (granule not a power of two, start > end, more than 2^63
+ * pfns, rcache bound not a power of two or above 2^20), -ENOMEM.
+ * Cost: O(cpus x classes).  Calls the allocator.
+ */
+IK_API int ik_iova_init(struct ik_iova_domain *d, const struct ik_iova_config *cfg);
+
+/*
+ * ik_iova_destroy - free every node, magazine and array of `d`.  Every range
+ * is forgotten.  O(n + cached).  No other call may run on `d`.
+ */
+IK_API void ik_iova_destroy(struct ik_iova_domain *d);
+
+/* ---- the tree ---- */
+
+/*
+ * ik_iova_alloc - allocate npages pfns, the highest fitting range whose last
+ * pfn is <= limit (limit above end_pfn means end_pfn), and store its first
+ * pfn in *pfn.  flags: IK_IOVA_SIZE_ALIGNED, IK_IOVA_NO_FLUSH.  When the tree
+ * has no fitting range and the rcaches may hold ranges, flushes every rcache
+ * and tries once more (unless IK_IOVA_NO_FLUSH).
+ * Errors: -EINVAL (npages 0 or more than the space, limit < start_pfn),
+ * -ENOSPC (no fitting range), -ENOMEM (node allocation failed).
+ * Cost: O(log n) tree steps, failing or not; plus a flush on -ENOSPC.
+ * Calls the allocator once, under the tree lock.
+ */
+IK_API int ik_iova_alloc(struct ik_iova_domain *d, ik_u64 npages, ik_u64 limit,
+			 unsigned flags, ik_u64 *pfn);
+
+/*
+ * ik_iova_free - free the allocation that starts at pfn.
+ * Errors: -ENOENT (no allocation starts at pfn: never allocated, already
+ * freed, inside a range, or a reservation).  A range held by an rcache (given
+ * to ik_iova_free_fast) must not be freed again here: that is a double free
+ * this call cannot see; ik_iova_check() reports it.  O(log n).
+ */
+IK_API int ik_iova_free(struct ik_iova_domain *d, ik_u64 pfn);
+
+/*
+ * ik_iova_reserve - keep [lo, hi] out of every allocation (MSI windows,
+ * reserved regions).  A reservation that overlaps or touches other
+ * reservations is merged with them into one range.
+ * Errors: -EINVAL (lo > hi, or not inside [start_pfn, end_pfn]), -EBUSY (it
+ * overlaps an allocation), -ENOMEM.  Cost: O((1 + merged) log n).
+ */
+IK_API int ik_iova_reserve(struct ik_iova_domain *d, ik_u64 lo, ik_u64 hi);
+
+/*
+ * ik_iova_find - the range (allocation or reservation) containing pfn.  A
+ * range held by an rcache is still allocated in the tree and is reported as
+ * an allocation.  Errors: -ENOENT (pfn is free or outside the domain).
+ * O(log n).
+ */
+IK_API int ik_iova_find(struct ik_iova_domain *d, ik_u64 pfn, struct ik_iova_range *r);
+
+/*
+ * ik_iova_next - the lowest range whose first pfn is >= from (iteration:
+ * start at start_pfn, continue at r.hi + 1 until r.hi == end_pfn or
+ * -ENOENT).  Errors: -ENOENT (none).  O(log n).
+ */
+IK_API int ik_iova_next(struct ik_iova_domain *d, ik_u64 from, struct ik_iova_range *r);
+
+/*
+ * ik_iova_for_each - call fn for every range in ascending order, under the
+ * tree lock; stops and returns fn's value when it is not 0.  O(n).
+ */
+IK_API int ik_iova_for_each(struct ik_iova_domain *d,
+			    int (*fn)(void *ctx, const struct ik_iova_range *r), void *ctx);
+
+/*
+ * ik_iova_largest_free - the size in pages of the largest free range whose
+ * last pfn is <= limit, in *pages (0: none).  Errors: -EINVAL (limit <
+ * start_pfn).  O(log n).
+ */
+IK_API int ik_iova_largest_free(struct ik_iova_domain *d, ik_u64 limit, ik_u64 *pages);
+
+/* ik_iova_stats - counters, see struct ik_iova_stats.  O(cpus x classes). */
+IK_API void ik_iova_stats(struct ik_iova_domain *d, struct ik_iova_stats *st);
+
+/*
+ * ik_iova_check - verify every invariant: red-black shape, order, augmented
+ * values, ranges inside the domain and not overlapping, counters, and rcache
+ * contents (each cached pfn starts an allocation of exactly its class size,
+ * aligned to it, cached once, magazines and depots within their bounds).
+ * Returns 0 or one of IK_IOVA_CHECK_*; -ENOMEM if it could not allocate its
+ * scratch array.  O(n + c log c) for c cached ranges; meant for tests and
+ * debug builds.  Takes every lock (in the documented order).
+ */
+enum {
+	IK_IOVA_CHECK_OK = 0,
+	IK_IOVA_CHECK_RBTREE = 1,	/* shape, colours or order */
+	IK_IOVA_CHECK_AUGMENT = 2,	/* a cached subtree value is wrong */
+	IK_IOVA_CHECK_BOUNDS = 3,	/* a range outside [start, end] */
+	IK_IOVA_CHECK_OVERLAP = 4,	/* empty or overlapping ranges */
+	IK_IOVA_CHECK_COUNTERS = 5,	/* ranges/pages counters disagree */
+	IK_IOVA_CHECK_CACHE = 6,	/* a cached pfn is not a matching allocation */
+	IK_IOVA_CHECK_CACHE_DUP = 7,	/* a pfn cached twice */
+	IK_IOVA_CHECK_MAGAZINE = 8,	/* a magazine or depot over its bound */
+};
+IK_API int ik_iova_check(struct ik_iova_domain *d);
+
+/* A one-line description of an IK_IOVA_CHECK_* value. */
+IK_API const char *ik_iova_check_str(int code);
+
+/* ---- range caches ---- */
+
+/*
+ * ik_iova_flush_cpu - return the ranges in cpu's magazines (every class) to
+ * the tree.  cpu < IK_ENV_NR_CPUS(), else -EINVAL.  O(cached log n).
+ */
+IK_API int ik_iova_flush_cpu(struct ik_iova_domain *d, unsigned cpu);
+
+/* ik_iova_flush_all - return every cached range (all CPUs, all depots) to the
+ * tree and free the magazines.  O(cached log n). */
+IK_API void ik_iova_flush_all(struct ik_iova_domain *d);
+
+/*
+ * ik_iova_for_each_cached - call fn(ctx, pfn, pages) for every cached range,
+ * under the rcache locks (not the tree lock).  Stops on fn's non-zero value
+ * and returns it.  O(cached).
+ */
+IK_API int ik_iova_for_each_cached(struct ik_iova_domain *d,
+				   int (*fn)(void *ctx, ik_u64 pfn, ik_u64 pages), void *ctx);
+
+/* Slow paths of the inline calls below, and the slot of the current CPU for
+ * a size class (not API). */
+IK_API int _ik_iova_alloc_fast_slow(struct ik_iova_domain *d, ik_u64 npages, ik_u64 limit,
+				    ik_u64 *pfn);
+IK_API int _ik_iova_free_fast_slow(struct ik_iova_domain *d, ik_u64 pfn, ik_u64 npages);
+
+IK_INLINE struct _ik_iova_cpu *_ik_iova_cpu_slot(struct ik_iova_domain *d, unsigned cls)
+{
+	unsigned cpu = IK_ENV_CPU_ID();
+
+	if (IK_UNLIKELY(cpu >= d->rc_ncpus))
+		cpu = 0;
+	return &d->rc_cpu[cls * d->rc_ncpus + cpu];
+}
+
+/*
+ * ik_iova_alloc_fast - allocate npages, rounded up to a power of two when that
+ * is at most the rcache bound, size-aligned, with the last pfn <= limit.
+ * A hit pops the loaded magazine of this CPU's slot for the size class,
+ * under that slot's lock only; a cached range above the limit is not used.
+ * A miss swaps in the previous magazine or a full one from the depot, else
+ * allocates from the tree (ik_iova_alloc with IK_IOVA_SIZE_ALIGNED, flushing
+ * the rcaches and retrying on -ENOSPC).  Free the range with
+ * ik_iova_free_fast() and the same npages (or ik_iova_free()).
+ * Errors: as ik_iova_alloc (-EINVAL also when the rounded size exceeds the
+ * space).  Cost: O(1) on a hit (a magazine scan of at most IK_IOVA_MAG_SIZE
+ * entries on the slow path when the top entries lie above the limit);
+ * O(log n) otherwise.  May call the allocator (under the tree lock).
+ */
+IK_INLINE int ik_iova_alloc_fast(struct ik_iova_domain *d, ik_u64 npages, ik_u64 limit,
+				 ik_u64 *pfn)
+{
+	if (npages - 1 < d->rc_max_pages) {
+		struct _ik_iova_cpu *c = _ik_iova_cpu_slot(d, (unsigned)IK_ILOG2_64_UP(npages));
+		struct _ik_iova_mag *m;
+
+		ik_lock(&c->lock);
+		m = c->loaded;
+		if (IK_LIKELY(m && m->n && m->pfn[m->n - 1] <= limit)) {
+			*pfn = m->pfn[--m->n];
+			ik_unlock(&c->lock);
+			return 0;
+		}
+		ik_unlock(&c->lock);
+	}
+	return _ik_iova_alloc_fast_slow(d, npages, limit, pfn);
+}
+
+/*
+ * ik_iova_free_fast - give back a range from ik_iova_alloc_fast() (same
+ * npages).  Up to the rcache bound the range goes into this CPU's loaded
+ * magazine (it stays allocated in the tree until a flush); when both of the
+ * CPU's magazines are full, one moves to the depot, and a depot over its
+ * bound is trimmed by returning that magazine's ranges to the tree.  If a
+ * new magazine cannot be allocated the range is freed to the tree.  Larger
+ * ranges go to ik_iova_free().
+ * Errors: -ENOENT only where the range goes to the tree and no allocation
+ * starts at pfn.  Passing a pfn that is not allocated with this size, or
+ * freeing it twice, is undefined (not detected here; ik_iova_check() finds
+ * it).  Cost: O(1) on a hit; O(log n) or a trim otherwise.
+ */
+IK_INLINE int ik_iova_free_fast(struct ik_iova_domain *d, ik_u64 pfn, ik_u64 npages)
+{
+	if (npages - 1 < d->rc_max_pages) {
+		struct _ik_iova_cpu *c = _ik_iova_cpu_slot(d, (unsigned)IK_ILOG2_64_UP(npages));
+		struct _ik_iova_mag *m;
+
+		ik_lock(&c->lock);
+		m = c->loaded;
+		if (IK_LIKELY(m && m->n < IK_IOVA_MAG_SIZE)) {
+			m->pfn[m->n++] = pfn;
+			/* The hint is read under the slot lock: see iova_rcache.c. */
+			if (IK_UNLIKELY(!ik_load_relaxed(&d->rc_maybe_cached)))
+				ik_store_relaxed(&d->rc_maybe_cached, 1u);
+			ik_unlock(&c->lock);
+			return 0;
+		}
+		ik_unlock(&c->lock);
+	}
+	return _ik_iova_free_fast_slow(d, pfn, npages);
+}
+
+IK_END_DECLS
+
+#endif /* IOMMUKIT_IOVA_H */

@@ -1,0 +1,641 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * iommukit/pgtable.h - IO page tables: one generic engine, pluggable formats.
+ *
+ * An IOMMU translates the addresses a device emits (IOVAs) through page
+ * tables in memory.  This unit builds and edits such tables for a chosen
+ * hardware format (ARM LPAE stage 1 / stage 2, Intel VT-d second-level and
+ * first-level), and reads them back the way the hardware would.  The engine
+ * (map, unmap, iova-to-phys, dirty tracking, table freeing) is written once;
+ * a format only says how many levels there are, how many index bits each
+ * level has, which levels may hold leaves, and how an entry is encoded.
+ * Per-entry work is resolved at compile time: each format's source file
+ * instantiates the engine template with its inline encoders, and the runtime
+ * format value is dispatched once per request.
+ *
+ * What the engine guarantees, per request:
+ *   - every page-table entry (PTE) the request changes is written, then each
+ *     contiguous run of changed entries within one table page is cleaned for a
+ *     non-coherent walker with exactly one `clean` hook call (never one per
+ *     entry); a newly created table is filled before it becomes reachable and
+ *     is cleaned once, whole;
+ *   - a successful map request calls `iotlb_sync_map(iova, size)` exactly
+ *     once, at the end, for the whole request (also for a scatter list);
+ *   - a failed request changes nothing: all memory it needs is obtained, and
+ *     every conflict is detected, before the first entry is written;
+ *   - an unmap adds one range per call to the caller's gather; table pages it
+ *     empties are unlinked (one entry cleared, never their 512 leaves one by
+ *     one) and freed only when the caller syncs the gather.
+ *
+ * Glossary:
+ *   IOVA / ias   the input address a device emits; ias = its width in bits.
+ *   OA / oas     the output (physical, or intermediate physical for ARM stage 2)
+ *                address; oas = its width in bits.
+ *   granule      the smallest page size; also the size of a table page.
+ *   level        engine levels count up from the leaves: level 0 tables hold
+ *                granule-sized pages; an entry at level L spans
+ *                granule << (L * bits_per_level).  The root is level
+ *                nlevels - 1.  (ARM numbers lookup levels the other way; the
+ *                format converts.)
+ *   leaf         an entry that translates (a page at level 0, a block or
+ *                superpage above); a table entry points to the next table.
+ *   block split  replacing a block by a table of smaller leaves with the same
+ *                attributes, so that part of it can be unmapped.
+ *   gather       invalidation work accumulated by unmaps (one IOVA range, the
+ *                smallest page size cleared, and the table pages to free once
+ *                the caller has invalidated the IOTLB and walk caches).
+ *   clean        writing CPU cache lines holding table memory back to memory,
+ *                for an IOMMU whose table walker does not snoop CPU caches.
+ *   table set    one ik_pgtable: a root and all tables below it.
+ *
+ * Synchronization:
+ *   operation pair                          | needs a lock?
+ *   ----------------------------------------+-------------------------------
+ *   map/map_sg/map_pages vs same, disjoint  | no (new tables installed with
+ *     IOVA ranges                           |  compare-and-swap; the loser
+ *                                           |  merges into the winner's table
+ *                                           |  and returns its page)
+ *   unmap vs map/unmap, disjoint ranges     | no
+ *   any vs any, overlapping ranges          | caller serialises (the result
+ *                                           |  is otherwise undefined, but
+ *                                           |  memory stays safe)
+ *   iova_to_phys, walk, dump vs map/unmap   | no (they may see either the old
+ *                                           |  or the new entry of a range
+ *                                           |  being changed), except vs a
+ *                                           |  request that frees tables in
+ *                                           |  their range (gather_sync after
+ *                                           |  an unmap, a map replacing an
+ *                                           |  empty table): caller serialises
+ *   read_and_clear_dirty vs map/unmap of    | no; vs unmap of the same range:
+ *     other ranges, vs hardware updates     |  caller serialises
+ *   gather_sync vs everything               | no (the gather is the caller's;
+ *                                           |  one thread uses one gather)
+ *   create/destroy vs anything              | caller serialises
+ *   Two ranges are "disjoint" when no byte of IOVA is in both; two disjoint
+ *   requests may still share table pages (they then use CAS and distinct
+ *   entries).  A block split by an unmap belongs to the range of that block.
+ *
+ * What the engine calls back into: only the hooks in `struct
+ * ik_pgtable_hooks` (and the config's allocator for its own small
+ * bookkeeping).  Hooks are called from the thread of the request, never with
+ * an iommukit lock held; they must not call back into the same table set.
+ */
+#ifndef IOMMUKIT_PGTABLE_H
+#define IOMMUKIT_PGTABLE_H
+
+#include <iommukit/env.h>
+#include <iommukit/batch.h>
+
+IK_BEGIN_DECLS
+
+/* ------------------------------------------------------------------ formats */
+
+/*
+ * Page-table formats.  The values are stable; a value whose format is not
+ * built into the library makes ik_pgtable_create() return -EOPNOTSUPP.
+ */
+enum ik_pt_fmt {
+	IK_PT_FMT_NONE = 0,
+	IK_PT_LPAE_S1 = 1,	/* ARM VMSAv8-64 long descriptors, stage 1 */
+	IK_PT_LPAE_S2 = 2,	/* ARM VMSAv8-64 long descriptors, stage 2 */
+	IK_PT_VTD_SL = 3,	/* Intel VT-d second-level */
+	IK_PT_VTD_FL = 4,	/* Intel VT-d first-level (x86-64 paging) */
+	IK_PT_FMT_MAX		/* one past the largest value */
+};
+
+/* The short name of a format ("lpae-s1", "lpae-s2", "vtd-sl", "vtd-fl"),
+ * or NULL for a value that names no format built into the library. */
+IK_API const char *ik_pt_fmt_name(enum ik_pt_fmt fmt);
+/* The format with that short name, or IK_PT_FMT_NONE. */
+IK_API enum ik_pt_fmt ik_pt_fmt_from_name(const char *name);
+
+/* ------------------------------------------------------------- protections */
+
+/*
+ * Protection and attribute flags of a mapping (the `prot` argument).  At
+ * least one of READ and WRITE must be set.  The format maps them to its bits:
+ *   READ, WRITE   access permissions;
+ *   NOEXEC        instruction fetch not allowed (where the format has it);
+ *   PRIV          privileged-only (stage 1: AP[1] clear; x86: U/S clear);
+ *   CACHE         normal write-back cacheable memory, or "snoop" on VT-d;
+ *                 without CACHE and MMIO: normal non-cacheable;
+ *   MMIO          device memory (not combinable with CACHE).
+ */
+#define IK_PROT_READ	0x01u
+#define IK_PROT_WRITE	0x02u
+#define IK_PROT_NOEXEC	0x04u
+#define IK_PROT_PRIV	0x08u
+#define IK_PROT_CACHE	0x10u
+#define IK_PROT_MMIO	0x20u
+#define IK_PROT_ALL	0x3fu
+
+/* Access types, for the walker (combine WRITE/EXEC with PRIV). */
+#define IK_ACCESS_READ	0x01u
+#define IK_ACCESS_WRITE	0x02u
+#define IK_ACCESS_EXEC	0x04u
+#define IK_ACCESS_PRIV	0x08u
+
+/* Walker outcomes (ik_pt_walk_result.fault). */
+enum ik_pt_fault {
+	IK_PT_FAULT_NONE = 0,
+	IK_PT_FAULT_TRANSLATION,	/* no valid entry, or IOVA beyond ias */
+	IK_PT_FAULT_PERMISSION,		/* valid leaf, access not allowed */
+	IK_PT_FAULT_ADDR_SIZE,		/* an output or table address beyond oas */
+	IK_PT_FAULT_ACCESS_FLAG,	/* ARM: leaf with AF clear (no HW update) */
+	IK_PT_FAULT_EXTERNAL		/* the memory read callback failed */
+};
+
+/* Quirks (ik_pgtable_cfg.quirks). */
+/* Hardware dirty tracking: writable leaves are written "writable-clean" so
+ * that the IOMMU marks them dirty on the first write (LPAE stage 1: DBM with
+ * AP[2] set; VT-d second-level: the D bit).  -EINVAL where unsupported. */
+#define IK_PT_QUIRK_DIRTY		0x1u
+/* ARM stage 1: mark table and leaf entries non-secure (NSTable/NS). */
+#define IK_PT_QUIRK_ARM_NS		0x2u
+/* Non-coherent walk: do not clean leaf runs as they are written; clean every
+ * leaf run of the request just before iotlb_sync_map (the VT-d driver's
+ * scheme).  Same number of cleans, issued at the end (the engine walks the
+ * request's range once more to issue them).  New table pages are still
+ * cleaned before they become reachable.  Ignored when coherent. */
+#define IK_PT_QUIRK_DEFER_LEAF_CLEAN	0x4u
+/* Format-private quirks start here (documented in include/iommukit/fmt/). */
+#define IK_PT_QUIRK_FMT_SHIFT		16
+
+/* ---------------------------------------------------------------- gather */
+
+struct ik_pgtable;
+struct _ik_pt_tbl;	/* a table page's bookkeeping; not API */
+
+/*
+ * struct ik_gather - invalidations accumulated by ik_pgtable_unmap().
+ *
+ * Initialise with ik_gather_init(), pass to any number of unmaps of ONE table
+ * set, then invalidate [start, end) on the IOMMU (its IOTLB, and its walk
+ * caches too when `walk` is set) and call ik_pgtable_gather_sync(), which
+ * frees the table pages the unmaps unlinked.  An empty gather (start >= end)
+ * needs no invalidation.
+ *
+ *   start, end   the union of the ranges added (end exclusive);
+ *   granule      the smallest leaf size cleared (the invalidation stride);
+ *   nr_ranges    how many ranges were added (one per unmap that cleared
+ *                something, however many pages it covered);
+ *   walk         a table entry was cleared or a block replaced by a table, so
+ *                cached walks (non-leaf entries) must be invalidated too;
+ *   nr_tables    table pages waiting for the sync;
+ *   pt, tables   not API (the table set and its pending table pages).
+ */
+struct ik_gather {
+	ik_u64 start;
+	ik_u64 end;
+	ik_u64 granule;
+	ik_u32 nr_ranges;
+	ik_u32 nr_tables;
+	bool walk;
+	struct ik_pgtable *pt;
+	struct _ik_pt_tbl *tables;
+};
+
+/* Initialise an empty gather.  O(1). */
+IK_INLINE void ik_gather_init(struct ik_gather *g)
+{
+	g->start = IK_U64_MAX;
+	g->end = 0;
+	g->granule = 0;
+	g->nr_ranges = 0;
+	g->nr_tables = 0;
+	g->walk = false;
+	g->pt = NULL;
+	g->tables = NULL;
+}
+
+/*
+ * ik_gather_add - the default `gather_add`: widen [start, end) to cover
+ * [iova, iova + size) and lower `granule` to `granule`.  A hook that issues
+ * range invalidations itself may instead flush when a new range is not
+ * adjacent and restart the gather.  O(1).
+ */
+IK_INLINE void ik_gather_add(struct ik_gather *g, ik_u64 iova, ik_u64 size, ik_u64 granule)
+{
+	if (iova < g->start)
+		g->start = iova;
+	if (iova + size > g->end)
+		g->end = iova + size;
+	if (g->granule == 0 || granule < g->granule)
+		g->granule = granule;
+	g->nr_ranges++;
+}
+
+/* ----------------------------------------------------------------- config */
+
+/*
+ * struct ik_pgtable_hooks - per-instance callbacks (two IOMMUs in one system
+ * differ in them).  `cookie` (from the config) is passed to each.  Every
+ * member may be NULL; the default is given with each (alloc_table and
+ * free_table come as a pair: one without the other is -EINVAL at create).
+ *
+ * alloc_table(cookie, size, iommu_addr)
+ *     Return `size` bytes (a power of two >= 64, usually the granule; more for
+ *     a concatenated ARM stage-2 root) aligned to `size`, and store in
+ *     *iommu_addr the address the IOMMU uses for it (must fit oas and be
+ *     aligned to `size`).  Contents need not be zeroed (the engine writes
+ *     every entry before the table is reachable).  NULL on failure (the
+ *     request fails with -ENOMEM and changes nothing).
+ *     Default: ik_alloc(cfg->allocator) with iommu_addr = the CPU address.
+ * free_table(cookie, cpu, iommu_addr, size)
+ *     Free a table page.  Default: ik_free(cfg->allocator).
+ * clean(cookie, cpu, iommu_addr, size)
+ *     Only when !cfg->coherent: make [cpu, cpu + size) visible to the IOMMU's
+ *     table walker (write back CPU cache lines, then a barrier).  Called once
+ *     per contiguous run of changed entries within one table page, and once
+ *     for each new table page (whole).  Default: nothing (count-only use).
+ * flush_all(cookie)
+ *     Invalidate every cached translation of this table set and wait.  The
+ *     engine calls it only from ik_pgtable_flush_all().
+ * flush_walk(cookie, iova, size, granule)
+ *     Invalidate cached walks (and translations) for [iova, iova + size) and
+ *     wait.  The engine calls it only where it must free a table page outside
+ *     a gather: a map that puts a block where an empty table (left by partial
+ *     unmaps) was calls it once, with the request's range, after its cleans
+ *     and before freeing the table.  Default: flush_all, if set; else the
+ *     table is freed without an invalidation.
+ * gather_add(cookie, gather, iova, size, granule)
+ *     Record [iova, iova + size) in the gather; called once per unmap call
+ *     that cleared anything.  Default: ik_gather_add().
+ * iotlb_sync_map(cookie, iova, size)
+ *     Called once at the end of each successful map request, with the whole
+ *     request's range: for IOMMUs that cache non-present entries (VT-d
+ *     caching mode) or need a write-buffer flush.  Default: nothing.
+ * iotlb_sync(cookie, gather)
+ *     Called by ik_pgtable_gather_sync() before it frees table pages: issue
+ *     and wait for the invalidation of the gather's range.  Default: nothing
+ *     (the caller invalidated before calling gather_sync).
+ */
+struct ik_pgtable_hooks {
+	void *(*alloc_table)(void *cookie, ik_size size, ik_u64 *iommu_addr);
+	void (*free_table)(void *cookie, void *cpu, ik_u64 iommu_addr, ik_size size);
+	void (*clean)(void *cookie, void *cpu, ik_u64 iommu_addr, ik_size size);
+	void (*flush_all)(void *cookie);
+	void (*flush_walk)(void *cookie, ik_u64 iova, ik_u64 size, ik_u64 granule);
+	void (*gather_add)(void *cookie, struct ik_gather *g, ik_u64 iova, ik_u64 size,
+			   ik_u64 granule);
+	void (*iotlb_sync_map)(void *cookie, ik_u64 iova, ik_u64 size);
+	void (*iotlb_sync)(void *cookie, struct ik_gather *g);
+};
+
+/*
+ * struct ik_pgtable_cfg - what the driver knows about its IOMMU.
+ *
+ *   fmt            the format.
+ *   ias, oas       input and output address widths in bits (format limits:
+ *                  LPAE ias 32..48 (stage 2: 32..48 with concatenation),
+ *                  oas 32..48; VT-d: see include/iommukit/fmt/vtd.h).
+ *   pgsize_bitmap  page sizes the IOMMU supports (bit n set: 2^n bytes).  Its
+ *                  lowest set bit selects the granule (LPAE: 4K, 16K or 64K);
+ *                  the engine keeps only the sizes the format can express at
+ *                  that granule (see ik_pgtable_info).  Must include the
+ *                  granule.
+ *   coherent       the IOMMU's table walker snoops CPU caches (no cleans).
+ *   quirks         IK_PT_QUIRK_* bits.
+ *   fmt_flags      format-specific options (0: defaults), see fmt/<name>.h.
+ *   hooks, cookie  callbacks (NULL hooks: all defaults) and their argument.
+ *   allocator      for the engine's own bookkeeping (about 40 bytes per table
+ *                  page plus 8 bytes per entry of non-last-level tables) and
+ *                  for table pages when hooks->alloc_table is NULL.  NULL: env.
+ */
+struct ik_pgtable_cfg {
+	enum ik_pt_fmt fmt;
+	ik_u32 ias;
+	ik_u32 oas;
+	ik_u64 pgsize_bitmap;
+	bool coherent;
+	ik_u32 quirks;
+	ik_u64 fmt_flags;
+	const struct ik_pgtable_hooks *hooks;
+	void *cookie;
+	const struct ik_allocator *allocator;
+};
+
+/*
+ * struct ik_pt_geometry - the shape of a table set, as derived from a config
+ * by the format (and as the hardware derives it from its registers).
+ *
+ *   fmt, ias, oas, quirks, fmt_flags   from the config;
+ *   nlevels        number of levels (root = level nlevels - 1);
+ *   lg2_granule    log2 of the granule (12, 14 or 16);
+ *   bits           index bits of every non-root level;
+ *   top_bits       index bits of the root (fewer for a partial top level,
+ *                  more for concatenated ARM stage-2 roots);
+ *   leaf_levels    bit L set: level L may hold leaves (given pgsize_bitmap);
+ *   pgsize_bitmap  the page sizes the engine will use (leaf sizes);
+ *   root_size      bytes of the root table (8 << top_bits, at least 64);
+ *   hw_start_level format-specific first lookup level as the hardware
+ *                  numbers it (ARM: 0..3 for stage 1, 0..2 for stage 2;
+ *                  VT-d: nlevels);
+ *   concat         number of concatenated root tables (1 if none).
+ */
+struct ik_pt_geometry {
+	enum ik_pt_fmt fmt;
+	ik_u32 ias;
+	ik_u32 oas;
+	ik_u32 quirks;
+	ik_u64 fmt_flags;
+	ik_u8 nlevels;
+	ik_u8 lg2_granule;
+	ik_u8 bits;
+	ik_u8 top_bits;
+	ik_u32 leaf_levels;
+	ik_u64 pgsize_bitmap;
+	ik_u64 root_size;
+	ik_u32 hw_start_level;
+	ik_u32 concat;
+};
+
+/*
+ * ik_pt_geometry_init - validate `cfg` for its format and derive the
+ * geometry, without creating anything.  Errors: -EOPNOTSUPP for a format not
+ * built in; -EINVAL for an unsupported ias, oas, granule, page size or quirk.
+ * O(1); calls nothing.
+ */
+IK_API int ik_pt_geometry_init(struct ik_pt_geometry *g, const struct ik_pgtable_cfg *cfg);
+
+/* -------------------------------------------------------------- lifecycle */
+
+/*
+ * ik_pgtable_create - validate `cfg`, allocate the root table (through
+ * hooks->alloc_table) and the engine's state (through cfg->allocator), and
+ * return the table set in *out.  The config (not the hooks struct, which must
+ * outlive the table set) is copied.  The root is zeroed and, if not coherent,
+ * cleaned.  Errors: those of ik_pt_geometry_init(); -ENOMEM (nothing leaked).
+ */
+IK_API int ik_pgtable_create(const struct ik_pgtable_cfg *cfg, struct ik_pgtable **out);
+
+/*
+ * ik_pgtable_destroy - free every table page (through free_table) and the
+ * engine state.  The caller has stopped the IOMMU from walking the tables and
+ * synced every gather that holds this table set's pages.  NULL is a no-op.
+ * Cost: O(table pages).
+ */
+IK_API void ik_pgtable_destroy(struct ik_pgtable *pt);
+
+/*
+ * struct ik_pgtable_info - what a driver programs and what a tool prints.
+ *   geom        the geometry;
+ *   root_iommu  the root table's IOMMU address (TTBR/VTTBR base, VT-d SLPTPTR
+ *               or FLPTPTR);
+ *   root_cpu    the root table's CPU address.
+ */
+struct ik_pgtable_info {
+	struct ik_pt_geometry geom;
+	ik_u64 root_iommu;
+	void *root_cpu;
+};
+IK_API void ik_pgtable_get_info(const struct ik_pgtable *pt, struct ik_pgtable_info *info);
+
+/*
+ * struct ik_pgtable_stats - counters since create (relaxed reads; exact when
+ * the table set is quiescent):
+ *   tables_alloc, tables_freed   table pages from alloc_table / to free_table;
+ *   tables_live                  table pages currently owned (incl. the root,
+ *                                the cache and pages waiting in gathers);
+ *   cache_hits                   new tables taken from the freed-table cache;
+ *   cache_pages                  pages in the cache now;
+ *   cas_lost                     table installs lost to a concurrent request;
+ *   splits                       blocks split by unmap.
+ */
+struct ik_pgtable_stats {
+	ik_u64 tables_alloc;
+	ik_u64 tables_freed;
+	ik_u64 tables_live;
+	ik_u64 cache_hits;
+	ik_u64 cache_pages;
+	ik_u64 cas_lost;
+	ik_u64 splits;
+};
+IK_API void ik_pgtable_get_stats(const struct ik_pgtable *pt, struct ik_pgtable_stats *st);
+
+/* Return every page of the freed-table cache through free_table.  Caller
+ * serialises against map/unmap.  O(cache size). */
+IK_API void ik_pgtable_drain_cache(struct ik_pgtable *pt);
+
+/* ---------------------------------------------------------------- mapping */
+
+/*
+ * ik_pgtable_map_pages - map `pgcount` pages of `pgsize` bytes each:
+ * [iova, iova + pgsize * pgcount) -> [paddr, ...), with `prot`.
+ * Preconditions/errors (-EINVAL, nothing changed): pgsize not in the
+ * geometry's pgsize_bitmap; iova or paddr not aligned to pgsize; pgcount 0;
+ * the range overflows 64 bits or passes ias (iova) or oas (paddr); no READ and
+ * no WRITE in prot, unknown prot bits, CACHE with MMIO.  -EEXIST if any page
+ * of the range is already mapped (nothing changed).  -ENOMEM if a table page
+ * (or the engine's bookkeeping for one) cannot be allocated (nothing changed,
+ * nothing leaked).
+ * Cost: O(pgcount + tables touched); one clean per run of changed entries per
+ * table page (non-coherent), one iotlb_sync_map on success.
+ * Calls: alloc_table, clean, iotlb_sync_map, free_table (a CAS loser's page
+ * when the cache is full).
+ */
+IK_API int ik_pgtable_map_pages(struct ik_pgtable *pt, ik_u64 iova, ik_u64 paddr, ik_u64 pgsize,
+				ik_u64 pgcount, unsigned prot);
+
+/*
+ * ik_pgtable_map - map [iova, iova + size) -> [paddr, paddr + size), choosing
+ * at every step the largest page size of the geometry that the alignment of
+ * iova and paddr and the remaining length allow (a 4 MiB buffer at 2 MiB
+ * alignment on a 4K-granule LPAE table is two block entries).  iova, paddr
+ * and size must be multiples of the granule; size 0 -> -EINVAL.  Otherwise as
+ * ik_pgtable_map_pages().
+ */
+IK_API int ik_pgtable_map(struct ik_pgtable *pt, ik_u64 iova, ik_u64 paddr, ik_u64 size,
+			  unsigned prot);
+
+/*
+ * ik_pgtable_map_sg - map segs[0..n-1] back to back from `iova`: segment i
+ * lands at iova + (sum of the lengths before it).  Physically contiguous
+ * neighbours are treated as one range, and large pages are used where the
+ * alignment of iova and paddr allows, exactly as ik_pgtable_map() would for
+ * each coalesced range.  Every segment's paddr and len must be multiples of
+ * the granule and len > 0 (-EINVAL); n 0 -> -EINVAL.  The whole list is one
+ * request: one run of cleans per table page run (runs continue across
+ * segment boundaries), one iotlb_sync_map(iova, total) on success, nothing
+ * changed on failure.  If `mapped` is not NULL it receives the total bytes
+ * mapped (0 on failure).
+ *
+ * All map calls: an empty table (one left by partial unmaps, with no leaf
+ * below it) where a block is to go is not a conflict: the block replaces it
+ * and the table is freed after hooks->flush_walk.
+ */
+IK_API int ik_pgtable_map_sg(struct ik_pgtable *pt, ik_u64 iova, const struct ik_seg *segs,
+			     ik_size n, unsigned prot, ik_u64 *mapped);
+
+/*
+ * ik_pgtable_unmap - unmap every leaf in [iova, iova + size) and return the
+ * bytes unmapped (0 if nothing was mapped there; holes are skipped, not an
+ * error).  iova and size must be multiples of the granule, size > 0, the range
+ * inside ias and not overflowing (else -EINVAL, nothing changed).
+ *
+ * A block that lies only partly inside the range is split first: it is
+ * replaced, in one atomic entry update, by a table of next-level leaves (down
+ * to the level the range boundary needs) with the block's attributes, then
+ * the in-range leaves are cleared; the pages outside the range stay mapped
+ * throughout.  The split needs table pages: -ENOMEM if they cannot be
+ * allocated (nothing changed).  Splits set gather->walk.
+ *
+ * A table whose whole span lies inside the range is unlinked by clearing the
+ * one entry that points to it (its leaves are not touched); it and the tables
+ * below it are queued on the gather and freed by ik_pgtable_gather_sync().
+ * Tables left empty by a partial unmap stay in place (they are reused).
+ *
+ * Adds one range, [first cleared byte, last cleared byte], with the smallest
+ * cleared leaf size, to the gather through gather_add, when it cleared
+ * anything.  The gather must be empty or hold only this table set's pages.
+ * Cost: O(leaves cleared in partly covered tables + tables unlinked); one
+ * clean per run of cleared entries per table page.
+ * Calls: alloc_table and clean (splits), gather_add.
+ */
+IK_API ik_s64 ik_pgtable_unmap(struct ik_pgtable *pt, ik_u64 iova, ik_u64 size,
+			       struct ik_gather *gather);
+
+/*
+ * ik_pgtable_gather_sync - the caller has invalidated the gather's range (or
+ * hooks->iotlb_sync will: it is called first, if set): free the table pages
+ * queued on it (into the table set's small cache of free pages, the rest
+ * through free_table) and re-initialise the gather.  A gather with no pages
+ * and pt NULL is fine.  Cost: O(pages queued).
+ */
+IK_API void ik_pgtable_gather_sync(struct ik_pgtable *pt, struct ik_gather *gather);
+
+/* Calls hooks->flush_all, if set.  For completeness of the hook set. */
+IK_API void ik_pgtable_flush_all(struct ik_pgtable *pt);
+
+/*
+ * ik_pgtable_iova_to_phys - the output address `iova` translates to, through
+ * the engine's view of the tables.  0 with *paddr set (and *pgsize, if not
+ * NULL, set to the leaf's size); -ENOENT if not mapped; -EINVAL beyond ias.
+ * Cost: one descent (nlevels entries read).
+ */
+IK_API int ik_pgtable_iova_to_phys(const struct ik_pgtable *pt, ik_u64 iova, ik_u64 *paddr,
+				   ik_u64 *pgsize);
+
+/*
+ * ik_pgtable_read_and_clear_dirty - report into `bitmap` the pages of
+ * [iova, iova + size) that the IOMMU has written since the last clear, and
+ * mark them clean again unless IK_DIRTY_NO_CLEAR.  Bit k of the bitmap
+ * (bitmap[k / 64] >> (k % 64)) stands for the page of 2^lg2_page bytes at
+ * iova + (k << lg2_page); a dirty leaf sets the bits of all its pages in the
+ * range.  Bits are only set, never cleared, so several calls may accumulate.
+ * Needs the IK_PT_QUIRK_DIRTY config (-EOPNOTSUPP otherwise); iova and size
+ * aligned to 2^lg2_page and lg2_page >= lg2_granule (-EINVAL).  Clearing is
+ * an atomic update of each dirty leaf (the hardware may set it again at any
+ * time); the caller then invalidates the range's IOTLB entries (a gather is
+ * filled if `gather` is not NULL).  Returns the number of dirty leaves seen.
+ */
+#define IK_DIRTY_NO_CLEAR 0x1u
+IK_API ik_s64 ik_pgtable_read_and_clear_dirty(struct ik_pgtable *pt, ik_u64 iova, ik_u64 size,
+					      unsigned flags, ik_u64 *bitmap, unsigned lg2_page,
+					      struct ik_gather *gather);
+
+/* ----------------------------------------------------------------- walker */
+
+/*
+ * The hardware view.  A walker reads table memory through `struct ik_pt_mem`
+ * - by IOMMU address, never through the engine's pointers - and decodes it as
+ * the IOMMU would: emulators use it on guest tables, tests use it as an
+ * oracle for the engine.
+ *
+ * read64(ctx, addr, val): read the 8-byte entry at IOMMU address addr; 0, or
+ *     a negative errno (the walk then reports IK_PT_FAULT_EXTERNAL).
+ * cas64(ctx, addr, old, new): optional; if set, the walker performs the
+ *     hardware's own updates (ARM access flag / DBM dirty state, VT-d and x86
+ *     A/D bits) with it, as the IOMMU would on that access; 0 on success,
+ *     -EAGAIN if the entry no longer holds `old` (the walker then re-reads).
+ */
+struct ik_pt_mem {
+	int (*read64)(void *ctx, ik_u64 addr, ik_u64 *val);
+	int (*cas64)(void *ctx, ik_u64 addr, ik_u64 old, ik_u64 val);
+	void *ctx;
+};
+
+/* A walker: a geometry plus the root's IOMMU address. */
+struct ik_pt_walker {
+	struct ik_pt_geometry geom;
+	ik_u64 root;
+};
+
+/* Set up a walker from a config (as a driver would program the IOMMU) and a
+ * root address.  Errors: those of ik_pt_geometry_init(); -EINVAL for a root
+ * not aligned to the root size. */
+IK_API int ik_pt_walker_init(struct ik_pt_walker *w, const struct ik_pgtable_cfg *cfg,
+			     ik_u64 root);
+/* The walker of an engine table set (its geometry and root). */
+IK_API void ik_pgtable_walker(const struct ik_pgtable *pt, struct ik_pt_walker *w);
+
+/*
+ * struct ik_pt_walk_result - what one translation found.
+ *   fault       IK_PT_FAULT_*;
+ *   level       engine level where the walk ended (leaf or fault);
+ *   oa          output address of the IOVA (valid without fault, and for
+ *               permission / access-flag faults);
+ *   pgsize      size of the leaf (page or block) used;
+ *   prot        the leaf's IK_PROT_* as decoded (hierarchical limits, e.g.
+ *               ARM APTable or x86 U/S of upper levels, applied);
+ *   attr        format-specific memory attributes (LPAE stage 1: AttrIndx;
+ *               stage 2: MemAttr; VT-d second-level: SNP bit 0, ...);
+ *   dirty       the leaf is dirty (format with dirty tracking);
+ *   pte         the raw leaf (or faulting) entry;
+ *   pte_addr    its IOMMU address.
+ */
+struct ik_pt_walk_result {
+	enum ik_pt_fault fault;
+	unsigned level;
+	ik_u64 oa;
+	ik_u64 pgsize;
+	unsigned prot;
+	ik_u64 attr;
+	bool dirty;
+	ik_u64 pte;
+	ik_u64 pte_addr;
+};
+
+/*
+ * ik_pt_walk - translate `iova` for an access of type `access` (IK_ACCESS_*,
+ * 0 = only translate, no permission check).  Returns 0 and fills *res (check
+ * res->fault), or -EINVAL for a bad walker.  Reads at most nlevels entries.
+ */
+IK_API int ik_pt_walk(const struct ik_pt_walker *w, const struct ik_pt_mem *mem, ik_u64 iova,
+		      unsigned access, struct ik_pt_walk_result *res);
+
+/*
+ * A mapped range, for dumps: [iova, iova + size) -> [oa, oa + size) with the
+ * same prot and attr throughout; leaves that continue each other in both
+ * address spaces with equal prot/attr are merged.  pgsize: the smallest leaf
+ * size inside it.
+ */
+struct ik_pt_range {
+	ik_u64 iova;
+	ik_u64 oa;
+	ik_u64 size;
+	ik_u64 pgsize;
+	unsigned prot;
+	ik_u64 attr;
+};
+/* Return non-zero to stop the dump (that value is returned). */
+typedef int (*ik_pt_range_fn)(void *ctx, const struct ik_pt_range *r);
+
+/*
+ * ik_pt_walker_dump - call fn for every mapped range in [iova, iova + size),
+ * merged as described above, in increasing IOVA order, decoding the tables
+ * through `mem` as the hardware would.  Translation-faulting holes are
+ * skipped at the granularity of the empty entry.  Returns 0, fn's non-zero
+ * return, or -EIO if a read failed.  Cost: one walk per leaf.
+ */
+IK_API int ik_pt_walker_dump(const struct ik_pt_walker *w, const struct ik_pt_mem *mem,
+			     ik_u64 iova, ik_u64 size, ik_pt_range_fn fn, void *ctx);
+
+/* The same over an engine table set, through its own view (faster: one
+ * traversal).  Ranges are merged the same way. */
+IK_API int ik_pgtable_dump(const struct ik_pgtable *pt, ik_u64 iova, ik_u64 size, ik_pt_range_fn fn,
+			   void *ctx);
+
+IK_END_DECLS
+
+#endif /* IOMMUKIT_PGTABLE_H */

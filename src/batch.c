@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/* Batch helpers: pfn runs and segment lists (see <iommukit/batch.h>). */
+#include <iommukit/batch.h>
+
+ik_size ik_pfn_runs(const ik_u64 *pfns, ik_size n, struct ik_pfn_run *runs, ik_size max_runs)
+{
+	ik_size i, nr = 0;
+
+	for (i = 0; i < n; i++) {
+		if (i > 0 && pfns[i - 1] != IK_U64_MAX && pfns[i] == pfns[i - 1] + 1) {
+			if (nr <= max_runs)
+				runs[nr - 1].count++;
+			continue;
+		}
+		nr++;
+		if (nr <= max_runs) {
+			runs[nr - 1].pfn = pfns[i];
+			runs[nr - 1].first = i;
+			runs[nr - 1].count = 1;
+		}
+	}
+	return nr;
+}
+
+ik_s64 ik_segs_from_runs(const struct ik_pfn_run *runs, ik_size nruns, unsigned page_shift,
+			 struct ik_seg *segs)
+{
+	ik_size i;
+
+	if (page_shift > 63)
+		return -EINVAL;
+	for (i = 0; i < nruns; i++) {
+		ik_u64 pfn = runs[i].pfn, cnt = runs[i].count;
+
+		if (cnt == 0)
+			return -EINVAL;
+		if (page_shift && ((pfn >> (64 - page_shift)) || (cnt >> (64 - page_shift))))
+			return -EINVAL;
+		if ((pfn << page_shift) + (cnt << page_shift) <= (pfn << page_shift))
+			return -EINVAL;	/* reaches or wraps past 2^64 */
+		segs[i].paddr = pfn << page_shift;
+		segs[i].len = cnt << page_shift;
+	}
+	return (ik_s64)nruns;
+}
+
+ik_size ik_segs_coalesce(struct ik_seg *segs, ik_size n)
+{
+	ik_size i, out = 0;
+
+	for (i = 0; i < n; i++) {
+		if (segs[i].len == 0)
+			continue;
+		if (out > 0 && segs[out - 1].paddr + segs[out - 1].len == segs[i].paddr &&
+		    segs[out - 1].len + segs[i].len > segs[out - 1].len) {
+			segs[out - 1].len += segs[i].len;
+			continue;
+		}
+		segs[out++] = segs[i];
+	}
+	return out;
+}

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * SMMUv3 command encoders and decoders: one table of (opcode, member, bits)
+ * drives both directions, so that a field's position is written once.  The
+ * positions are those of <iommukit/cmd/smmuv3.h>'s layout table (IHI 0070,
+ * "Commands").
+ */
+#include <iommukit/cmd/smmuv3.h>
+#include "cmd_codec.h"
+
+#define M(m) (ik_u8) __builtin_offsetof(struct ik_smmu_cmd, m), \
+	     (ik_u8)sizeof(((struct ik_smmu_cmd *)0)->m)
+#define F(op, m, lsb, width, shift) { IK_SMMU_CMD_##op, M(m), lsb, width, shift }
+
+static const struct _ik_field smmu_fields[] = {
+	F(CFGI_STE, ssec, 10, 1, 0),
+	F(CFGI_STE, sid, 32, 32, 0),
+	F(CFGI_STE, leaf, 64, 1, 0),
+	F(CFGI_STE_RANGE, ssec, 10, 1, 0),
+	F(CFGI_STE_RANGE, sid, 32, 32, 0),
+	F(CFGI_STE_RANGE, range, 64, 5, 0),
+	F(CFGI_CD, ssec, 10, 1, 0),
+	F(CFGI_CD, ssid, 12, 20, 0),
+	F(CFGI_CD, sid, 32, 32, 0),
+	F(CFGI_CD, leaf, 64, 1, 0),
+	F(CFGI_CD_ALL, ssec, 10, 1, 0),
+	F(CFGI_CD_ALL, sid, 32, 32, 0),
+	F(TLBI_NH_ALL, vmid, 32, 16, 0),
+	F(TLBI_NH_ASID, vmid, 32, 16, 0),
+	F(TLBI_NH_ASID, asid, 48, 16, 0),
+	F(TLBI_NH_VA, num, 12, 5, 0),
+	F(TLBI_NH_VA, scale, 20, 6, 0),
+	F(TLBI_NH_VA, vmid, 32, 16, 0),
+	F(TLBI_NH_VA, asid, 48, 16, 0),
+	F(TLBI_NH_VA, leaf, 64, 1, 0),
+	F(TLBI_NH_VA, ttl, 72, 2, 0),
+	F(TLBI_NH_VA, tg, 74, 2, 0),
+	F(TLBI_NH_VA, addr, 76, 52, 12),
+	F(TLBI_S12_VMALL, vmid, 32, 16, 0),
+	F(TLBI_S2_IPA, num, 12, 5, 0),
+	F(TLBI_S2_IPA, scale, 20, 6, 0),
+	F(TLBI_S2_IPA, vmid, 32, 16, 0),
+	F(TLBI_S2_IPA, leaf, 64, 1, 0),
+	F(TLBI_S2_IPA, ttl, 72, 2, 0),
+	F(TLBI_S2_IPA, tg, 74, 2, 0),
+	F(TLBI_S2_IPA, addr, 76, 40, 12),
+	F(ATC_INV, global, 9, 1, 0),
+	F(ATC_INV, ssv, 11, 1, 0),
+	F(ATC_INV, ssid, 12, 20, 0),
+	F(ATC_INV, sid, 32, 32, 0),
+	F(ATC_INV, size, 64, 6, 0),
+	F(ATC_INV, addr, 76, 52, 12),
+	F(PRI_RESP, ssv, 11, 1, 0),
+	F(PRI_RESP, ssid, 12, 20, 0),
+	F(PRI_RESP, sid, 32, 32, 0),
+	F(PRI_RESP, prgi, 64, 9, 0),
+	F(PRI_RESP, resp, 76, 2, 0),
+	F(SYNC, cs, 12, 2, 0),
+	F(SYNC, msh, 22, 2, 0),
+	F(SYNC, msiattr, 24, 4, 0),
+	F(SYNC, msidata, 32, 32, 0),
+	F(SYNC, msiaddr, 66, 50, 2),
+};
+
+static const struct {
+	ik_u8 op;
+	const char *name;
+} smmu_ops[] = {
+	{ IK_SMMU_CMD_CFGI_STE, "CFGI_STE" },
+	{ IK_SMMU_CMD_CFGI_STE_RANGE, "CFGI_STE_RANGE" },
+	{ IK_SMMU_CMD_CFGI_CD, "CFGI_CD" },
+	{ IK_SMMU_CMD_CFGI_CD_ALL, "CFGI_CD_ALL" },
+	{ IK_SMMU_CMD_TLBI_NH_ALL, "TLBI_NH_ALL" },
+	{ IK_SMMU_CMD_TLBI_NH_ASID, "TLBI_NH_ASID" },
+	{ IK_SMMU_CMD_TLBI_NH_VA, "TLBI_NH_VA" },
+	{ IK_SMMU_CMD_TLBI_S12_VMALL, "TLBI_S12_VMALL" },
+	{ IK_SMMU_CMD_TLBI_S2_IPA, "TLBI_S2_IPA" },
+	{ IK_SMMU_CMD_TLBI_NSNH_ALL, "TLBI_NSNH_ALL" },
+	{ IK_SMMU_CMD_ATC_INV, "ATC_INV" },
+	{ IK_SMMU_CMD_PRI_RESP, "PRI_RESP" },
+	{ IK_SMMU_CMD_SYNC, "CMD_SYNC" },
+};
+
+IK_API const char *ik_smmu_cmd_name(unsigned op)
+{
+	for (unsigned i = 0; i < IK_ARRAY_SIZE(smmu_ops); i++)
+		if (smmu_ops[i].op == op)
+			return smmu_ops[i].name;
+	return NULL;
+}
+
+static bool is_tlbi_addr(unsigned op)
+{
+	return op == IK_SMMU_CMD_TLBI_NH_VA || op == IK_SMMU_CMD_TLBI_S2_IPA;
+}
+
+/* Rules beyond "fits its field": reserved encodings. */
+static int smmu_check(const struct ik_smmu_cmd *c)
+{
+	if (is_tlbi_addr(c->op) && c->tg == IK_SMMU_TG_NONE &&
+	    (c->num || c->scale || c->ttl))
+		return -EINVAL; /* RES0 when TG == 0 */
+	if (c->op == IK_SMMU_CMD_SYNC && c->cs == 3)
+		return -EINVAL;
+	if (c->op == IK_SMMU_CMD_PRI_RESP && c->resp == 3)
+		return -EINVAL;
+	return 0;
+}
+
+IK_API int ik_smmu_cmd_encode(const struct ik_smmu_cmd *c, ik_u64 w[2])
+{
+	ik_u64 t[2] = { c->op, 0 };
+	int err;
+
+	if (!ik_smmu_cmd_name(c->op))
+		return -EINVAL;
+	err = smmu_check(c);
+	if (!err)
+		err = _ik_codec_encode(smmu_fields, IK_ARRAY_SIZE(smmu_fields), c->op, c, t);
+	if (err)
+		return err;
+	w[0] = t[0];
+	w[1] = t[1];
+	return 0;
+}
+
+IK_API int ik_smmu_cmd_decode(const ik_u64 w[2], struct ik_smmu_cmd *c)
+{
+	static const ik_u64 opmask[2] = { 0xff, 0 };
+	int err;
+
+	IK_ENV_MEMSET(c, 0, sizeof(*c));
+	c->op = (ik_u8)(w[0] & 0xff);
+	if (!ik_smmu_cmd_name(c->op))
+		return -EINVAL;
+	err = _ik_codec_decode(smmu_fields, IK_ARRAY_SIZE(smmu_fields), c->op, w, 2, opmask, c);
+	return err ? err : smmu_check(c);
+}
+
+IK_API int ik_smmu_tlbi_range(const struct ik_smmu_cmd *tmpl, ik_u64 iova, ik_u64 size,
+			      unsigned granule_shift, bool ril, struct ik_smmu_cmd *out,
+			      unsigned max)
+{
+	ik_u64 gran, pages;
+	unsigned n = 0;
+	ik_u8 tg;
+
+	if (!tmpl || !out || !is_tlbi_addr(tmpl->op) || size == 0)
+		return -EINVAL;
+	switch (granule_shift) {
+	case 12: tg = IK_SMMU_TG_4K; break;
+	case 14: tg = IK_SMMU_TG_16K; break;
+	case 16: tg = IK_SMMU_TG_64K; break;
+	default: return -EINVAL;
+	}
+	gran = (ik_u64)1 << granule_shift;
+	if (!IK_IS_ALIGNED(iova, gran) || !IK_IS_ALIGNED(size, gran) || iova + size < iova)
+		return -EINVAL;
+	if (!ril && tmpl->ttl)
+		return -EINVAL; /* the level hint needs TG, i.e. RIL */
+	pages = size >> granule_shift;
+	while (pages) {
+		ik_u64 span;
+		struct ik_smmu_cmd *c;
+
+		if (n == max)
+			return -ENOSPC;
+		c = &out[n++];
+		*c = *tmpl;
+		c->addr = iova;
+		if (!ril) {
+			c->num = c->scale = c->tg = 0;
+			span = 1;
+		} else {
+			/*
+			 * Take the lowest set bit of the remaining page count as
+			 * the scale and the next five bits as NUM + 1: each
+			 * command clears up to five bits of the count.
+			 */
+			unsigned scale = (unsigned)__builtin_ctzll(pages);
+			/* pages >> scale is odd, so this is 1..31. */
+			ik_u64 units = (pages >> scale) & 31;
+
+			c->tg = tg;
+			c->scale = (ik_u8)scale;
+			c->num = (ik_u8)(units - 1);
+			span = units << scale;
+		}
+		iova += span << granule_shift;
+		pages -= span;
+	}
+	return (int)n;
+}

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * VT-d queued-invalidation descriptors, encoded and decoded from one field
+ * table (positions from the VT-d specification, "Queued Invalidation
+ * Interface"; summarised in <iommukit/cmd/vtd.h>).
+ */
+#include <iommukit/cmd/vtd.h>
+#include "cmd_codec.h"
+
+#define M(m) (ik_u8) __builtin_offsetof(struct ik_vtd_desc, m), \
+	     (ik_u8)sizeof(((struct ik_vtd_desc *)0)->m)
+#define F(t, m, lsb, width, shift) { IK_VTD_DESC_##t, M(m), lsb, width, shift }
+
+static const struct _ik_field vtd_fields[] = {
+	F(CC, g, 4, 2, 0),
+	F(CC, did, 16, 16, 0),
+	F(CC, sid, 32, 16, 0),
+	F(CC, fm, 48, 2, 0),
+	F(IOTLB, g, 4, 2, 0),
+	F(IOTLB, dw, 6, 1, 0),
+	F(IOTLB, dr, 7, 1, 0),
+	F(IOTLB, did, 16, 16, 0),
+	F(IOTLB, am, 64, 6, 0),
+	F(IOTLB, ih, 70, 1, 0),
+	F(IOTLB, addr, 76, 52, 12),
+	F(DEVTLB, pfsid, 12, 4, 0),
+	F(DEVTLB, mip, 16, 5, 0),
+	F(DEVTLB, sid, 32, 16, 0),
+	F(DEVTLB, pfsid, 52, 12, 4),
+	F(DEVTLB, s, 64, 1, 0),
+	F(DEVTLB, addr, 76, 52, 12),
+	F(WAIT, iflag, 4, 1, 0),
+	F(WAIT, sw, 5, 1, 0),
+	F(WAIT, fn, 6, 1, 0),
+	F(WAIT, pd, 7, 1, 0),
+	F(WAIT, status_data, 32, 32, 0),
+	F(WAIT, status_addr, 66, 62, 2),
+	F(PIOTLB, g, 4, 2, 0),
+	F(PIOTLB, did, 16, 16, 0),
+	F(PIOTLB, pasid, 32, 20, 0),
+	F(PIOTLB, am, 64, 6, 0),
+	F(PIOTLB, ih, 70, 1, 0),
+	F(PIOTLB, addr, 76, 52, 12),
+};
+
+IK_API const char *ik_vtd_desc_name(unsigned type)
+{
+	switch (type) {
+	case IK_VTD_DESC_CC: return "CC";
+	case IK_VTD_DESC_IOTLB: return "IOTLB";
+	case IK_VTD_DESC_DEVTLB: return "DEVTLB";
+	case IK_VTD_DESC_WAIT: return "WAIT";
+	case IK_VTD_DESC_PIOTLB: return "PIOTLB";
+	default: return NULL;
+	}
+}
+
+static int vtd_check(const struct ik_vtd_desc *d)
+{
+	switch (d->type) {
+	case IK_VTD_DESC_CC:
+	case IK_VTD_DESC_IOTLB:
+		if (d->g == 0)
+			return -EINVAL;
+		break;
+	case IK_VTD_DESC_PIOTLB:
+		if (d->g < IK_VTD_G_PASID)
+			return -EINVAL;
+		break;
+	default:
+		break;
+	}
+	/* A page-selective address is aligned to its 2^AM pages. */
+	if (d->am && d->am < 52 && (d->addr & ((((ik_u64)1 << d->am) << 12) - 1)))
+		return -EINVAL;
+	return 0;
+}
+
+IK_API int ik_vtd_desc_encode(const struct ik_vtd_desc *d, ik_u64 *w, unsigned words)
+{
+	ik_u64 t[4] = { d->type, 0, 0, 0 };
+	int err;
+
+	if (words != 2 && words != 4)
+		return -EINVAL;
+	if (!ik_vtd_desc_name(d->type))
+		return -EINVAL;
+	err = vtd_check(d);
+	if (!err)
+		err = _ik_codec_encode(vtd_fields, IK_ARRAY_SIZE(vtd_fields), d->type, d, t);
+	if (err)
+		return err;
+	for (unsigned i = 0; i < words; i++)
+		w[i] = t[i];
+	return 0;
+}
+
+IK_API int ik_vtd_desc_decode(const ik_u64 *w, unsigned words, struct ik_vtd_desc *d)
+{
+	static const ik_u64 opmask[4] = { 0xf, 0, 0, 0 };
+	int err;
+
+	IK_ENV_MEMSET(d, 0, sizeof(*d));
+	if (words != 2 && words != 4)
+		return -EINVAL;
+	d->type = (ik_u8)(w[0] & 0xf);
+	if (!ik_vtd_desc_name(d->type))
+		return -EINVAL;
+	err = _ik_codec_decode(vtd_fields, IK_ARRAY_SIZE(vtd_fields), d->type, w, words, opmask, d);
+	return err ? err : vtd_check(d);
+}
+
+IK_API int ik_vtd_psi_mask(ik_u64 pfn, ik_u64 npages, unsigned max_am, ik_u64 *base_pfn,
+			   unsigned *am)
+{
+	ik_u64 last;
+	unsigned a;
+
+	if (npages == 0 || pfn + npages < pfn || max_am > 63)
+		return -EINVAL;
+	last = pfn + npages - 1;
+	/* The block of 2^a pages holding pfn also holds last once the two
+	 * agree above bit a: a = index of the highest differing bit + 1. */
+	a = pfn == last ? 0 : (unsigned)(64 - __builtin_clzll(pfn ^ last));
+	if (a > max_am)
+		return -EINVAL;
+	*base_pfn = a >= 64 ? 0 : pfn & ~((((ik_u64)1) << a) - 1);
+	*am = a;
+	return 0;
+}

@@ -1,0 +1,812 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * Lock-free multi-producer command queue: reservation, publication, waits,
+ * error recovery, batches and multi-queue sets.  The design and the ordering
+ * edges (R1, R2, C1, C2, S1, E1, P1/P2) are described in <iommukit/cmdq.h>;
+ * every acquire/release below names its edge.
+ */
+#include <iommukit/cmdq.h>
+#include <iommukit/lock.h>
+
+/* An issuer that waits with IK_CMDQ_SYNC (or a batch): the error handler
+ * stores the first error of the issuer's commands in `status`, under the
+ * error lock. */
+#define owner _ik_cmdq_owner
+
+struct ik_cmdq {
+	/* Read-mostly configuration. */
+	const struct ik_cmdq_fmt *fmt;
+	const struct ik_cmdq_regs *regs;
+	void *regs_ctx;
+	ik_u8 *ring;
+	ik_u64 ring_dma;
+	ik_u32 size, mask, cap, regmask;
+	unsigned log2, es, flags, max_retries;
+	ik_u64 timeout_ns;
+	void (*on_error)(void *ctx, const struct ik_cmdq_error *e);
+	void *err_ctx;
+	const struct ik_allocator *alloc;
+	ik_size memsize;
+	ik_u32 *marker;		/* per slot: index last made valid there */
+	struct owner **owner;	/* per slot: the waiting issuer, or NULL */
+
+	/* Hot producer words, each on its own line. */
+	IK_ALIGNED(IK_CACHELINE) ik_u32 reserve;
+	IK_ALIGNED(IK_CACHELINE) ik_u32 cons_cached;
+	IK_ALIGNED(IK_CACHELINE) ik_u32 published;
+	ik_lock_t pub_lock;
+	ik_u64 doorbells;
+
+	/* Error handling (rare). */
+	IK_ALIGNED(IK_CACHELINE) ik_lock_t err_lock;
+	bool err_active;
+	ik_u32 err_index;
+	unsigned err_attempts;
+	ik_u64 errors, retried, replaced, timeouts;
+};
+
+#define WORDS(q) ((q)->es / 4)
+
+/* ---------------------------------------------------------------- entries */
+
+/*
+ * Ring entries are read and written as 32-bit relaxed atomics: a waiter
+ * polls a sync's slot (IK_CMDQ_CFG_MSI) while the next lap's producer may be
+ * writing it, and the consumer writes completion words into slots.
+ */
+static inline void ent_store(ik_u8 *slot, const void *src, unsigned words)
+{
+	ik_u32 *d = (ik_u32 *)(void *)slot;
+
+	for (unsigned i = 0; i < words; i++) {
+		ik_u32 v;
+
+		IK_ENV_MEMCPY(&v, (const char *)src + 4 * i, 4);
+		ik_store_relaxed(&d[i], v);
+	}
+}
+
+static inline void ent_load(void *dst, const ik_u8 *slot, unsigned words)
+{
+	ik_u32 *s = (ik_u32 *)(void *)(ik_uptr)slot;
+
+	for (unsigned i = 0; i < words; i++) {
+		ik_u32 v = ik_load_relaxed(&s[i]);
+
+		IK_ENV_MEMCPY((char *)dst + 4 * i, &v, 4);
+	}
+}
+
+static inline ik_u8 *slot_of(const struct ik_cmdq *q, ik_u32 i)
+{
+	return q->ring + (ik_size)(i & q->mask) * q->es;
+}
+
+/* The completion word of the sync at index j: low byte 0 (not an SMMUv3
+ * opcode, not a VT-d type), bit 8 set, the lap number above. */
+static inline ik_u32 done_word(const struct ik_cmdq *q, ik_u32 j)
+{
+	return (((j >> q->log2) & 0xfffffu) << 12) | 0x100u;
+}
+
+/* ---------------------------------------------------------------- waiting */
+
+struct waiter {
+	ik_u64 deadline;
+	ik_u64 timeout;
+	unsigned step;
+};
+
+#define SPIN_STEPS 6 /* 1, 2, 4 ... 32 pauses (a few microseconds), then yield */
+
+static void waiter_init(struct waiter *w, const struct ik_cmdq *q)
+{
+	w->deadline = 0;
+	w->timeout = q->timeout_ns;
+	w->step = 0;
+}
+
+/* One back-off step: spin, later yield; -ETIMEDOUT once past the deadline
+ * (the clock is read only once spinning is over). */
+static int waiter_step(struct waiter *w)
+{
+	if (w->step < SPIN_STEPS) {
+		for (unsigned k = 0; k < (1u << w->step); k++)
+			ik_cpu_relax();
+		w->step++;
+		return 0;
+	}
+	if (!w->deadline) {
+		w->deadline = IK_ENV_TIME_NS() + w->timeout;
+	} else if (IK_ENV_TIME_NS() > w->deadline) {
+		return -ETIMEDOUT;
+	}
+	IK_ENV_YIELD();
+	return 0;
+}
+
+/* ---------------------------------------------------------------- consumer index */
+
+/* Raise cons_cached to c (it only grows). */
+static void cons_update(struct ik_cmdq *q, ik_u32 c)
+{
+	ik_u32 old = ik_load_relaxed(&q->cons_cached);
+
+	while ((ik_s32)(c - old) > 0) {
+		/* C2 release: hands C1 (the consumer finished with these slots)
+		 * on to producers that load cons_cached with acquire. */
+		if (ik_atomic_cas_weak(&q->cons_cached, &old, c, IK_MO_RELEASE, IK_MO_RELAXED))
+			break;
+	}
+}
+
+/* CONS register -> full index.  The consumer never passes `published`, and
+ * published - cons <= capacity < register modulus, so the distance back from
+ * `published` identifies the index. */
+static ik_u32 cons_extend(const struct ik_cmdq *q, ik_u32 reg)
+{
+	/* Read after the register (the hook has acquire semantics, C1): a
+	 * value at least as new as the PROD the consumer had seen. */
+	ik_u32 p = ik_load_relaxed(&q->published);
+
+	return p - ((p - reg) & q->regmask);
+}
+
+static int handle_error(struct ik_cmdq *q);
+
+/* Read CONS ourselves (never rely on another producer), handle an error the
+ * consumer reports, return the newest consumer index. */
+static ik_u32 cons_refresh(struct ik_cmdq *q)
+{
+	ik_u32 cerror = 0;
+	/* C1 acquire, in the hook. */
+	ik_u32 reg = q->regs->read_cons(q->regs_ctx, &cerror);
+	ik_u32 c = cons_extend(q, reg);
+
+	cons_update(q, c);
+	if (IK_UNLIKELY(cerror))
+		handle_error(q);
+	return c;
+}
+
+/* ---------------------------------------------------------------- errors */
+
+static int handle_error(struct ik_cmdq *q)
+{
+	ik_u64 orig[4], nop[4];
+	struct ik_cmdq_error e;
+	ik_u32 cerror = 0, reg, i;
+	struct owner *o;
+	bool replace;
+
+	if (!ik_trylock(&q->err_lock))
+		return 0; /* another thread is on it */
+	/* Re-read under the lock: only the lock holder acknowledges, so the
+	 * error and the index read now belong together. */
+	reg = q->regs->read_cons(q->regs_ctx, &cerror);
+	if (!cerror) {
+		ik_unlock(&q->err_lock);
+		return 0;
+	}
+	i = cons_extend(q, reg);
+	cons_update(q, i);
+	if (q->err_active && q->err_index == i) {
+		q->err_attempts++;
+	} else {
+		q->err_active = true;
+		q->err_index = i;
+		q->err_attempts = 1;
+	}
+	switch (cerror) {
+	case IK_CMDQ_CERROR_ABT:
+	case IK_CMDQ_CERROR_ATC_INV_SYNC:
+		replace = q->err_attempts > q->max_retries;
+		break;
+	case IK_CMDQ_CERROR_ILL:
+	default:
+		replace = true;
+		break;
+	}
+	ent_load(orig, slot_of(q, i), WORDS(q));
+	if (replace) {
+		q->fmt->nop(nop);
+		ent_store(slot_of(q, i), nop, WORDS(q));
+		q->err_active = false;
+		ik_store_relaxed(&q->replaced, q->replaced + 1);
+		/* The entry is published and not consumed, so owner[] holds the
+		 * issuer of index i; an issuer that gave up cleared it under this
+		 * lock (disown()), so the pointer is live. */
+		o = ik_load_relaxed(&q->owner[i & q->mask]);
+		if (o) {
+			int zero = 0;
+
+			ik_atomic_cas(&o->status, &zero, -EIO, IK_MO_RELAXED, IK_MO_RELAXED);
+		}
+	} else {
+		ik_store_relaxed(&q->retried, q->retried + 1);
+	}
+	ik_store_relaxed(&q->errors, q->errors + 1);
+	if (q->on_error) {
+		e.index = i;
+		e.cerror = cerror;
+		e.attempt = q->err_attempts;
+		e.result = replace ? -EIO : 0;
+		e.entry = orig;
+		q->on_error(q->err_ctx, &e);
+	}
+	/* E1 release, in the hook: the repaired entry and the owner's status
+	 * are written before the consumer resumes. */
+	ik_dma_wmb();
+	q->regs->ack_error(q->regs_ctx);
+	ik_unlock(&q->err_lock);
+	return 1;
+}
+
+IK_API int ik_cmdq_poll_errors(struct ik_cmdq *q)
+{
+	ik_u32 cerror = 0;
+
+	(void)q->regs->read_cons(q->regs_ctx, &cerror);
+	return cerror ? handle_error(q) : 0;
+}
+
+/* An issuer that stops waiting (timeout) clears its owner pointers from the
+ * entries not yet consumed, under the error lock, so the handler never writes
+ * to its (dead) stack. */
+static void disown(struct ik_cmdq *q, struct owner *o)
+{
+	ik_u32 c, r, i, cerror;
+
+	if (!o->started)
+		return;
+	ik_lock(&q->err_lock);
+	c = cons_extend(q, q->regs->read_cons(q->regs_ctx, &cerror));
+	r = ik_load_relaxed(&q->reserve);
+	i = (ik_s32)(o->first - c) > 0 ? o->first : c;
+	for (; i != r; i++) {
+		struct owner *mine = o;
+
+		/* A CAS, not a store: the slot may already carry the next lap's
+		 * owner if the consumer passed it since we read CONS. */
+		ik_atomic_cas(&q->owner[i & q->mask], &mine, (struct owner *)NULL,
+			      IK_MO_RELAXED, IK_MO_RELAXED);
+	}
+	ik_unlock(&q->err_lock);
+}
+
+/* ---------------------------------------------------------------- publication */
+
+static void publish(struct ik_cmdq *q, struct ik_cmdq_counters *cnt)
+{
+	for (;;) {
+		ik_u32 p0, p;
+
+		/* P1: the caller stored its markers and fenced before this. */
+		if (!ik_trylock(&q->pub_lock))
+			return; /* the holder re-scans after unlocking (P2) */
+		p0 = ik_load_relaxed(&q->published);
+		p = p0;
+		/* A1 acquire, pairs with R1: the entry and its owner are
+		 * complete.  Only reserved entries can match, so this stops
+		 * within the capacity. */
+		while (ik_load_acquire(&q->marker[p & q->mask]) == p)
+			p++;
+		if (p != p0) {
+			/* R2: `published` then PROD; the hook releases (and a
+			 * device driver's hook orders MMIO after ik_dma_wmb()). */
+			ik_store_release(&q->published, p);
+			ik_dma_wmb();
+			q->regs->write_prod(q->regs_ctx, p & q->regmask);
+			if (q->regs->doorbell)
+				q->regs->doorbell(q->regs_ctx);
+			ik_store_relaxed(&q->doorbells, q->doorbells + 1);
+			if (cnt)
+				cnt->publishes++;
+		}
+		ik_unlock(&q->pub_lock);
+		/* P2: unlock; fence; re-check the frontier.  Pairs with P1: a
+		 * producer that failed the try-lock stored its marker before
+		 * its fence, so we see it here. */
+		ik_smp_mb();
+		p = ik_load_relaxed(&q->published);
+		if (ik_load_relaxed(&q->marker[p & q->mask]) != p)
+			return;
+	}
+}
+
+/* ---------------------------------------------------------------- issue */
+
+static int reserve(struct ik_cmdq *q, ik_u32 n, ik_u32 *out, struct waiter *w,
+		   struct ik_cmdq_counters *cnt)
+{
+	ik_u32 r = ik_load_relaxed(&q->reserve);
+
+	for (;;) {
+		/* C2 acquire, pairs with cons_update()'s release: the consumer
+		 * is done with the slots we are about to overwrite. */
+		ik_u32 c = ik_load_acquire(&q->cons_cached);
+
+		if (r - c <= q->cap && r - c + n <= q->cap) {
+			/* Relaxed: the slot ordering comes from C2 above. */
+			if (ik_atomic_cas_weak(&q->reserve, &r, r + n, IK_MO_RELAXED,
+					       IK_MO_RELAXED)) {
+				*out = r;
+				return 0;
+			}
+			if (cnt)
+				cnt->cas_retries++;
+			continue;
+		}
+		/* Full (or a stale r): read CONS ourselves. */
+		c = cons_refresh(q);
+		r = ik_load_relaxed(&q->reserve);
+		if (r - c <= q->cap && r - c + n <= q->cap)
+			continue;
+		publish(q, cnt);
+		if (cnt)
+			cnt->full_waits++;
+		if (waiter_step(w))
+			return -ETIMEDOUT;
+	}
+}
+
+/* Write n entries (and a sync when `sync`) at reserved index r. */
+static void fill(struct ik_cmdq *q, ik_u32 r, const void *cmds, ik_u32 n, bool sync,
+		 struct owner *o)
+{
+	ik_u64 s[4];
+	ik_u32 k;
+
+	for (k = 0; k < n; k++) {
+		ik_u32 i = r + k;
+
+		ent_store(slot_of(q, i), (const char *)cmds + (ik_size)k * q->es, WORDS(q));
+		ik_store_relaxed(&q->owner[i & q->mask], o);
+		/* R1 release, pairs with A1 in publish(). */
+		ik_store_release(&q->marker[i & q->mask], i);
+	}
+	if (sync) {
+		ik_u32 j = r + n;
+		ik_u64 addr = 0;
+
+		if (q->flags & IK_CMDQ_CFG_MSI)
+			addr = q->ring_dma + (ik_u64)(j & q->mask) * q->es;
+		q->fmt->sync(s, addr, done_word(q, j));
+		ent_store(slot_of(q, j), s, WORDS(q));
+		ik_store_relaxed(&q->owner[j & q->mask], o);
+		ik_store_release(&q->marker[j & q->mask], j); /* R1 */
+	}
+}
+
+/* Queue n commands (+ sync) without waiting for the sync.  *sync_idx gets
+ * the sync's index. */
+static int enqueue(struct ik_cmdq *q, const void *cmds, ik_u32 n, bool sync, struct owner *o,
+		   struct waiter *w, struct ik_cmdq_counters *cnt, ik_u32 *sync_idx)
+{
+	const char *p = (const char *)cmds;
+
+	while (n || sync) {
+		ik_u32 take = n, r;
+		bool last;
+		int err;
+
+		if (take > q->cap)
+			take = q->cap;
+		last = take == n;
+		if (sync && last && take + 1 > q->cap) {
+			take--;
+			last = false;
+		}
+		err = reserve(q, take + (sync && last), &r, w, cnt);
+		if (err)
+			return err;
+		if (o && !o->started) {
+			o->started = true;
+			o->first = r;
+		}
+		fill(q, r, p, take, sync && last, o);
+		/* P1: markers stored; fence; then try to publish. */
+		ik_smp_mb();
+		publish(q, cnt);
+		if (sync && last) {
+			*sync_idx = r + take;
+			sync = false;
+		}
+		if (take) /* cmds may be NULL for a sync alone */
+			p += (ik_size)take * q->es;
+		n -= take;
+	}
+	return 0;
+}
+
+/* Wait until the consumer has passed index j. */
+static int wait_index(struct ik_cmdq *q, ik_u32 j, struct waiter *w,
+		      struct ik_cmdq_counters *cnt)
+{
+	bool msi = q->flags & IK_CMDQ_CFG_MSI;
+	ik_u32 done = done_word(q, j), *word = (ik_u32 *)(void *)slot_of(q, j);
+	unsigned iter = 0;
+
+	for (;; iter++) {
+		ik_u32 c;
+
+		/* S1 acquire, pairs with the consumer's completion write. */
+		if (msi && ik_load_acquire(word) == done)
+			return 0;
+		if (msi && (iter & 7) != 7)
+			c = ik_load_acquire(&q->cons_cached); /* C2 */
+		else
+			c = cons_refresh(q);
+		if ((ik_s32)(c - j) > 0)
+			return 0;
+		if ((ik_s32)(ik_load_relaxed(&q->published) - j) <= 0)
+			publish(q, cnt);
+		if (cnt)
+			cnt->sync_waits++;
+		if (waiter_step(w))
+			return -ETIMEDOUT;
+	}
+}
+
+IK_API int _ik_cmdq_reserve(struct ik_cmdq *q, unsigned n, ik_u32 *first)
+{
+	struct waiter w;
+
+	if (!q || !first || n == 0 || n > q->cap)
+		return -EINVAL;
+	waiter_init(&w, q);
+	return reserve(q, n, first, &w, NULL);
+}
+
+IK_API void _ik_cmdq_commit(struct ik_cmdq *q, ik_u32 first, const void *cmds, unsigned n)
+{
+	fill(q, first, cmds, n, false, NULL);
+	ik_smp_mb(); /* P1 */
+	publish(q, NULL);
+}
+
+static void count_timeout(struct ik_cmdq *q)
+{
+	ik_atomic_fetch_add(&q->timeouts, 1, IK_MO_RELAXED);
+}
+
+IK_API int ik_cmdq_issue_ex(struct ik_cmdq *q, const void *cmds, unsigned n, unsigned flags,
+			    struct ik_cmdq_counters *cnt)
+{
+	struct owner own = { 0, false, 0 };
+	bool sync = flags & IK_CMDQ_SYNC;
+	struct waiter w;
+	ik_u32 j = 0;
+	int err;
+
+	if (!q || (n && !cmds) || (flags & ~IK_CMDQ_SYNC))
+		return -EINVAL;
+	if (!n && !sync)
+		return 0;
+	waiter_init(&w, q);
+	err = enqueue(q, cmds, n, sync, sync ? &own : NULL, &w, cnt, &j);
+	if (!err && sync)
+		err = wait_index(q, j, &w, cnt);
+	if (err) {
+		if (sync)
+			disown(q, &own);
+		count_timeout(q);
+		return err;
+	}
+	/* The handler wrote own.status before acknowledging (E1), which came
+	 * before the consumer passed j (C1/S1), which we acquired. */
+	return sync ? ik_atomic_load(&own.status, IK_MO_RELAXED) : 0;
+}
+
+IK_API int ik_cmdq_issue(struct ik_cmdq *q, const void *cmds, unsigned n, unsigned flags)
+{
+	return ik_cmdq_issue_ex(q, cmds, n, flags, NULL);
+}
+
+IK_API int ik_cmdq_sync(struct ik_cmdq *q)
+{
+	return ik_cmdq_issue_ex(q, NULL, 0, IK_CMDQ_SYNC, NULL);
+}
+
+/* ---------------------------------------------------------------- setup */
+
+static bool config_ok(const struct ik_cmdq_config *cfg)
+{
+	return cfg && cfg->fmt && (cfg->fmt->entry_size == 16 || cfg->fmt->entry_size == 32) &&
+	       cfg->fmt->nop && cfg->fmt->sync && cfg->log2_entries >= IK_CMDQ_LOG2_MIN &&
+	       cfg->log2_entries <= IK_CMDQ_LOG2_MAX && cfg->regs && cfg->regs->read_cons &&
+	       cfg->regs->write_prod && cfg->regs->ack_error &&
+	       !(cfg->flags & ~(IK_CMDQ_CFG_NO_WRAP | IK_CMDQ_CFG_MSI)) &&
+	       (!cfg->ring || IK_IS_ALIGNED((ik_uptr)cfg->ring, cfg->fmt->entry_size));
+}
+
+static ik_size hdr_size(void)
+{
+	return IK_ALIGN_UP((ik_size)sizeof(struct ik_cmdq), (ik_size)IK_CACHELINE);
+}
+
+IK_API ik_size ik_cmdq_memsize(const struct ik_cmdq_config *cfg)
+{
+	ik_size n, sz;
+
+	if (!config_ok(cfg))
+		return 0;
+	n = (ik_size)1 << cfg->log2_entries;
+	sz = hdr_size() + IK_ALIGN_UP(n * sizeof(ik_u32), (ik_size)IK_CACHELINE) +
+	     IK_ALIGN_UP(n * sizeof(struct owner *), (ik_size)IK_CACHELINE);
+	if (!cfg->ring)
+		sz += n * cfg->fmt->entry_size;
+	return sz;
+}
+
+IK_API int ik_cmdq_init(void *mem, ik_size size, const struct ik_cmdq_config *cfg,
+			struct ik_cmdq **out)
+{
+	ik_size need = ik_cmdq_memsize(cfg), n;
+	struct ik_cmdq *q = (struct ik_cmdq *)mem;
+	ik_u8 *p = (ik_u8 *)mem;
+	ik_u32 cerror = 0, base;
+
+	if (!need || !mem || !out || size < need ||
+	    !IK_IS_ALIGNED((ik_uptr)mem, (ik_uptr)IK_CACHELINE))
+		return -EINVAL;
+	n = (ik_size)1 << cfg->log2_entries;
+	IK_ENV_MEMSET(mem, 0, need);
+	q->fmt = cfg->fmt;
+	q->regs = cfg->regs;
+	q->regs_ctx = cfg->regs_ctx;
+	q->log2 = cfg->log2_entries;
+	q->size = (ik_u32)n;
+	q->mask = q->size - 1;
+	q->es = cfg->fmt->entry_size;
+	q->flags = cfg->flags;
+	if (cfg->flags & IK_CMDQ_CFG_NO_WRAP) {
+		q->regmask = q->mask;
+		q->cap = q->size - 1;
+	} else {
+		q->regmask = 2 * q->size - 1;
+		q->cap = q->size;
+	}
+	q->timeout_ns = cfg->timeout_ns ? cfg->timeout_ns : IK_CMDQ_DEFAULT_TIMEOUT_NS;
+	q->max_retries = cfg->max_retries ? cfg->max_retries : IK_CMDQ_DEFAULT_RETRIES;
+	q->on_error = cfg->on_error;
+	q->err_ctx = cfg->err_ctx;
+	q->alloc = cfg->alloc;
+	q->memsize = need;
+	p += hdr_size();
+	q->marker = (ik_u32 *)(void *)p;
+	p += IK_ALIGN_UP(n * sizeof(ik_u32), (ik_size)IK_CACHELINE);
+	q->owner = (struct owner **)(void *)p;
+	p += IK_ALIGN_UP(n * sizeof(struct owner *), (ik_size)IK_CACHELINE);
+	q->ring = cfg->ring ? (ik_u8 *)cfg->ring : p;
+	q->ring_dma = cfg->ring_dma ? cfg->ring_dma : (ik_u64)(ik_uptr)q->ring;
+	ik_lock_init(&q->pub_lock);
+	ik_lock_init(&q->err_lock);
+
+	/* Start where the consumer is (PROD == CONS). */
+	base = q->regs->read_cons(q->regs_ctx, &cerror) & q->regmask;
+	q->reserve = q->published = q->cons_cached = base;
+	for (ik_u32 k = 0; k < q->size; k++) {
+		/* Slot k's first index is the first i >= base with i mod size
+		 * == k; mark it as valid one lap earlier, i.e. not yet. */
+		ik_u32 first = base + ((k - base) & q->mask);
+
+		q->marker[k] = first - q->size;
+	}
+	*out = q;
+	return 0;
+}
+
+IK_API int ik_cmdq_create(const struct ik_cmdq_config *cfg, struct ik_cmdq **out)
+{
+	ik_size need = ik_cmdq_memsize(cfg);
+	void *mem;
+	int err;
+
+	if (!need || !out)
+		return -EINVAL;
+	mem = ik_alloc(cfg->alloc, need, IK_CACHELINE);
+	if (!mem)
+		return -ENOMEM;
+	err = ik_cmdq_init(mem, need, cfg, out);
+	if (err)
+		ik_free(cfg->alloc, mem, need);
+	return err;
+}
+
+IK_API void ik_cmdq_destroy(struct ik_cmdq *q)
+{
+	if (q)
+		ik_free(q->alloc, q, q->memsize);
+}
+
+IK_API void *ik_cmdq_ring(const struct ik_cmdq *q)
+{
+	return q->ring;
+}
+
+IK_API ik_u64 ik_cmdq_ring_dma(const struct ik_cmdq *q)
+{
+	return q->ring_dma;
+}
+
+IK_API ik_u32 ik_cmdq_entries(const struct ik_cmdq *q)
+{
+	return q->size;
+}
+
+IK_API ik_u32 ik_cmdq_capacity(const struct ik_cmdq *q)
+{
+	return q->cap;
+}
+
+IK_API void ik_cmdq_get_stats(const struct ik_cmdq *q, struct ik_cmdq_stats *st)
+{
+	st->doorbells = ik_load_relaxed(&q->doorbells);
+	st->errors = ik_load_relaxed(&q->errors);
+	st->retried = ik_load_relaxed(&q->retried);
+	st->replaced = ik_load_relaxed(&q->replaced);
+	st->timeouts = ik_load_relaxed(&q->timeouts);
+}
+
+/* ---------------------------------------------------------------- batches */
+
+IK_API void ik_cmdq_batch_init(struct ik_cmdq_batch *b, struct ik_cmdq *q)
+{
+	b->q = q;
+	b->n = 0;
+	b->own.status = 0;
+	b->own.started = false;
+	b->own.first = 0;
+}
+
+static int batch_flush(struct ik_cmdq_batch *b, bool sync)
+{
+	struct ik_cmdq *q = b->q;
+	struct owner *o = &b->own;
+	struct waiter w;
+	ik_u32 j = 0;
+	int err, zero = 0;
+
+	waiter_init(&w, q);
+	err = enqueue(q, b->ents, b->n, sync, o, &w, NULL, &j);
+	b->n = 0;
+	if (!err && sync)
+		err = wait_index(q, j, &w, NULL);
+	if (err) {
+		disown(q, o);
+		count_timeout(q);
+		o->started = false;
+		ik_atomic_cas(&o->status, &zero, err, IK_MO_RELAXED, IK_MO_RELAXED);
+	}
+	return err;
+}
+
+IK_API int ik_cmdq_batch_add(struct ik_cmdq_batch *b, const void *cmd)
+{
+	IK_ENV_MEMCPY((char *)b->ents + (ik_size)b->n * b->q->es, cmd, b->q->es);
+	if (++b->n < IK_CMDQ_BATCH_MAX)
+		return 0;
+	return batch_flush(b, false);
+}
+
+IK_API int ik_cmdq_batch_submit(struct ik_cmdq_batch *b)
+{
+	int err = batch_flush(b, true);
+	/* Written by the handler before the consumer passed our sync. */
+	int st = ik_atomic_load(&b->own.status, IK_MO_RELAXED);
+
+	b->own.status = 0;
+	b->own.started = false;
+	return st ? st : err;
+}
+
+/* ---------------------------------------------------------------- sets */
+
+struct ik_cmdq_set {
+	unsigned nr;
+	const struct ik_allocator *alloc;
+	struct ik_cmdq *q[];
+};
+
+IK_API int ik_cmdq_set_create(unsigned nr, const struct ik_cmdq_config *cfgs,
+			      struct ik_cmdq_set **out)
+{
+	const struct ik_allocator *a;
+	struct ik_cmdq_set *s;
+	ik_size sz;
+	unsigned i;
+	int err = 0;
+
+	if (!nr || nr > 4096 || !cfgs || !out)
+		return -EINVAL;
+	for (i = 0; i < nr; i++)
+		if (!ik_cmdq_memsize(&cfgs[i]))
+			return -EINVAL;
+	a = cfgs[0].alloc;
+	sz = sizeof(*s) + nr * sizeof(s->q[0]);
+	s = (struct ik_cmdq_set *)ik_alloc(a, sz, sizeof(void *));
+	if (!s)
+		return -ENOMEM;
+	s->nr = nr;
+	s->alloc = a;
+	for (i = 0; i < nr; i++) {
+		struct ik_cmdq_config c = cfgs[i];
+
+		c.alloc = a;
+		err = ik_cmdq_create(&c, &s->q[i]);
+		if (err)
+			break;
+	}
+	if (err) {
+		while (i--)
+			ik_cmdq_destroy(s->q[i]);
+		ik_free(a, s, sz);
+		return err;
+	}
+	*out = s;
+	return 0;
+}
+
+IK_API void ik_cmdq_set_destroy(struct ik_cmdq_set *s)
+{
+	if (!s)
+		return;
+	for (unsigned i = 0; i < s->nr; i++)
+		ik_cmdq_destroy(s->q[i]);
+	ik_free(s->alloc, s, sizeof(*s) + s->nr * sizeof(s->q[0]));
+}
+
+IK_API unsigned ik_cmdq_set_size(const struct ik_cmdq_set *s)
+{
+	return s->nr;
+}
+
+IK_API struct ik_cmdq *ik_cmdq_set_queue(struct ik_cmdq_set *s, unsigned i)
+{
+	return i < s->nr ? s->q[i] : NULL;
+}
+
+IK_API struct ik_cmdq *ik_cmdq_set_pick(struct ik_cmdq_set *s)
+{
+	return s->q[IK_ENV_CPU_ID() % s->nr];
+}
+
+IK_API int ik_cmdq_set_issue(struct ik_cmdq_set *s, const void *cmds, unsigned n,
+			     unsigned flags)
+{
+	return ik_cmdq_issue(ik_cmdq_set_pick(s), cmds, n, flags);
+}
+
+IK_API int ik_cmdq_set_sync_all(struct ik_cmdq_set *s)
+{
+	ik_u32 idx[32];
+	int first = 0;
+
+	/* Queue a sync on up to 32 queues, then wait for them: the queues drain
+	 * in parallel. */
+	for (unsigned base = 0; base < s->nr; base += 32) {
+		unsigned cnt = IK_MIN(s->nr - base, 32u), i;
+		int err[32];
+
+		for (i = 0; i < cnt; i++) {
+			struct waiter w;
+
+			waiter_init(&w, s->q[base + i]);
+			err[i] = enqueue(s->q[base + i], NULL, 0, true, NULL, &w, NULL, &idx[i]);
+		}
+		for (i = 0; i < cnt; i++) {
+			struct waiter w;
+
+			waiter_init(&w, s->q[base + i]);
+			if (!err[i])
+				err[i] = wait_index(s->q[base + i], idx[i], &w, NULL);
+			if (err[i]) {
+				count_timeout(s->q[base + i]);
+				if (!first)
+					first = err[i];
+			}
+		}
+	}
+	return first;
+}

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * The software consumer: registers in memory, in-order draining, sync
+ * completion writes, CERROR stops and error injection.  Edges as named in
+ * <iommukit/cmdq.h>.
+ */
+#include <iommukit/cmdq.h>
+
+static ik_u32 sw_read_cons(void *ctx, ik_u32 *cerror)
+{
+	struct ik_cmdq_sw *sw = (struct ik_cmdq_sw *)ctx;
+
+	/* The error word first (acquire, pairs with the consumer's release
+	 * when it stops): a reported error comes with its own index. */
+	*cerror = ik_load_acquire(&sw->cerror);
+	/* C1 acquire, pairs with the consumer's CONS release. */
+	return ik_load_acquire(&sw->cons);
+}
+
+static void sw_write_prod(void *ctx, ik_u32 prod)
+{
+	struct ik_cmdq_sw *sw = (struct ik_cmdq_sw *)ctx;
+
+	/* R2 release, pairs with the PROD acquire in ik_cmdq_sw_consume(). */
+	ik_store_release(&sw->prod, prod);
+}
+
+static void sw_ack_error(void *ctx)
+{
+	struct ik_cmdq_sw *sw = (struct ik_cmdq_sw *)ctx;
+
+	/* E1 release, pairs with the error-word acquire in consume(). */
+	ik_store_release(&sw->cerror, 0);
+}
+
+IK_API const struct ik_cmdq_regs ik_cmdq_sw_regs = {
+	sw_read_cons, sw_write_prod, NULL, sw_ack_error,
+};
+
+IK_API int ik_cmdq_sw_init(struct ik_cmdq_sw *sw, const struct ik_cmdq_sw_config *cfg)
+{
+	ik_u32 size;
+
+	if (!sw || !cfg || !cfg->fmt || !cfg->ring || !cfg->fmt->classify ||
+	    cfg->log2_entries < IK_CMDQ_LOG2_MIN || cfg->log2_entries > IK_CMDQ_LOG2_MAX ||
+	    (cfg->flags & ~(IK_CMDQ_CFG_NO_WRAP | IK_CMDQ_CFG_MSI)))
+		return -EINVAL;
+	IK_ENV_MEMSET(sw, 0, sizeof(*sw));
+	sw->cfg = *cfg;
+	if (!sw->cfg.ring_dma)
+		sw->cfg.ring_dma = (ik_u64)(ik_uptr)cfg->ring;
+	size = (ik_u32)1 << cfg->log2_entries;
+	sw->mask = size - 1;
+	sw->regmask = (cfg->flags & IK_CMDQ_CFG_NO_WRAP) ? size - 1 : 2 * size - 1;
+	sw->inject_at = ~(ik_u64)0;
+	return 0;
+}
+
+IK_API void ik_cmdq_sw_inject(struct ik_cmdq_sw *sw, ik_u64 after, ik_u32 cerror,
+			      unsigned times)
+{
+	sw->inject_at = sw->consumed + after;
+	sw->inject_cerror = cerror;
+	sw->inject_times = times;
+}
+
+IK_API ik_u32 ik_cmdq_sw_error(const struct ik_cmdq_sw *sw)
+{
+	return ik_load_acquire(&sw->cerror);
+}
+
+/* The sync's completion write: into the ring as a 32-bit atomic (S1
+ * release: everything consumed before it is done), elsewhere via the hook. */
+static void sw_complete(struct ik_cmdq_sw *sw, const struct ik_cmdq_sync_info *si)
+{
+	ik_u32 es = sw->cfg.fmt->entry_size;
+	ik_u64 lo = sw->cfg.ring_dma, hi = lo + (ik_u64)es * (sw->mask + 1);
+
+	if (si->addr >= lo && si->addr + 4 <= hi && !(si->addr & 3)) {
+		ik_u32 *p = (ik_u32 *)(void *)((ik_u8 *)sw->cfg.ring + (si->addr - lo));
+
+		ik_store_release(p, si->data);
+	} else if (sw->cfg.write32) {
+		sw->cfg.write32(sw->cfg.ctx, si->addr, si->data);
+	}
+}
+
+static void sw_stop(struct ik_cmdq_sw *sw, ik_u32 cerror)
+{
+	sw->errors++;
+	/* CONS at the bad entry first, then the error (release): a reader that
+	 * sees the error sees its index (sw_read_cons). */
+	ik_store_release(&sw->cons, sw->cons_full & sw->regmask);
+	ik_store_release(&sw->cerror, cerror);
+}
+
+IK_API int ik_cmdq_sw_consume(struct ik_cmdq_sw *sw, unsigned budget)
+{
+	const struct ik_cmdq_fmt *fmt = sw->cfg.fmt;
+	unsigned words = fmt->entry_size / 4, n = 0;
+	ik_u32 prod;
+
+	/* E1 acquire: after an acknowledgement, the repaired entry. */
+	if (ik_load_acquire(&sw->cerror))
+		return -EAGAIN;
+	/* R2 acquire, pairs with write_prod's release. */
+	prod = ik_load_acquire(&sw->prod);
+	prod = sw->cons_full + ((prod - sw->cons_full) & sw->regmask);
+	while (sw->cons_full != prod && n < budget) {
+		ik_u32 i = sw->cons_full, cerror = 0;
+		ik_u32 *slot = (ik_u32 *)(void *)((ik_u8 *)sw->cfg.ring +
+						  (ik_size)(i & sw->mask) * fmt->entry_size);
+		struct ik_cmdq_sync_info si = { false, 0, 0 };
+		ik_u64 ent[4];
+		int kind;
+
+		for (unsigned k = 0; k < words; k++) {
+			ik_u32 v = ik_load_relaxed(&slot[k]);
+
+			IK_ENV_MEMCPY((char *)ent + 4 * k, &v, 4);
+		}
+		kind = fmt->classify(ent, &si);
+		if (sw->consumed == sw->inject_at && sw->inject_times) {
+			/* An injected fault on this fetch (the entry may be
+			 * fetched again after the acknowledgement). */
+			cerror = sw->inject_cerror;
+			if (--sw->inject_times == 0)
+				sw->inject_at = ~(ik_u64)0;
+		} else if (kind < 0) {
+			cerror = IK_CMDQ_CERROR_ILL;
+		} else if (kind == IK_CMDQ_KIND_SYNC && sw->atc_pending) {
+			/* SMMUv3: an ATC invalidation timed out; the next sync
+			 * reports it, and its retry re-executes the sync. */
+			sw->atc_pending = false;
+			cerror = IK_CMDQ_CERROR_ATC_INV_SYNC;
+		} else if (sw->cfg.handler) {
+			cerror = sw->cfg.handler(sw->cfg.ctx, i, ent, kind);
+			if (cerror == IK_CMDQ_CERROR_ATC_INV_SYNC && kind != IK_CMDQ_KIND_SYNC) {
+				sw->atc_pending = true;
+				cerror = 0;
+			}
+		}
+		if (cerror) {
+			sw_stop(sw, cerror);
+			return (int)n;
+		}
+		if (kind == IK_CMDQ_KIND_SYNC) {
+			sw->syncs++;
+			if (si.write)
+				sw_complete(sw, &si);
+		}
+		sw->consumed++;
+		sw->cons_full = i + 1;
+		n++;
+		if (kind == IK_CMDQ_KIND_SYNC) /* C1 release: waiters see it now */
+			ik_store_release(&sw->cons, sw->cons_full & sw->regmask);
+	}
+	/* C1 release: the slots passed are free. */
+	ik_store_release(&sw->cons, sw->cons_full & sw->regmask);
+	return (int)n;
+}

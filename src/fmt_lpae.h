@@ -1,0 +1,345 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * src/fmt_lpae.h - the ARM LPAE formats' side of the format contract (see
+ * src/pgtable_internal.h).  Not API.  Included by src/pgtable_lpae_s1.c and
+ * src/pgtable_lpae_s2.c with LPAE_STAGE defined to 1 or 2, so that the stage
+ * is a compile-time constant in every encoder.
+ *
+ * Level mapping: engine level L is ARM lookup level 3 - L.  Architectural
+ * block levels: 4K granule lookup levels 1 and 2 (1G, 2M); 16K and 64K
+ * granules lookup level 2 (32M, 512M).  Bits of the formats from the Arm ARM
+ * (VMSAv8-64 translation table descriptor formats, D8.3).
+ */
+#ifndef IK_FMT_LPAE_H
+#define IK_FMT_LPAE_H
+
+#include <iommukit/fmt/lpae.h>
+#include "pgtable_internal.h"
+
+#ifndef LPAE_STAGE
+#error "define LPAE_STAGE (1 or 2) before including fmt_lpae.h"
+#endif
+
+#define LPAE_OA_MASK 0x0000ffffffffffffull
+
+/* Is an engine level an architectural block level for this granule? */
+static inline bool lpae_block_level(const struct ik_pt_geometry *g, unsigned lvl)
+{
+	if (lvl == 0)
+		return false;
+	if (g->lg2_granule == 12)
+		return lvl == 1 || lvl == 2;
+	return lvl == 1;
+}
+
+static inline bool lpae_oas_ok(ik_u32 oas)
+{
+	return oas == 32 || oas == 36 || oas == 40 || oas == 42 || oas == 44 || oas == 48;
+}
+
+static int fmt_geometry(struct ik_pt_geometry *g, const struct ik_pgtable_cfg *cfg)
+{
+	unsigned glg2, bits, va_bits, nlevels, top_bits, concat = 1, lvl;
+	ik_u32 allowed_q = IK_PT_QUIRK_DEFER_LEAF_CLEAN;
+	ik_u64 bitmap;
+
+	if (LPAE_STAGE == 1)
+		allowed_q |= IK_PT_QUIRK_DIRTY | IK_PT_QUIRK_ARM_NS;
+	if (cfg->quirks & ~allowed_q)
+		return -EINVAL;
+	if (cfg->fmt_flags)
+		return -EINVAL;
+	if (cfg->pgsize_bitmap == 0)
+		return -EINVAL;
+	glg2 = (unsigned)__builtin_ctzll(cfg->pgsize_bitmap);
+	if (glg2 != 12 && glg2 != 14 && glg2 != 16)
+		return -EINVAL;
+	if (cfg->ias < 32 || cfg->ias > 48 || !lpae_oas_ok(cfg->oas))
+		return -EINVAL;
+	bits = glg2 - 3;
+	va_bits = cfg->ias - glg2;
+	nlevels = (va_bits + bits - 1) / bits;
+	top_bits = va_bits - (nlevels - 1) * bits;
+	if (LPAE_STAGE == 2 && nlevels > 1 && top_bits <= 4) {
+		/* Start one level lower with 2^top_bits concatenated tables. */
+		concat = 1u << top_bits;
+		nlevels--;
+		top_bits += bits;
+	}
+	/* Start-level limits: stage 1 any of 0..3 (16K/64K: no level 0 beyond
+	 * one 16K entry bit, which the arithmetic gives); stage 2 SL0 encodes
+	 * 4K levels 0..2, 16K/64K levels 1..3. */
+	if (nlevels > 4 || nlevels < 1)
+		return -EINVAL;
+	if (LPAE_STAGE == 2) {
+		unsigned start = 4 - nlevels;
+
+		if (glg2 == 12 ? start > 2 : start < 1)
+			return -EINVAL;
+	}
+	IK_ENV_MEMSET(g, 0, sizeof(*g));
+	g->fmt = cfg->fmt;
+	g->ias = cfg->ias;
+	g->oas = cfg->oas;
+	g->quirks = cfg->quirks;
+	g->fmt_flags = cfg->fmt_flags;
+	g->nlevels = (ik_u8)nlevels;
+	g->lg2_granule = (ik_u8)glg2;
+	g->bits = (ik_u8)bits;
+	g->top_bits = (ik_u8)top_bits;
+	g->hw_start_level = 4 - nlevels;
+	g->concat = concat;
+	g->root_size = 8ull << top_bits;
+	if (g->root_size < 64)
+		g->root_size = 64;
+	bitmap = 1ull << glg2;
+	g->leaf_levels = 1;
+	for (lvl = 1; lvl < nlevels; lvl++) {
+		unsigned shift = glg2 + lvl * bits;
+
+		if (lpae_block_level(g, lvl) && (cfg->pgsize_bitmap & (1ull << shift))) {
+			g->leaf_levels |= 1u << lvl;
+			bitmap |= 1ull << shift;
+		}
+	}
+	g->pgsize_bitmap = bitmap;
+	return 0;
+}
+
+static inline bool fmt_is_table(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
+{
+	(void)g;
+	return lvl > 0 && (pte & IK_LPAE_PTE_TYPE_MASK) == IK_LPAE_PTE_TYPE_TABLE;
+}
+
+static inline bool fmt_is_valid(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
+{
+	ik_u64 type = pte & IK_LPAE_PTE_TYPE_MASK;
+
+	if (!(pte & 1))
+		return false;
+	if (lvl == 0)
+		return type == IK_LPAE_PTE_TYPE_PAGE;
+	if (type == IK_LPAE_PTE_TYPE_TABLE)
+		return true;
+	return lpae_block_level(g, lvl);
+}
+
+static inline ik_u64 fmt_table_addr(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
+{
+	(void)lvl;
+	return pte & LPAE_OA_MASK & ~((1ull << g->lg2_granule) - 1);
+}
+
+static inline ik_u64 fmt_leaf_addr(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
+{
+	unsigned shift = g->lg2_granule + lvl * g->bits;
+
+	return pte & LPAE_OA_MASK & ~((1ull << shift) - 1);
+}
+
+static inline ik_u64 fmt_mk_table(const struct ik_pt_geometry *g, ik_u64 table_iommu, unsigned lvl)
+{
+	ik_u64 pte = table_iommu | IK_LPAE_PTE_TYPE_TABLE;
+
+	(void)lvl;
+	if (LPAE_STAGE == 1 && (g->quirks & IK_PT_QUIRK_ARM_NS))
+		pte |= IK_LPAE_PTE_NSTABLE;
+	return pte;
+}
+
+static inline int fmt_prot_attrs(const struct ik_pt_geometry *g, unsigned prot, ik_u64 *attrs)
+{
+	ik_u64 a = IK_LPAE_PTE_AF;
+
+	if (prot & IK_PROT_CACHE)
+		a |= IK_LPAE_PTE_SH_IS;
+	else
+		a |= IK_LPAE_PTE_SH_OS;
+	if (LPAE_STAGE == 1) {
+		a |= IK_LPAE_PTE_NG;
+		if (!(prot & IK_PROT_PRIV))
+			a |= IK_LPAE_PTE_AP_UNPRIV;
+		if (!(prot & IK_PROT_WRITE))
+			a |= IK_LPAE_PTE_AP_RDONLY;
+		else if (g->quirks & IK_PT_QUIRK_DIRTY)
+			a |= IK_LPAE_PTE_DBM | IK_LPAE_PTE_AP_RDONLY; /* writable-clean */
+		if (prot & (IK_PROT_NOEXEC | IK_PROT_MMIO))
+			a |= IK_LPAE_PTE_UXN | IK_LPAE_PTE_PXN;
+		if (prot & IK_PROT_CACHE)
+			a |= (ik_u64)IK_LPAE_MAIR_IDX_WBRWA << IK_LPAE_PTE_ATTRINDX_SHIFT;
+		else if (prot & IK_PROT_MMIO)
+			a |= (ik_u64)IK_LPAE_MAIR_IDX_DEV << IK_LPAE_PTE_ATTRINDX_SHIFT;
+		else
+			a |= (ik_u64)IK_LPAE_MAIR_IDX_NC << IK_LPAE_PTE_ATTRINDX_SHIFT;
+		if (g->quirks & IK_PT_QUIRK_ARM_NS)
+			a |= IK_LPAE_PTE_NS;
+	} else {
+		if (prot & IK_PROT_READ)
+			a |= IK_LPAE_PTE_S2AP_READ;
+		if (prot & IK_PROT_WRITE)
+			a |= IK_LPAE_PTE_S2AP_WRITE;
+		if (prot & (IK_PROT_NOEXEC | IK_PROT_MMIO))
+			a |= IK_LPAE_PTE_UXN;
+		if (prot & IK_PROT_CACHE)
+			a |= IK_LPAE_S2_MEMATTR_WB << IK_LPAE_PTE_S2_MEMATTR_SHIFT;
+		else if (prot & IK_PROT_MMIO)
+			a |= IK_LPAE_S2_MEMATTR_DEV << IK_LPAE_PTE_S2_MEMATTR_SHIFT;
+		else
+			a |= IK_LPAE_S2_MEMATTR_NC << IK_LPAE_PTE_S2_MEMATTR_SHIFT;
+	}
+	*attrs = a;
+	return 0;
+}
+
+static inline ik_u64 fmt_mk_leaf(const struct ik_pt_geometry *g, ik_u64 attrs, ik_u64 oa,
+				 unsigned lvl)
+{
+	(void)g;
+	return attrs | oa | (lvl ? IK_LPAE_PTE_TYPE_BLOCK : IK_LPAE_PTE_TYPE_PAGE);
+}
+
+static inline ik_u64 fmt_leaf_attrs(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
+{
+	(void)g;
+	(void)lvl;
+	return pte & ~(IK_LPAE_PTE_ADDR_MASK | IK_LPAE_PTE_TYPE_MASK);
+}
+
+/* Hierarchical limits from table descriptors (stage 1 only). */
+struct fmt_walk_state {
+	bool ro;	/* APTable[1]: no writes below */
+	bool nounpriv;	/* APTable[0]: no unprivileged access below */
+	bool xn;	/* XNTable (UXNTable) */
+	bool pxn;	/* PXNTable */
+};
+
+static inline void fmt_walk_init(const struct ik_pt_geometry *g, struct fmt_walk_state *st)
+{
+	(void)g;
+	st->ro = st->nounpriv = st->xn = st->pxn = false;
+}
+
+static inline enum ik_pt_fault fmt_walk_table(const struct ik_pt_geometry *g,
+					      struct fmt_walk_state *st, ik_u64 pte, unsigned lvl)
+{
+	(void)g;
+	(void)lvl;
+	if (LPAE_STAGE == 1) {
+		if (pte & (2ull << IK_LPAE_PTE_APTABLE_SHIFT))
+			st->ro = true;
+		if (pte & (1ull << IK_LPAE_PTE_APTABLE_SHIFT))
+			st->nounpriv = true;
+		if (pte & IK_LPAE_PTE_XNTABLE)
+			st->xn = true;
+		if (pte & IK_LPAE_PTE_PXNTABLE)
+			st->pxn = true;
+	}
+	return IK_PT_FAULT_NONE;
+}
+
+static inline enum ik_pt_fault fmt_walk_leaf(const struct ik_pt_geometry *g,
+					     const struct fmt_walk_state *st, ik_u64 pte,
+					     unsigned lvl, unsigned access,
+					     struct ik_pt_walk_result *res, ik_u64 *hw_new)
+{
+	unsigned prot = 0;
+	bool hw_dirty = LPAE_STAGE == 1 && (g->quirks & IK_PT_QUIRK_DIRTY);
+	ik_u64 nv = pte;
+
+	(void)lvl;
+	if (LPAE_STAGE == 1) {
+		bool dbm = hw_dirty && (pte & IK_LPAE_PTE_DBM);
+		bool wr = !(pte & IK_LPAE_PTE_AP_RDONLY) || dbm;
+		unsigned idx = (unsigned)(pte >> IK_LPAE_PTE_ATTRINDX_SHIFT) & 7;
+		bool unpriv = (pte & IK_LPAE_PTE_AP_UNPRIV) && !st->nounpriv;
+		bool priv_access = (access & IK_ACCESS_PRIV) != 0;
+		bool xn;
+
+		if (st->ro)
+			wr = false;
+		prot = IK_PROT_READ | (wr ? IK_PROT_WRITE : 0);
+		if (!unpriv)
+			prot |= IK_PROT_PRIV;
+		xn = priv_access ? ((pte & IK_LPAE_PTE_PXN) || st->pxn)
+				 : ((pte & IK_LPAE_PTE_UXN) || st->xn);
+		if ((pte & (IK_LPAE_PTE_UXN | IK_LPAE_PTE_PXN)) || st->xn || st->pxn)
+			prot |= IK_PROT_NOEXEC;
+		if (idx == IK_LPAE_MAIR_IDX_WBRWA)
+			prot |= IK_PROT_CACHE;
+		else if (idx == IK_LPAE_MAIR_IDX_DEV)
+			prot |= IK_PROT_MMIO;
+		res->attr = idx;
+		res->dirty = (pte & IK_LPAE_PTE_DBM) && !(pte & IK_LPAE_PTE_AP_RDONLY);
+		res->prot = prot;
+		*hw_new = pte;
+		if (!(pte & IK_LPAE_PTE_AF)) {
+			if (!hw_dirty)	/* HA is enabled with HD */
+				return IK_PT_FAULT_ACCESS_FLAG;
+			nv |= IK_LPAE_PTE_AF;
+		}
+		if (access) {
+			if (!priv_access && !unpriv)
+				return IK_PT_FAULT_PERMISSION;
+			if ((access & IK_ACCESS_WRITE) && !wr)
+				return IK_PT_FAULT_PERMISSION;
+			if ((access & IK_ACCESS_EXEC) && xn)
+				return IK_PT_FAULT_PERMISSION;
+			if ((access & IK_ACCESS_WRITE) && dbm)
+				nv &= ~IK_LPAE_PTE_AP_RDONLY; /* hardware marks it dirty */
+		}
+		*hw_new = nv;
+		return IK_PT_FAULT_NONE;
+	}
+	/* stage 2 */
+	{
+		ik_u64 ma = (pte >> IK_LPAE_PTE_S2_MEMATTR_SHIFT) & 0xf;
+
+		if (pte & IK_LPAE_PTE_S2AP_READ)
+			prot |= IK_PROT_READ;
+		if (pte & IK_LPAE_PTE_S2AP_WRITE)
+			prot |= IK_PROT_WRITE;
+		if (pte & IK_LPAE_PTE_UXN)
+			prot |= IK_PROT_NOEXEC;
+		if (ma == IK_LPAE_S2_MEMATTR_WB)
+			prot |= IK_PROT_CACHE;
+		else if ((ma & 0xc) == 0)
+			prot |= IK_PROT_MMIO;
+		res->attr = ma;
+		res->dirty = false;
+		res->prot = prot;
+		*hw_new = pte;
+		if (!(pte & IK_LPAE_PTE_AF))
+			return IK_PT_FAULT_ACCESS_FLAG;
+		if (access) {
+			if ((access & IK_ACCESS_READ) && !(prot & IK_PROT_READ))
+				return IK_PT_FAULT_PERMISSION;
+			if ((access & IK_ACCESS_WRITE) && !(prot & IK_PROT_WRITE))
+				return IK_PT_FAULT_PERMISSION;
+			if ((access & IK_ACCESS_EXEC) && (prot & IK_PROT_NOEXEC))
+				return IK_PT_FAULT_PERMISSION;
+		}
+		return IK_PT_FAULT_NONE;
+	}
+}
+
+#if LPAE_STAGE == 1
+#define IKPT_HAS_DIRTY 1
+static inline bool fmt_leaf_dirty(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
+{
+	(void)g;
+	(void)lvl;
+	return (pte & IK_LPAE_PTE_DBM) && !(pte & IK_LPAE_PTE_AP_RDONLY);
+}
+
+static inline ik_u64 fmt_leaf_mkclean(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
+{
+	(void)g;
+	(void)lvl;
+	return (pte & IK_LPAE_PTE_DBM) ? (pte | IK_LPAE_PTE_AP_RDONLY) : pte;
+}
+#else
+#define IKPT_HAS_DIRTY 0
+#endif
+
+#endif /* IK_FMT_LPAE_H */

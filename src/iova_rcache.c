@@ -1,0 +1,534 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * IOVA allocator: range caches (rcaches).  See <iommukit/iova.h>.
+ *
+ * For each size class 2^k pages (k = 0 .. rc_classes - 1) every CPU has a
+ * slot {lock, loaded, prev} in its own cache line, and the class has a depot
+ * of full magazines.  Cached ranges stay allocated in the tree; a flush frees
+ * them there.  The hits are inline in iova.h; here are the misses:
+ *
+ *   alloc miss: loaded empty (or its top above the limit) -> scan it for a
+ *     pfn under the limit; else swap with prev and try again; else, when
+ *     loaded is empty, replace it with a full magazine from the depot; else
+ *     allocate from the tree (size-aligned, 2^k pages).
+ *   free miss: loaded full -> swap with prev if prev has room; else move the
+ *     full loaded magazine to the depot and start an empty one; when the
+ *     depot already holds depot_max magazines, trim instead: the magazine's
+ *     ranges go back to the tree and it is reused empty.  If no magazine can
+ *     be allocated, the range goes back to the tree.
+ *
+ * The "maybe cached" hint (d->rc_maybe_cached) lets a failing allocation skip
+ * the flush when nothing can be cached.  Protocol: flush_all clears it, then
+ * takes every slot lock in turn; anything that puts ranges into a slot (a
+ * free, a magazine from the depot) sets it while holding that slot's lock.  A
+ * range cached after flush_all passed a slot was put there under the slot
+ * lock after flush_all released it, so its setter ran after the clear: the
+ * lock's release/acquire pair orders the clear before the set, and the hint
+ * ends up set.  The hint is relaxed: it only ever saves work.
+ */
+#include <iommukit/iova.h>
+#include "iova_int.h"
+
+typedef struct _ik_iova_mag mag_t;
+
+static mag_t *mag_alloc(struct ik_iova_domain *d)
+{
+	mag_t *m = (mag_t *)ik_alloc(d->alloc, sizeof(mag_t), sizeof(void *));
+
+	if (m) {
+		m->n = 0;
+		m->next = NULL;
+		ik_atomic_fetch_add(&d->rc_mags, 1, IK_MO_RELAXED);
+	}
+	return m;
+}
+
+static void mag_free(struct ik_iova_domain *d, mag_t *m)
+{
+	if (m) {
+		ik_atomic_fetch_sub(&d->rc_mags, 1, IK_MO_RELAXED);
+		ik_free(d->alloc, m, sizeof(mag_t));
+	}
+}
+
+/* Return m's ranges to the tree (takes the tree lock); m is left empty. */
+static void mag_drain(struct ik_iova_domain *d, mag_t *m, unsigned cls)
+{
+	ik_u32 i;
+
+	(void)cls;
+	if (!m || !m->n)
+		return;
+	ik_lock(&d->lock);
+	for (i = 0; i < m->n; i++) {
+		int err = _ik_iova_free_locked(d, m->pfn[i]);
+
+		IK_ASSERT(err == 0);
+		(void)err;
+	}
+	ik_unlock(&d->lock);
+	m->n = 0;
+}
+
+static inline struct _ik_iova_cpu *slot(struct ik_iova_domain *d, unsigned cls, unsigned cpu)
+{
+	return &d->rc_cpu[cls * d->rc_ncpus + cpu];
+}
+
+static inline void mark_cached(struct ik_iova_domain *d)
+{
+	if (!ik_load_relaxed(&d->rc_maybe_cached))
+		ik_store_relaxed(&d->rc_maybe_cached, 1u);
+}
+
+int _ik_iova_rcache_init(struct ik_iova_domain *d, const struct ik_iova_config *cfg)
+{
+	ik_u64 maxp = cfg->rcache_max_pages ? cfg->rcache_max_pages : IK_IOVA_RCACHE_MAX_PAGES;
+	unsigned c, i, n;
+
+	d->rc_max_pages = 0;
+	d->rc_classes = 0;
+	d->rc_ncpus = 0;
+	d->rc_cpu = NULL;
+	d->rc_depot = NULL;
+	d->rc_mags = 0;
+	d->rc_maybe_cached = 0;
+	if (cfg->flags & IK_IOVA_CFG_NO_RCACHE)
+		return 0;
+	if (!IK_IS_POW2(maxp) || maxp > ((ik_u64)1 << 20))
+		return -EINVAL;
+	d->rc_classes = (unsigned)IK_ILOG2_64(maxp) + 1;
+	d->rc_ncpus = IK_ENV_NR_CPUS();
+	d->depot_max = cfg->depot_max ? cfg->depot_max : IK_IOVA_DEPOT_MAX;
+	n = d->rc_classes * d->rc_ncpus;
+	d->rc_cpu = (struct _ik_iova_cpu *)ik_alloc(d->alloc, n * sizeof(struct _ik_iova_cpu),
+						    IK_CACHELINE);
+	if (!d->rc_cpu)
+		return -ENOMEM;
+	d->rc_depot = (struct _ik_iova_depot *)ik_alloc(
+		d->alloc, d->rc_classes * sizeof(struct _ik_iova_depot), IK_CACHELINE);
+	if (!d->rc_depot) {
+		ik_free(d->alloc, d->rc_cpu, n * sizeof(struct _ik_iova_cpu));
+		d->rc_cpu = NULL;
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		ik_lock_init(&d->rc_cpu[i].lock);
+		d->rc_cpu[i].loaded = d->rc_cpu[i].prev = NULL;
+	}
+	for (c = 0; c < d->rc_classes; c++) {
+		ik_lock_init(&d->rc_depot[c].lock);
+		d->rc_depot[c].n = 0;
+		d->rc_depot[c].head = NULL;
+	}
+	d->rc_max_pages = maxp;
+	return 0;
+}
+
+/* Free every magazine without returning ranges (the tree goes too). */
+void _ik_iova_rcache_destroy(struct ik_iova_domain *d)
+{
+	unsigned c, i, n = d->rc_classes * d->rc_ncpus;
+
+	if (!d->rc_cpu)
+		return;
+	for (i = 0; i < n; i++) {
+		mag_free(d, d->rc_cpu[i].loaded);
+		mag_free(d, d->rc_cpu[i].prev);
+		ik_lock_destroy(&d->rc_cpu[i].lock);
+	}
+	for (c = 0; c < d->rc_classes; c++) {
+		mag_t *m = d->rc_depot[c].head, *nx;
+
+		for (; m; m = nx) {
+			nx = m->next;
+			mag_free(d, m);
+		}
+		ik_lock_destroy(&d->rc_depot[c].lock);
+	}
+	ik_free(d->alloc, d->rc_cpu, n * sizeof(struct _ik_iova_cpu));
+	ik_free(d->alloc, d->rc_depot, d->rc_classes * sizeof(struct _ik_iova_depot));
+	d->rc_cpu = NULL;
+	d->rc_depot = NULL;
+	d->rc_max_pages = 0;
+	d->rc_classes = 0;
+}
+
+/* Take a pfn <= limit out of m (the top one if it qualifies, else the
+ * highest-placed one that does, bounded by the magazine size). */
+static bool mag_pop(mag_t *m, ik_u64 limit, ik_u64 *pfn)
+{
+	ik_u32 i;
+
+	if (!m || !m->n)
+		return false;
+	for (i = m->n; i-- > 0;) {
+		if (m->pfn[i] <= limit) {
+			*pfn = m->pfn[i];
+			m->pfn[i] = m->pfn[m->n - 1];
+			m->n--;
+			return true;
+		}
+	}
+	return false;
+}
+
+int _ik_iova_alloc_fast_slow(struct ik_iova_domain *d, ik_u64 npages, ik_u64 limit,
+			     ik_u64 *pfn)
+{
+	struct _ik_iova_cpu *c;
+	struct _ik_iova_depot *dep;
+	unsigned cls;
+	bool hit;
+
+	if (npages == 0 || !pfn)
+		return -EINVAL;
+	if (npages - 1 >= d->rc_max_pages)
+		return ik_iova_alloc(d, npages, limit, IK_IOVA_SIZE_ALIGNED, pfn);
+	cls = (unsigned)IK_ILOG2_64_UP(npages);
+	c = _ik_iova_cpu_slot(d, cls);
+	dep = &d->rc_depot[cls];
+	ik_lock(&c->lock);
+	hit = mag_pop(c->loaded, limit, pfn);
+	if (!hit && c->prev && c->prev->n) {
+		mag_t *t = c->loaded;
+
+		c->loaded = c->prev;
+		c->prev = t;
+		hit = mag_pop(c->loaded, limit, pfn);
+	}
+	if (!hit && (!c->loaded || !c->loaded->n)) {
+		mag_t *m = NULL;
+
+		ik_lock(&dep->lock);
+		if (dep->head) {
+			m = dep->head;
+			dep->head = m->next;
+			dep->n--;
+		}
+		ik_unlock(&dep->lock);
+		if (m) {
+			mag_free(d, c->loaded);
+			c->loaded = m;
+			mark_cached(d); /* under the slot lock: see the top comment */
+			hit = mag_pop(m, limit, pfn);
+		}
+	}
+	ik_unlock(&c->lock);
+	if (hit)
+		return 0;
+	return ik_iova_alloc(d, (ik_u64)1 << cls, limit, IK_IOVA_SIZE_ALIGNED, pfn);
+}
+
+int _ik_iova_free_fast_slow(struct ik_iova_domain *d, ik_u64 pfn, ik_u64 npages)
+{
+	struct _ik_iova_cpu *c;
+	struct _ik_iova_depot *dep;
+	mag_t *m;
+	unsigned cls;
+
+	if (npages == 0)
+		return -EINVAL;
+	if (npages - 1 >= d->rc_max_pages)
+		return ik_iova_free(d, pfn);
+	cls = (unsigned)IK_ILOG2_64_UP(npages);
+	c = _ik_iova_cpu_slot(d, cls);
+	dep = &d->rc_depot[cls];
+	ik_lock(&c->lock);
+	if (c->loaded && c->loaded->n < IK_IOVA_MAG_SIZE)
+		goto push;
+	if (c->prev && c->prev->n < IK_IOVA_MAG_SIZE) {
+		m = c->loaded;
+		c->loaded = c->prev;
+		c->prev = m;
+		goto push;
+	}
+	if (!c->loaded || !c->prev) {
+		m = mag_alloc(d);
+		if (!m)
+			goto to_tree;
+		if (c->loaded)
+			c->prev = c->loaded;
+		c->loaded = m;
+		goto push;
+	}
+	/* Both full: the loaded one goes to the depot, or is trimmed. */
+	m = c->loaded;
+	ik_lock(&dep->lock);
+	if (dep->n < d->depot_max) {
+		m->next = dep->head;
+		dep->head = m;
+		dep->n++;
+		ik_unlock(&dep->lock);
+		c->loaded = mag_alloc(d);
+		if (!c->loaded)
+			goto to_tree;
+	} else {
+		ik_unlock(&dep->lock);
+		mag_drain(d, m, cls); /* slot lock -> tree lock: the documented order */
+		ik_lock(&d->lock);
+		d->nr_trims++;
+		ik_unlock(&d->lock);
+	}
+push:
+	c->loaded->pfn[c->loaded->n++] = pfn;
+	mark_cached(d); /* under the slot lock: see the top comment */
+	ik_unlock(&c->lock);
+	return 0;
+to_tree:
+	ik_unlock(&c->lock);
+	return ik_iova_free(d, pfn);
+}
+
+int ik_iova_flush_cpu(struct ik_iova_domain *d, unsigned cpu)
+{
+	unsigned cls;
+
+	if (cpu >= IK_ENV_NR_CPUS())
+		return -EINVAL;
+	if (cpu >= d->rc_ncpus)
+		return 0;
+	for (cls = 0; cls < d->rc_classes; cls++) {
+		struct _ik_iova_cpu *c = slot(d, cls, cpu);
+		mag_t *a, *b;
+
+		ik_lock(&c->lock);
+		a = c->loaded;
+		b = c->prev;
+		c->loaded = c->prev = NULL;
+		ik_unlock(&c->lock);
+		mag_drain(d, a, cls);
+		mag_drain(d, b, cls);
+		mag_free(d, a);
+		mag_free(d, b);
+	}
+	return 0;
+}
+
+void ik_iova_flush_all(struct ik_iova_domain *d)
+{
+	unsigned cls, cpu;
+
+	if (!d->rc_classes)
+		return;
+	/* Cleared before any slot is visited: see the top comment. */
+	ik_store_relaxed(&d->rc_maybe_cached, 0u);
+	for (cpu = 0; cpu < d->rc_ncpus; cpu++)
+		(void)ik_iova_flush_cpu(d, cpu);
+	for (cls = 0; cls < d->rc_classes; cls++) {
+		struct _ik_iova_depot *dep = &d->rc_depot[cls];
+		mag_t *m, *nx;
+
+		ik_lock(&dep->lock);
+		m = dep->head;
+		dep->head = NULL;
+		dep->n = 0;
+		ik_unlock(&dep->lock);
+		for (; m; m = nx) {
+			nx = m->next;
+			mag_drain(d, m, cls);
+			mag_free(d, m);
+		}
+	}
+}
+
+void _ik_iova_rcache_lock_all(struct ik_iova_domain *d)
+{
+	unsigned i, n = d->rc_classes * d->rc_ncpus;
+
+	for (i = 0; i < n; i++)
+		ik_lock(&d->rc_cpu[i].lock);
+	for (i = 0; i < d->rc_classes; i++)
+		ik_lock(&d->rc_depot[i].lock);
+}
+
+void _ik_iova_rcache_unlock_all(struct ik_iova_domain *d)
+{
+	unsigned i, n = d->rc_classes * d->rc_ncpus;
+
+	for (i = d->rc_classes; i-- > 0;)
+		ik_unlock(&d->rc_depot[i].lock);
+	for (i = n; i-- > 0;)
+		ik_unlock(&d->rc_cpu[i].lock);
+}
+
+/* Visit every cached pfn with its class; every lock is held. */
+static int visit_cached(struct ik_iova_domain *d, int (*fn)(void *ctx, ik_u64 pfn, unsigned cls),
+			void *ctx)
+{
+	unsigned cls, cpu;
+	ik_u32 i;
+	int r;
+
+	for (cls = 0; cls < d->rc_classes; cls++) {
+		mag_t *m;
+
+		for (cpu = 0; cpu < d->rc_ncpus; cpu++) {
+			struct _ik_iova_cpu *c = slot(d, cls, cpu);
+			mag_t *mm[2];
+			unsigned k;
+
+			mm[0] = c->loaded;
+			mm[1] = c->prev;
+			for (k = 0; k < 2; k++)
+				for (i = 0; mm[k] && i < mm[k]->n; i++)
+					if ((r = fn(ctx, mm[k]->pfn[i], cls)))
+						return r;
+		}
+		for (m = d->rc_depot[cls].head; m; m = m->next)
+			for (i = 0; i < m->n; i++)
+				if ((r = fn(ctx, m->pfn[i], cls)))
+					return r;
+	}
+	return 0;
+}
+
+struct count_ctx {
+	ik_u64 ranges, pages;
+};
+
+static int count_one(void *ctx, ik_u64 pfn, unsigned cls)
+{
+	struct count_ctx *cc = (struct count_ctx *)ctx;
+
+	(void)pfn;
+	cc->ranges++;
+	cc->pages += (ik_u64)1 << cls;
+	return 0;
+}
+
+void _ik_iova_rcache_count(struct ik_iova_domain *d, ik_u64 *ranges, ik_u64 *pages)
+{
+	struct count_ctx cc = { 0, 0 };
+
+	_ik_iova_rcache_lock_all(d);
+	(void)visit_cached(d, count_one, &cc);
+	_ik_iova_rcache_unlock_all(d);
+	*ranges = cc.ranges;
+	*pages = cc.pages;
+}
+
+struct user_ctx {
+	int (*fn)(void *ctx, ik_u64 pfn, ik_u64 pages);
+	void *ctx;
+};
+
+static int user_one(void *ctx, ik_u64 pfn, unsigned cls)
+{
+	struct user_ctx *u = (struct user_ctx *)ctx;
+
+	return u->fn(u->ctx, pfn, (ik_u64)1 << cls);
+}
+
+int ik_iova_for_each_cached(struct ik_iova_domain *d,
+			    int (*fn)(void *ctx, ik_u64 pfn, ik_u64 pages), void *ctx)
+{
+	struct user_ctx u;
+	int r;
+
+	u.fn = fn;
+	u.ctx = ctx;
+	_ik_iova_rcache_lock_all(d);
+	r = visit_cached(d, user_one, &u);
+	_ik_iova_rcache_unlock_all(d);
+	return r;
+}
+
+/* ---- checker ---- */
+
+struct check_ctx {
+	struct ik_iova_domain *d;
+	ik_u64 *pfns;
+	ik_u64 n, cap;
+};
+
+static int check_one(void *ctx, ik_u64 pfn, unsigned cls)
+{
+	struct check_ctx *cc = (struct check_ctx *)ctx;
+	struct _ik_iova_node *x;
+	ik_u64 hi, pages = (ik_u64)1 << cls;
+
+	x = _ik_iova_lookup_start(cc->d, pfn, &hi);
+	if (!x || _ik_iova_node_reserved(x) || hi - pfn + 1 != pages || (pfn & (pages - 1)))
+		return IK_IOVA_CHECK_CACHE;
+	if (cc->n < cc->cap)
+		cc->pfns[cc->n++] = pfn;
+	return 0;
+}
+
+static void sift_down(ik_u64 *a, ik_u64 i, ik_u64 n)
+{
+	for (;;) {
+		ik_u64 l = 2 * i + 1, big = i, t;
+
+		if (l < n && a[l] > a[big])
+			big = l;
+		if (l + 1 < n && a[l + 1] > a[big])
+			big = l + 1;
+		if (big == i)
+			return;
+		t = a[i];
+		a[i] = a[big];
+		a[big] = t;
+		i = big;
+	}
+}
+
+static void heap_sort(ik_u64 *a, ik_u64 n)
+{
+	ik_u64 i, t;
+
+	for (i = n / 2; i-- > 0;)
+		sift_down(a, i, n);
+	for (i = n; i-- > 1;) {
+		t = a[0];
+		a[0] = a[i];
+		a[i] = t;
+		sift_down(a, 0, i);
+	}
+}
+
+int _ik_iova_rcache_check(struct ik_iova_domain *d)
+{
+	struct count_ctx cc = { 0, 0 };
+	struct check_ctx ck;
+	unsigned cls, i, n = d->rc_classes * d->rc_ncpus;
+	int err;
+
+	if (!d->rc_classes)
+		return 0;
+	for (i = 0; i < n; i++)
+		if ((d->rc_cpu[i].loaded && d->rc_cpu[i].loaded->n > IK_IOVA_MAG_SIZE) ||
+		    (d->rc_cpu[i].prev && d->rc_cpu[i].prev->n > IK_IOVA_MAG_SIZE))
+			return IK_IOVA_CHECK_MAGAZINE;
+	for (cls = 0; cls < d->rc_classes; cls++) {
+		mag_t *m;
+		unsigned k = 0;
+
+		for (m = d->rc_depot[cls].head; m; m = m->next, k++)
+			if (m->n > IK_IOVA_MAG_SIZE || k >= d->depot_max)
+				return IK_IOVA_CHECK_MAGAZINE;
+		if (k != d->rc_depot[cls].n)
+			return IK_IOVA_CHECK_MAGAZINE;
+	}
+	(void)visit_cached(d, count_one, &cc);
+	if (!cc.ranges)
+		return 0;
+	ck.d = d;
+	ck.n = 0;
+	ck.cap = cc.ranges;
+	ck.pfns = (ik_u64 *)ik_alloc(d->alloc, cc.ranges * sizeof(ik_u64), sizeof(ik_u64));
+	if (!ck.pfns)
+		return -ENOMEM;
+	err = visit_cached(d, check_one, &ck);
+	if (!err) {
+		ik_u64 j;
+
+		heap_sort(ck.pfns, ck.n);
+		for (j = 1; j < ck.n; j++)
+			if (ck.pfns[j] == ck.pfns[j - 1])
+				err = IK_IOVA_CHECK_CACHE_DUP;
+	}
+	ik_free(d->alloc, ck.pfns, cc.ranges * sizeof(ik_u64));
+	return err;
+}

@@ -1,0 +1,601 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * src/pgtable.c - the format-independent half of the page-table engine:
+ * the format registry, table-page allocation and the freed-table cache,
+ * argument checks, gathers, and the walker's range dump.  The per-entry work
+ * lives in src/pgtable_tmpl.h, instantiated by each format.
+ */
+#include "pgtable_internal.h"
+
+/* ---- registry ---- */
+
+#define IK_PT_FORMAT(e, sym) extern const struct _ik_pt_ops sym;
+#include "pgtable_formats.h"
+#undef IK_PT_FORMAT
+
+static const struct _ik_pt_ops *const ik_pt_formats[] = {
+#define IK_PT_FORMAT(e, sym) &sym,
+#include "pgtable_formats.h"
+#undef IK_PT_FORMAT
+};
+
+static const struct _ik_pt_ops *pt_ops(enum ik_pt_fmt fmt)
+{
+	ik_size i;
+
+	for (i = 0; i < IK_ARRAY_SIZE(ik_pt_formats); i++)
+		if (ik_pt_formats[i]->fmt == fmt)
+			return ik_pt_formats[i];
+	return NULL;
+}
+
+const char *ik_pt_fmt_name(enum ik_pt_fmt fmt)
+{
+	const struct _ik_pt_ops *o = pt_ops(fmt);
+
+	return o ? o->name : NULL;
+}
+
+static bool pt_streq(const char *a, const char *b)
+{
+	while (*a && *a == *b) {
+		a++;
+		b++;
+	}
+	return *a == *b;
+}
+
+enum ik_pt_fmt ik_pt_fmt_from_name(const char *name)
+{
+	ik_size i;
+
+	if (!name)
+		return IK_PT_FMT_NONE;
+	for (i = 0; i < IK_ARRAY_SIZE(ik_pt_formats); i++)
+		if (pt_streq(ik_pt_formats[i]->name, name))
+			return ik_pt_formats[i]->fmt;
+	return IK_PT_FMT_NONE;
+}
+
+int ik_pt_geometry_init(struct ik_pt_geometry *g, const struct ik_pgtable_cfg *cfg)
+{
+	const struct _ik_pt_ops *o;
+	int ret;
+
+	if (!g || !cfg)
+		return -EINVAL;
+	o = pt_ops(cfg->fmt);
+	if (!o)
+		return -EOPNOTSUPP;
+	ret = o->geometry(g, cfg);
+	if (ret)
+		return ret;
+	IK_ASSERT(g->nlevels >= 1 && g->nlevels <= IK_PT_MAX_LEVELS);
+	return 0;
+}
+
+/* ---- table pages ---- */
+
+static ik_size pt_book_bytes(ik_u32 nent, bool upper)
+{
+	return sizeof(struct _ik_pt_tbl) + (upper ? (ik_size)nent * sizeof(struct _ik_pt_tbl *) : 0);
+}
+
+/* Bytes of a table page: the root's, or the granule-sized one of any other. */
+static ik_size pt_tbl_bytes(const struct ik_pgtable *pt, bool root)
+{
+	return root ? (ik_size)pt->geom.root_size : (ik_size)8u << pt->geom.bits;
+}
+
+/* Allocate the root, or a non-root table with (upper) or without a child
+ * array. */
+static struct _ik_pt_tbl *pt_tbl_alloc(struct ik_pgtable *pt, bool root, bool upper)
+{
+	ik_u32 nent = 1u << (root ? pt->geom.top_bits : pt->geom.bits);
+	ik_size bytes = pt_tbl_bytes(pt, root);
+	struct _ik_pt_tbl *t;
+
+	t = (struct _ik_pt_tbl *)ik_alloc(pt->cfg.allocator, pt_book_bytes(nent, upper), 16);
+	if (!t)
+		return NULL;
+	IK_ENV_MEMSET(t, 0, pt_book_bytes(nent, upper));
+	t->child = upper ? (struct _ik_pt_tbl **)(void *)(t + 1) : NULL;
+	t->nent = nent;
+	t->flags = root ? _IK_PT_TBL_ROOT : 0;
+	if (pt->hooks.alloc_table) {
+		ik_u64 iommu = 0;
+
+		t->cpu = (ik_u64 *)pt->hooks.alloc_table(pt->cfg.cookie, bytes, &iommu);
+		t->iommu = iommu;
+		if (t->cpu && ((iommu & (bytes - 1)) || (pt->geom.oas < 64 && (iommu >> pt->geom.oas)))) {
+			/* A hook bug: refuse the page rather than corrupt tables. */
+			pt->hooks.free_table(pt->cfg.cookie, t->cpu, iommu, bytes);
+			t->cpu = NULL;
+		}
+	} else if (bytes <= 4096) {
+		t->cpu = (ik_u64 *)ik_alloc(pt->cfg.allocator, bytes, bytes);
+		t->iommu = (ik_u64)(ik_uptr)t->cpu;
+	} else {
+		/* The env promises alignment up to 4096 only: over-allocate. */
+		t->raw = ik_alloc(pt->cfg.allocator, bytes * 2, 4096);
+		if (t->raw) {
+			ik_uptr a = ((ik_uptr)t->raw + bytes - 1) & ~(ik_uptr)(bytes - 1);
+
+			t->cpu = (ik_u64 *)(void *)a;
+			t->iommu = (ik_u64)a;
+		}
+	}
+	if (!t->cpu) {
+		ik_free(pt->cfg.allocator, t, pt_book_bytes(nent, upper));
+		return NULL;
+	}
+	ik_atomic_fetch_add(&pt->st_tables_alloc, 1, IK_MO_RELAXED);
+	ik_atomic_fetch_add(&pt->st_tables_live, 1, IK_MO_RELAXED);
+	return t;
+}
+
+void _ik_pt_tbl_release(struct ik_pgtable *pt, struct _ik_pt_tbl *t)
+{
+	ik_size bytes = pt_tbl_bytes(pt, (t->flags & _IK_PT_TBL_ROOT) != 0);
+
+	if (pt->hooks.alloc_table)
+		pt->hooks.free_table(pt->cfg.cookie, t->cpu, t->iommu, bytes);
+	else if (t->raw)
+		ik_free(pt->cfg.allocator, t->raw, bytes * 2);
+	else
+		ik_free(pt->cfg.allocator, t->cpu, bytes);
+	ik_free(pt->cfg.allocator, t, pt_book_bytes(t->nent, t->child != NULL));
+	ik_atomic_fetch_add(&pt->st_tables_freed, 1, IK_MO_RELAXED);
+	ik_atomic_fetch_sub(&pt->st_tables_live, 1, IK_MO_RELAXED);
+}
+
+struct _ik_pt_tbl *_ik_pt_tbl_get(struct ik_pgtable *pt, unsigned level)
+{
+	struct _ik_pt_tbl *t;
+	bool upper = level > 0;
+
+	ik_lock(&pt->cache_lock);
+	t = upper ? pt->cache_upper : pt->cache_leaf;
+	if (t) {
+		if (upper) {
+			pt->cache_upper = t->next;
+			pt->cache_n_upper--;
+		} else {
+			pt->cache_leaf = t->next;
+			pt->cache_n_leaf--;
+		}
+	}
+	ik_unlock(&pt->cache_lock);
+	if (t) {
+		ik_atomic_fetch_add(&pt->st_cache_hits, 1, IK_MO_RELAXED);
+		t->level = level;
+		t->next = NULL;
+		return t;
+	}
+	/* Non-root tables are all the same size; level only decides whether a
+	 * child array comes with the page. */
+	t = pt_tbl_alloc(pt, false, upper);
+	if (t)
+		t->level = level;
+	return t;
+}
+
+void _ik_pt_tbl_put(struct ik_pgtable *pt, struct _ik_pt_tbl *t)
+{
+	bool upper = t->child != NULL;
+
+	if (upper)
+		IK_ENV_MEMSET(t->child, 0, (ik_size)t->nent * sizeof(*t->child));
+	ik_lock(&pt->cache_lock);
+	if (upper && pt->cache_n_upper < IK_PT_CACHE_MAX) {
+		t->next = pt->cache_upper;
+		pt->cache_upper = t;
+		pt->cache_n_upper++;
+		t = NULL;
+	} else if (!upper && pt->cache_n_leaf < IK_PT_CACHE_MAX) {
+		t->next = pt->cache_leaf;
+		pt->cache_leaf = t;
+		pt->cache_n_leaf++;
+		t = NULL;
+	}
+	ik_unlock(&pt->cache_lock);
+	if (t)
+		_ik_pt_tbl_release(pt, t);
+}
+
+int _ik_pt_pool_fill(struct ik_pgtable *pt, struct _ik_pt_pool *pool, ik_u64 upper, ik_u64 leaf)
+{
+	while (upper || leaf) {
+		unsigned lvl = upper ? 1u : 0u;
+		struct _ik_pt_tbl *t = _ik_pt_tbl_get(pt, lvl);
+
+		if (!t) {
+			_ik_pt_pool_drain(pt, pool);
+			return -ENOMEM;
+		}
+		if (lvl) {
+			t->next = pool->upper;
+			pool->upper = t;
+			upper--;
+		} else {
+			t->next = pool->leaf;
+			pool->leaf = t;
+			leaf--;
+		}
+	}
+	return 0;
+}
+
+void _ik_pt_pool_drain(struct ik_pgtable *pt, struct _ik_pt_pool *pool)
+{
+	struct _ik_pt_tbl *t;
+
+	while ((t = pool->upper) != NULL) {
+		pool->upper = t->next;
+		_ik_pt_tbl_put(pt, t);
+	}
+	while ((t = pool->leaf) != NULL) {
+		pool->leaf = t->next;
+		_ik_pt_tbl_put(pt, t);
+	}
+}
+
+void ik_pgtable_drain_cache(struct ik_pgtable *pt)
+{
+	struct _ik_pt_tbl *list[2], *t;
+	int i;
+
+	ik_lock(&pt->cache_lock);
+	list[0] = pt->cache_leaf;
+	list[1] = pt->cache_upper;
+	pt->cache_leaf = pt->cache_upper = NULL;
+	pt->cache_n_leaf = pt->cache_n_upper = 0;
+	ik_unlock(&pt->cache_lock);
+	for (i = 0; i < 2; i++) {
+		while ((t = list[i]) != NULL) {
+			list[i] = t->next;
+			_ik_pt_tbl_release(pt, t);
+		}
+	}
+}
+
+/* ---- lifecycle ---- */
+
+int ik_pgtable_create(const struct ik_pgtable_cfg *cfg, struct ik_pgtable **out)
+{
+	struct ik_pgtable *pt;
+	struct ik_pt_geometry g;
+	const struct _ik_pt_ops *o;
+	int ret;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	ret = ik_pt_geometry_init(&g, cfg);
+	if (ret)
+		return ret;
+	o = pt_ops(cfg->fmt);
+	if (cfg->hooks && !cfg->hooks->alloc_table != !cfg->hooks->free_table)
+		return -EINVAL;
+	pt = (struct ik_pgtable *)ik_alloc(cfg->allocator, sizeof(*pt), 64);
+	if (!pt)
+		return -ENOMEM;
+	IK_ENV_MEMSET(pt, 0, sizeof(*pt));
+	pt->geom = g;
+	pt->cfg = *cfg;
+	if (cfg->hooks)
+		pt->hooks = *cfg->hooks;
+	pt->ops = o;
+	ik_lock_init(&pt->cache_lock);
+	pt->root = pt_tbl_alloc(pt, true, g.nlevels > 1);
+	if (!pt->root) {
+		ik_lock_destroy(&pt->cache_lock);
+		ik_free(cfg->allocator, pt, sizeof(*pt));
+		return -ENOMEM;
+	}
+	pt->root->level = g.nlevels - 1u;
+	IK_ENV_MEMSET(pt->root->cpu, 0, (ik_size)g.root_size);
+	if (!cfg->coherent && pt->hooks.clean)
+		pt->hooks.clean(cfg->cookie, pt->root->cpu, pt->root->iommu, (ik_size)g.root_size);
+	*out = pt;
+	return 0;
+}
+
+static void pt_free_subtree(struct ik_pgtable *pt, struct _ik_pt_tbl *t)
+{
+	ik_u32 i;
+
+	if (t->child) {
+		for (i = 0; i < t->nent; i++)
+			if (t->child[i])
+				pt_free_subtree(pt, t->child[i]);
+	}
+	_ik_pt_tbl_release(pt, t);
+}
+
+void ik_pgtable_destroy(struct ik_pgtable *pt)
+{
+	if (!pt)
+		return;
+	pt_free_subtree(pt, pt->root);
+	ik_pgtable_drain_cache(pt);
+	ik_lock_destroy(&pt->cache_lock);
+	ik_free(pt->cfg.allocator, pt, sizeof(*pt));
+}
+
+void ik_pgtable_get_info(const struct ik_pgtable *pt, struct ik_pgtable_info *info)
+{
+	info->geom = pt->geom;
+	info->root_iommu = pt->root->iommu;
+	info->root_cpu = pt->root->cpu;
+}
+
+void ik_pgtable_get_stats(const struct ik_pgtable *pt, struct ik_pgtable_stats *st)
+{
+	struct ik_pgtable *p = (struct ik_pgtable *)(ik_uptr)pt;
+
+	st->tables_alloc = ik_load_relaxed(&p->st_tables_alloc);
+	st->tables_freed = ik_load_relaxed(&p->st_tables_freed);
+	st->tables_live = ik_load_relaxed(&p->st_tables_live);
+	st->cache_hits = ik_load_relaxed(&p->st_cache_hits);
+	st->cas_lost = ik_load_relaxed(&p->st_cas_lost);
+	st->splits = ik_load_relaxed(&p->st_splits);
+	ik_lock(&p->cache_lock);
+	st->cache_pages = (ik_u64)p->cache_n_leaf + p->cache_n_upper;
+	ik_unlock(&p->cache_lock);
+}
+
+/* ---- argument checks ---- */
+
+int _ik_pt_check_prot(unsigned prot)
+{
+	if (prot & ~IK_PROT_ALL)
+		return -EINVAL;
+	if (!(prot & (IK_PROT_READ | IK_PROT_WRITE)))
+		return -EINVAL;
+	if ((prot & IK_PROT_CACHE) && (prot & IK_PROT_MMIO))
+		return -EINVAL;
+	return 0;
+}
+
+/* [start, start + len) is non-empty, does not wrap, and fits `bits`. */
+static bool pt_range_ok(ik_u64 start, ik_u64 len, ik_u32 bits)
+{
+	if (len == 0 || start + len < start)
+		return false;
+	if (bits >= 64)
+		return true;
+	return start + len - 1 < (1ull << bits);
+}
+
+int ik_pgtable_map_pages(struct ik_pgtable *pt, ik_u64 iova, ik_u64 paddr, ik_u64 pgsize,
+			 ik_u64 pgcount, unsigned prot)
+{
+	const struct ik_pt_geometry *g = &pt->geom;
+	struct ik_seg seg;
+
+	if (_ik_pt_check_prot(prot))
+		return -EINVAL;
+	if (!IK_IS_POW2(pgsize) || !(g->pgsize_bitmap & pgsize) || pgcount == 0)
+		return -EINVAL;
+	if ((iova | paddr) & (pgsize - 1))
+		return -EINVAL;
+	if (pgcount > IK_U64_MAX / pgsize)
+		return -EINVAL;
+	seg.paddr = paddr;
+	seg.len = pgsize * pgcount;
+	if (!pt_range_ok(iova, seg.len, g->ias) || !pt_range_ok(paddr, seg.len, g->oas))
+		return -EINVAL;
+	return pt->ops->map(pt, iova, &seg, 1, pgsize, prot);
+}
+
+int ik_pgtable_map(struct ik_pgtable *pt, ik_u64 iova, ik_u64 paddr, ik_u64 size, unsigned prot)
+{
+	const struct ik_pt_geometry *g = &pt->geom;
+	ik_u64 gmask = (1ull << g->lg2_granule) - 1;
+	struct ik_seg seg;
+
+	if (_ik_pt_check_prot(prot))
+		return -EINVAL;
+	if ((iova | paddr | size) & gmask)
+		return -EINVAL;
+	if (!pt_range_ok(iova, size, g->ias) || !pt_range_ok(paddr, size, g->oas))
+		return -EINVAL;
+	seg.paddr = paddr;
+	seg.len = size;
+	return pt->ops->map(pt, iova, &seg, 1, 0, prot);
+}
+
+int ik_pgtable_map_sg(struct ik_pgtable *pt, ik_u64 iova, const struct ik_seg *segs, ik_size n,
+		      unsigned prot, ik_u64 *mapped)
+{
+	const struct ik_pt_geometry *g = &pt->geom;
+	ik_u64 gmask = (1ull << g->lg2_granule) - 1, total = 0;
+	ik_size i;
+	int ret;
+
+	if (mapped)
+		*mapped = 0;
+	if (_ik_pt_check_prot(prot) || !segs || n == 0 || (iova & gmask))
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		if ((segs[i].paddr | segs[i].len) & gmask)
+			return -EINVAL;
+		if (!pt_range_ok(segs[i].paddr, segs[i].len, g->oas))
+			return -EINVAL;
+		if (total + segs[i].len < total)
+			return -EINVAL;
+		total += segs[i].len;
+	}
+	if (!pt_range_ok(iova, total, g->ias))
+		return -EINVAL;
+	ret = pt->ops->map(pt, iova, segs, n, 0, prot);
+	if (!ret && mapped)
+		*mapped = total;
+	return ret;
+}
+
+ik_s64 ik_pgtable_unmap(struct ik_pgtable *pt, ik_u64 iova, ik_u64 size, struct ik_gather *gather)
+{
+	const struct ik_pt_geometry *g = &pt->geom;
+	ik_u64 gmask = (1ull << g->lg2_granule) - 1;
+
+	if (!gather || ((iova | size) & gmask) || !pt_range_ok(iova, size, g->ias))
+		return -EINVAL;
+	if (gather->tables && gather->pt != pt)
+		return -EINVAL;
+	return pt->ops->unmap(pt, iova, size, gather);
+}
+
+void ik_pgtable_gather_sync(struct ik_pgtable *pt, struct ik_gather *gather)
+{
+	struct _ik_pt_tbl *t;
+
+	if (!gather)
+		return;
+	IK_ASSERT(!gather->tables || gather->pt == pt);
+	if (pt && pt->hooks.iotlb_sync)
+		pt->hooks.iotlb_sync(pt->cfg.cookie, gather);
+	while ((t = gather->tables) != NULL) {
+		gather->tables = t->next;
+		_ik_pt_tbl_put(pt, t);
+	}
+	ik_gather_init(gather);
+}
+
+void ik_pgtable_flush_all(struct ik_pgtable *pt)
+{
+	if (pt->hooks.flush_all)
+		pt->hooks.flush_all(pt->cfg.cookie);
+}
+
+int ik_pgtable_iova_to_phys(const struct ik_pgtable *pt, ik_u64 iova, ik_u64 *paddr, ik_u64 *pgsize)
+{
+	if (!paddr)
+		return -EINVAL;
+	if (pt->geom.ias < 64 && (iova >> pt->geom.ias))
+		return -EINVAL;
+	return pt->ops->iova_to_phys(pt, iova, paddr, pgsize);
+}
+
+ik_s64 ik_pgtable_read_and_clear_dirty(struct ik_pgtable *pt, ik_u64 iova, ik_u64 size,
+				       unsigned flags, ik_u64 *bitmap, unsigned lg2_page,
+				       struct ik_gather *gather)
+{
+	const struct ik_pt_geometry *g = &pt->geom;
+
+	if (!pt->ops->dirty || !(g->quirks & IK_PT_QUIRK_DIRTY))
+		return -EOPNOTSUPP;
+	if (!bitmap || flags & ~IK_DIRTY_NO_CLEAR || lg2_page < g->lg2_granule || lg2_page > 63)
+		return -EINVAL;
+	if (((iova | size) & ((1ull << lg2_page) - 1)) || !pt_range_ok(iova, size, g->ias))
+		return -EINVAL;
+	if (gather && gather->tables && gather->pt != pt)
+		return -EINVAL;
+	return pt->ops->dirty(pt, iova, size, flags, bitmap, lg2_page, gather);
+}
+
+int ik_pgtable_dump(const struct ik_pgtable *pt, ik_u64 iova, ik_u64 size, ik_pt_range_fn fn,
+		    void *ctx)
+{
+	if (!fn || !pt_range_ok(iova, size, pt->geom.ias))
+		return -EINVAL;
+	return pt->ops->dump(pt, iova, size, fn, ctx);
+}
+
+/* ---- walker ---- */
+
+int ik_pt_walker_init(struct ik_pt_walker *w, const struct ik_pgtable_cfg *cfg, ik_u64 root)
+{
+	int ret;
+
+	if (!w)
+		return -EINVAL;
+	ret = ik_pt_geometry_init(&w->geom, cfg);
+	if (ret)
+		return ret;
+	if (root & (w->geom.root_size - 1))
+		return -EINVAL;
+	w->root = root;
+	return 0;
+}
+
+void ik_pgtable_walker(const struct ik_pgtable *pt, struct ik_pt_walker *w)
+{
+	w->geom = pt->geom;
+	w->root = pt->root->iommu;
+}
+
+int ik_pt_walk(const struct ik_pt_walker *w, const struct ik_pt_mem *mem, ik_u64 iova,
+	       unsigned access, struct ik_pt_walk_result *res)
+{
+	const struct _ik_pt_ops *o;
+
+	if (!w || !mem || !mem->read64 || !res)
+		return -EINVAL;
+	o = pt_ops(w->geom.fmt);
+	if (!o || w->geom.nlevels < 1 || w->geom.nlevels > IK_PT_MAX_LEVELS)
+		return -EINVAL;
+	return o->walk(w, mem, iova, access, res);
+}
+
+int ik_pt_walker_dump(const struct ik_pt_walker *w, const struct ik_pt_mem *mem, ik_u64 iova,
+		      ik_u64 size, ik_pt_range_fn fn, void *ctx)
+{
+	const struct ik_pt_geometry *g;
+	struct ik_pt_range cur;
+	bool have = false;
+	ik_u64 a, end;
+	int ret;
+
+	if (!w || !fn || !pt_range_ok(iova, size, w->geom.ias))
+		return -EINVAL;
+	g = &w->geom;
+	a = iova;
+	end = iova + size;	/* no wrap: inside ias */
+	while (a < end) {
+		struct ik_pt_walk_result r;
+		ik_u64 next;
+
+		ret = ik_pt_walk(w, mem, a, 0, &r);
+		if (ret)
+			return ret;
+		if (r.fault == IK_PT_FAULT_EXTERNAL)
+			return -EIO;
+		if (r.fault == IK_PT_FAULT_NONE || r.fault == IK_PT_FAULT_ACCESS_FLAG) {
+			ik_u64 lend = (a & ~(r.pgsize - 1)) + r.pgsize;
+			ik_u64 len = (lend < end ? lend : end) - a;
+
+			if (have && cur.iova + cur.size == a && cur.oa + cur.size == r.oa &&
+			    cur.prot == r.prot && cur.attr == r.attr) {
+				cur.size += len;
+				if (r.pgsize < cur.pgsize)
+					cur.pgsize = r.pgsize;
+			} else {
+				if (have) {
+					ret = fn(ctx, &cur);
+					if (ret)
+						return ret;
+				}
+				cur.iova = a;
+				cur.oa = r.oa;
+				cur.size = len;
+				cur.pgsize = r.pgsize;
+				cur.prot = r.prot;
+				cur.attr = r.attr;
+				have = true;
+			}
+			next = lend;
+		} else {
+			ik_u64 span = 1ull << (g->lg2_granule + r.level * g->bits);
+
+			next = (a & ~(span - 1)) + span;
+		}
+		if (next <= a)	/* wrapped past the top */
+			break;
+		a = next;
+	}
+	if (have)
+		return fn(ctx, &cur);
+	return 0;
+}

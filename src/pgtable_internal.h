@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * src/pgtable_internal.h - the page-table engine's internals and the FORMAT
+ * CONTRACT.  Not API: nothing here is installed.
+ *
+ * ===================================================================
+ * How to add a page-table format (the format contract)
+ * ===================================================================
+ *
+ * A format is one header plus one small source file:
+ *
+ *   src/fmt_NAME.h     static inline encoders/decoders listed below (shared
+ *                      by the variants of a family, e.g. LPAE stage 1 and 2);
+ *   src/pgtable_NAME.c a few lines:
+ *
+ *       #include "pgtable_internal.h"
+ *       #define IKPT_FMT        IK_PT_LPAE_S1     // enum ik_pt_fmt value
+ *       #define IKPT_OPS        _ik_pt_ops_lpae_s1 // symbol to define
+ *       #define IKPT_NAME       "lpae-s1"          // short name (CLI, JSON)
+ *       #define IKPT_HAS_DIRTY  1                  // fmt_leaf_dirty/mkclean exist
+ *       #include "fmt_lpae.h"                      // the fmt_* functions
+ *       #include "pgtable_tmpl.h"                  // instantiates the engine
+ *
+ * then one line in src/pgtable_formats.h (IK_PT_FORMAT(enum, ops symbol)),
+ * the .c in Makefile.am's pgtable block, a row in the test suite's format
+ * table (tests/test_pgtable.c) and in the benchmark's (bench_map.c).  Public
+ * bit definitions and register helpers of the format go in
+ * include/iommukit/fmt/NAME.h.
+ *
+ * The engine template (src/pgtable_tmpl.h) calls the functions below by
+ * these exact names; they are `static inline` in the format header, so every
+ * per-entry operation is inlined: no function pointer per PTE.  The runtime
+ * format value selects the instantiated `struct _ik_pt_ops` once per request.
+ *
+ * Conventions the engine relies on:
+ *   - An entry is 64 bits.  The value 0 is the empty entry, always; the
+ *     engine writes only 0, a table entry from fmt_mk_table() or a leaf from
+ *     fmt_mk_leaf(); any non-zero entry it finds is a table (fmt_is_table) or
+ *     else a leaf.
+ *   - Levels count from the leaves: level 0 tables map granule pages; an
+ *     entry at level L spans 2^(lg2_granule + L * bits).  The root is level
+ *     nlevels - 1 and has 2^top_bits entries (concatenated roots are one table
+ *     of 2^top_bits entries in contiguous memory).  Non-root tables have
+ *     2^bits entries and take 8 << bits bytes (one granule).
+ *   - "attrs" is a format-defined, level-independent encoding of everything in
+ *     a leaf except its output address and its page/block type bits.  The
+ *     engine computes it once per request (fmt_prot_attrs) or reads it back
+ *     from a leaf (fmt_leaf_attrs, to split a block) and passes it to
+ *     fmt_mk_leaf for each entry.
+ *   - `g` is the geometry fmt_geometry() filled; formats may read any of its
+ *     fields (quirks, fmt_flags, oas, ...) at run time.
+ *
+ * The functions (g: const struct ik_pt_geometry *; pte, attrs, oa: ik_u64;
+ * lvl: unsigned engine level):
+ *
+ *   int fmt_geometry(struct ik_pt_geometry *g, const struct ik_pgtable_cfg *cfg)
+ *       Validate cfg (ias, oas, granule = lowest bit of pgsize_bitmap, page
+ *       sizes, quirks, fmt_flags) and fill every field of *g: fmt, ias, oas,
+ *       quirks, fmt_flags, nlevels, lg2_granule, bits, top_bits, leaf_levels,
+ *       pgsize_bitmap (the supported subset of cfg's, granule included),
+ *       root_size (>= 64), hw_start_level, concat.  -EINVAL if unsupported.
+ *       nlevels must not exceed IK_PT_MAX_LEVELS.
+ *   bool fmt_is_table(g, pte, lvl)
+ *       pte != 0: does it point to a next-level table?  (Never at level 0.)
+ *   bool fmt_is_valid(g, pte, lvl)
+ *       Does the hardware treat pte as a valid entry (table or leaf) at this
+ *       level?  Used by the walker only; the engine's own entries are always
+ *       valid.
+ *   ik_u64 fmt_table_addr(g, pte, lvl)
+ *       IOMMU address of the next table.  Return every address bit the entry
+ *       can hold (not masked to oas): the walker reports ADDR_SIZE if it is
+ *       beyond oas.
+ *   ik_u64 fmt_leaf_addr(g, pte, lvl)
+ *       Output address of the leaf's first byte (likewise unmasked).
+ *   ik_u64 fmt_mk_table(g, ik_u64 table_iommu, lvl)
+ *       A table entry at level lvl pointing to a table (of level lvl - 1) at
+ *       IOMMU address table_iommu, with no hierarchical restriction.
+ *   int fmt_prot_attrs(g, unsigned prot, ik_u64 *attrs)
+ *       Encode IK_PROT_* (already checked by the engine: READ or WRITE set,
+ *       no unknown bits, not CACHE|MMIO) into attrs.  With IK_PT_QUIRK_DIRTY,
+ *       a writable mapping starts writable-clean.  -EINVAL if the format
+ *       cannot express prot.
+ *   ik_u64 fmt_mk_leaf(g, attrs, oa, lvl)
+ *       A leaf at level lvl (lvl in leaf_levels) for output address oa
+ *       (aligned to the level's size).  The per-PTE hot path: keep it to a few
+ *       ORs.  It must be linear in oa: fmt_mk_leaf(g, attrs, oa + d, lvl) ==
+ *       fmt_mk_leaf(g, attrs, oa, lvl) + d for any multiple d of the level's
+ *       size that keeps oa + d below 2^oas (the address field is one run of
+ *       bits that no attribute overlaps); the engine fills runs by adding.
+ *   ik_u64 fmt_leaf_attrs(g, pte, lvl)
+ *       attrs such that fmt_mk_leaf(g, attrs, fmt_leaf_addr(g, pte, lvl), lvl)
+ *       == pte, and such that a leaf made at another level from them has the
+ *       same permissions, attributes and dirty state.
+ *
+ *   Hardware view (walker):
+ *   struct fmt_walk_state
+ *       Whatever the format accumulates across table entries (ARM APTable /
+ *       XNTable / PXNTable, x86 R/W, U/S, XD of upper levels).
+ *   void fmt_walk_init(g, struct fmt_walk_state *st)
+ *   enum ik_pt_fault fmt_walk_table(g, struct fmt_walk_state *st, pte, lvl)
+ *       A valid table entry was read: accumulate its restrictions; a fault
+ *       (e.g. reserved bits) or IK_PT_FAULT_NONE.
+ *   enum ik_pt_fault fmt_walk_leaf(g, const struct fmt_walk_state *st, pte,
+ *                                  lvl, unsigned access,
+ *                                  struct ik_pt_walk_result *res,
+ *                                  ik_u64 *hw_new)
+ *       A valid leaf was read.  Fill res->prot (after hierarchical limits),
+ *       res->attr, res->dirty; check `access` (IK_ACCESS_*; 0: no check) and
+ *       return IK_PT_FAULT_PERMISSION / _ACCESS_FLAG / _NONE.  Set *hw_new to
+ *       the value the hardware would write back for this access (access flag,
+ *       dirty state), or to pte if none.  The generic walker does the
+ *       address-size checks, the offsets, and the update through mem->cas64.
+ *
+ *   Dirty tracking (only if IKPT_HAS_DIRTY is 1):
+ *   bool fmt_leaf_dirty(g, pte, lvl)     written by the device since clean?
+ *   ik_u64 fmt_leaf_mkclean(g, pte, lvl) pte made writable-clean again.
+ *
+ * Optional macros (defaults in pgtable_tmpl.h):
+ *   IKPT_HAS_DIRTY   0
+ *
+ * Names: the template's own functions and macros start with pt_ / PT_ /
+ * IKPT_; a format header must not use those prefixes (use fmt_ and its own
+ * family prefix, e.g. lpae_, vtd_).
+ *
+ * The engine never looks at format bits itself; if a format needs a new
+ * capability, add it here (with a default) rather than special-casing the
+ * engine.
+ * ===================================================================
+ */
+#ifndef IK_PGTABLE_INTERNAL_H
+#define IK_PGTABLE_INTERNAL_H
+
+#include <iommukit/pgtable.h>
+#include <iommukit/atomic.h>
+#include <iommukit/lock.h>
+
+/* The deepest table set any format builds (VT-d 5-level). */
+#define IK_PT_MAX_LEVELS 6
+
+/*
+ * struct _ik_pt_tbl - the engine's bookkeeping for one table page.
+ *
+ * The IOMMU sees only `cpu`'s contents.  `child[i]` mirrors entry i of a
+ * non-level-0 table: the bookkeeping of the table that entry points to (NULL
+ * when the entry is empty or a leaf).  It is how the engine gets from an
+ * entry to the CPU address of the next table without a phys-to-virt hook.
+ *
+ * Installing a child (map, split): the installer publishes child[i] with a
+ * CAS from NULL (C1), then stores the table entry with release (C2).  A
+ * reader loads the entry with acquire (pairs with C2); if it is a table,
+ * child[i] is set (C1 happened before C2).  A CAS loser of C1 waits until
+ * the entry turns into a table entry, then uses the winner's table.
+ * Unlinking (unmap of the table's whole span): entry cleared (relaxed; the
+ * range is the unmapper's), then child[i] = NULL.
+ */
+struct _ik_pt_tbl {
+	ik_u64 *cpu;			/* entries (CPU address) */
+	ik_u64 iommu;			/* IOMMU address of the entries */
+	struct _ik_pt_tbl *next;	/* link: cache, pool, gather, free list */
+	struct _ik_pt_tbl **child;	/* NULL at level 0; else one per entry */
+	ik_u32 level;
+	ik_u32 nent;			/* entries */
+	ik_u32 nleaf;			/* leaf entries (relaxed atomic) */
+	ik_u32 flags;			/* _IK_PT_TBL_* */
+	ik_u64 stamp;			/* request that created it (relaxed) */
+	void *raw;			/* default allocation's base, if over-aligned */
+};
+#define _IK_PT_TBL_ROOT 0x1u
+
+struct _ik_pt_ops;
+
+/* The table set. */
+struct ik_pgtable {
+	struct ik_pt_geometry geom;
+	struct ik_pgtable_cfg cfg;
+	struct ik_pgtable_hooks hooks;	/* cfg->hooks with defaults filled in */
+	const struct _ik_pt_ops *ops;
+	struct _ik_pt_tbl *root;
+
+	/* freed-table cache: level-0 tables, and tables with a child array
+	 * (the page is the same size; the array stays with its page). */
+	ik_lock_t cache_lock;
+	struct _ik_pt_tbl *cache_leaf;
+	struct _ik_pt_tbl *cache_upper;
+	ik_u32 cache_n_leaf;
+	ik_u32 cache_n_upper;
+	ik_u64 seq;			/* request stamps (relaxed atomic) */
+
+	/* statistics (relaxed atomics) */
+	ik_u64 st_tables_alloc;
+	ik_u64 st_tables_freed;
+	ik_u64 st_tables_live;
+	ik_u64 st_cache_hits;
+	ik_u64 st_cas_lost;
+	ik_u64 st_splits;
+};
+
+/* Pages kept in the freed-table cache at most, per kind (level-0 tables
+ * and tables with a child array). */
+#define IK_PT_CACHE_MAX 16
+
+/*
+ * A request's pool of table pages, obtained before anything is written so
+ * that a request fails with -ENOMEM before it changes anything.  Unused pages
+ * go back to the cache at the end of the request.
+ */
+struct _ik_pt_pool {
+	struct _ik_pt_tbl *upper;	/* tables with a child array */
+	struct _ik_pt_tbl *leaf;	/* level-0 tables */
+};
+
+/* The per-format operations the template instantiates (one set per format). */
+struct _ik_pt_ops {
+	enum ik_pt_fmt fmt;
+	const char *name;
+	int (*geometry)(struct ik_pt_geometry *g, const struct ik_pgtable_cfg *cfg);
+	/* segs[0..n-1] back to back from iova; pgsize 0: choose per step. */
+	int (*map)(struct ik_pgtable *pt, ik_u64 iova, const struct ik_seg *segs, ik_size n,
+		   ik_u64 pgsize, unsigned prot);
+	ik_s64 (*unmap)(struct ik_pgtable *pt, ik_u64 iova, ik_u64 size, struct ik_gather *g);
+	int (*iova_to_phys)(const struct ik_pgtable *pt, ik_u64 iova, ik_u64 *pa, ik_u64 *pgsize);
+	ik_s64 (*dirty)(struct ik_pgtable *pt, ik_u64 iova, ik_u64 size, unsigned flags,
+			ik_u64 *bitmap, unsigned lg2_page, struct ik_gather *g);
+	int (*walk)(const struct ik_pt_walker *w, const struct ik_pt_mem *mem, ik_u64 iova,
+		    unsigned access, struct ik_pt_walk_result *res);
+	int (*dump)(const struct ik_pgtable *pt, ik_u64 iova, ik_u64 size, ik_pt_range_fn fn,
+		    void *ctx);
+};
+
+/* ---- engine services shared by every instantiation (src/pgtable.c) ---- */
+
+/* Table page + bookkeeping for `level`, from the cache or the hooks; entries
+ * NOT zeroed.  NULL on failure (nothing leaked). */
+struct _ik_pt_tbl *_ik_pt_tbl_get(struct ik_pgtable *pt, unsigned level);
+/* Return a table that was never visible (or whose gather was synced): to the
+ * cache, or freed.  Its child array must be all NULL. */
+void _ik_pt_tbl_put(struct ik_pgtable *pt, struct _ik_pt_tbl *t);
+/* Free a table and its bookkeeping for good (destroy, cache drain). */
+void _ik_pt_tbl_release(struct ik_pgtable *pt, struct _ik_pt_tbl *t);
+/* Fill the pool with `upper` tables with child arrays and `leaf` level-0
+ * tables; on failure returns -ENOMEM having emptied the pool. */
+int _ik_pt_pool_fill(struct ik_pgtable *pt, struct _ik_pt_pool *pool, ik_u64 upper, ik_u64 leaf);
+/* Return the pool's unused pages. */
+void _ik_pt_pool_drain(struct ik_pgtable *pt, struct _ik_pt_pool *pool);
+
+/* Generic argument checks. */
+int _ik_pt_check_prot(unsigned prot);
+
+#endif /* IK_PGTABLE_INTERNAL_H */

@@ -1,0 +1,1729 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * iova: the tree against a bitmap model (exact top-down placement), tiny
+ * spaces exhaustively, limit and alignment edges up to the top of a 64-bit
+ * space, every error with the domain unchanged, allocation failure at every
+ * allocation point of a long sequence, the range caches, and a multi-threaded
+ * stress with the checker at the end.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <iommukit/iova.h>
+#include "testlib.h"
+
+#if defined(__SANITIZE_THREAD__)
+#define UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UNDER_TSAN 1
+#endif
+#endif
+#ifndef UNDER_TSAN
+#define UNDER_TSAN 0
+#endif
+
+/* Single-threaded model runs: ThreadSanitizer slows every access down and
+ * finds nothing in them that the threaded test does not cover, so they run
+ * at 1/8 of their size there. */
+static long model_iters(long n)
+{
+	return ik_test_iters(UNDER_TSAN ? n / 8 : n);
+}
+
+#define CHECK_OK(d)                                                                       \
+	do {                                                                              \
+		int c_ = ik_iova_check(d);                                                \
+		IK_REQUIRE_MSG(c_ == 0, "%s:%d: ik_iova_check: %s", __FILE__, __LINE__,   \
+			       ik_iova_check_str(c_));                                    \
+	} while (0)
+
+static void cfg_init(struct ik_iova_config *c, uint64_t start, uint64_t end)
+{
+	memset(c, 0, sizeof(*c));
+	c->granule = 4096;
+	c->start_pfn = start;
+	c->end_pfn = end;
+}
+
+static void dom_init(struct ik_iova_domain *d, uint64_t start, uint64_t end, unsigned flags,
+		     const struct ik_allocator *a)
+{
+	struct ik_iova_config c;
+
+	cfg_init(&c, start, end);
+	c.flags = flags;
+	c.allocator = a;
+	ck_assert_int_eq(ik_iova_init(d, &c), 0);
+}
+
+/* Keep the test thread on one CPU (the first it may use) so that the rcache
+ * slot it uses is fixed; returns that CPU. */
+static unsigned pin_cpu0(void)
+{
+	cpu_set_t set;
+	unsigned cpu = 0;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+		while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &set))
+			cpu++;
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		if (sched_setaffinity(0, sizeof(set), &set) == 0)
+			return cpu % IK_ENV_NR_CPUS();
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- snapshot */
+
+/* A hash of everything observable: every range, every cached range, stats. */
+struct snap {
+	uint64_t h;
+	uint64_t n;
+};
+
+static void mixin(struct snap *s, uint64_t v)
+{
+	s->h = (s->h ^ v) * 0x100000001b3ull;
+	s->h ^= s->h >> 29;
+	s->n++;
+}
+
+static int snap_range(void *ctx, const struct ik_iova_range *r)
+{
+	mixin(ctx, r->lo);
+	mixin(ctx, r->hi);
+	mixin(ctx, r->reserved);
+	return 0;
+}
+
+struct cached_list {
+	uint64_t *pfn, *pages;
+	size_t n, cap;
+};
+
+static int collect_cached(void *ctx, ik_u64 pfn, ik_u64 pages)
+{
+	struct cached_list *l = ctx;
+
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 256;
+		l->pfn = realloc(l->pfn, l->cap * sizeof(*l->pfn));
+		l->pages = realloc(l->pages, l->cap * sizeof(*l->pages));
+	}
+	l->pfn[l->n] = pfn;
+	l->pages[l->n++] = pages;
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static struct snap snapshot(struct ik_iova_domain *d)
+{
+	struct snap s = { 0xcbf29ce484222325ull, 0 };
+	struct cached_list cl = { NULL, NULL, 0, 0 };
+	struct ik_iova_stats st;
+
+	ik_iova_for_each(d, snap_range, &s);
+	ik_iova_for_each_cached(d, collect_cached, &cl);
+	if (cl.n)
+		qsort(cl.pfn, cl.n, sizeof(uint64_t), cmp_u64);
+	for (size_t i = 0; i < cl.n; i++)
+		mixin(&s, cl.pfn[i]);
+	free(cl.pfn);
+	free(cl.pages);
+	ik_iova_stats(d, &st);
+	mixin(&s, st.ranges);
+	mixin(&s, st.pages);
+	mixin(&s, st.reserved_ranges);
+	mixin(&s, st.reserved_pages);
+	mixin(&s, st.largest_gap);
+	mixin(&s, st.cached_ranges);
+	mixin(&s, st.cached_pages);
+	return s;
+}
+
+#define SNAP_EQ(a, b) IK_REQUIRE((a).h == (b).h && (a).n == (b).n)
+
+/* ---------------------------------------------------------------- bitmap model */
+
+enum { FREE = 0, ALLOC = 1, RESV = 2 };
+
+struct model {
+	uint64_t start, end, size;
+	uint8_t *st;	   /* per pfn: FREE/ALLOC/RESV */
+	uint64_t *bits;	   /* 1 = occupied */
+	uint64_t *astart;  /* per pfn of an allocation: its first pfn */
+	uint64_t *alen;	   /* per first pfn (index): length */
+	uint64_t *live;	   /* allocation starts */
+	size_t nlive;
+	uint64_t ranges, pages, rranges, rpages;
+};
+
+static void model_init(struct model *m, uint64_t start, uint64_t end)
+{
+	m->start = start;
+	m->end = end;
+	m->size = end - start + 1;
+	m->st = calloc(m->size, 1);
+	m->bits = calloc((m->size + 63) / 64, 8);
+	m->astart = calloc(m->size, 8);
+	m->alen = calloc(m->size, 8);
+	m->live = calloc(m->size, 8);
+	m->nlive = 0;
+	m->ranges = m->pages = m->rranges = m->rpages = 0;
+}
+
+static void model_free(struct model *m)
+{
+	free(m->st);
+	free(m->bits);
+	free(m->astart);
+	free(m->alen);
+	free(m->live);
+}
+
+static void mset(struct model *m, uint64_t pfn, int v)
+{
+	uint64_t i = pfn - m->start;
+
+	m->st[i] = (uint8_t)v;
+	if (v)
+		m->bits[i / 64] |= 1ull << (i % 64);
+	else
+		m->bits[i / 64] &= ~(1ull << (i % 64));
+}
+
+/* Highest index <= i whose bit equals `occ`, or -1. */
+static int64_t mscan(const struct model *m, int64_t i, bool occ)
+{
+	while (i >= 0) {
+		uint64_t w = m->bits[i / 64];
+		unsigned b = (unsigned)(i % 64);
+
+		if (!occ)
+			w = ~w;
+		w &= (b == 63) ? ~0ull : ((1ull << (b + 1)) - 1);
+		if (w)
+			return (i / 64) * 64 + 63 - __builtin_clzll(w);
+		i = (i / 64) * 64 - 1;
+	}
+	return -1;
+}
+
+/* Where a top-down allocation must land, per the spec; false: -ENOSPC. */
+static bool model_place(const struct model *m, uint64_t n, bool aligned, uint64_t limit,
+			uint64_t *out)
+{
+	uint64_t align = 1;
+	int64_t pos;
+
+	if (aligned)
+		while (align < n)
+			align <<= 1;
+	if (limit > m->end)
+		limit = m->end;
+	pos = (int64_t)(limit - m->start);
+	while (pos >= 0) {
+		int64_t b = mscan(m, pos, false), a;
+		uint64_t ga, gb, s;
+
+		if (b < 0)
+			return false;
+		a = mscan(m, b, true) + 1;
+		ga = m->start + (uint64_t)a;
+		gb = m->start + (uint64_t)b;
+		if (gb - ga + 1 >= n) {
+			s = (gb - n + 1) & ~(align - 1);
+			if (s >= ga) {
+				*out = s;
+				return true;
+			}
+		}
+		pos = a - 1;
+	}
+	return false;
+}
+
+static void model_alloc(struct model *m, uint64_t s, uint64_t n)
+{
+	for (uint64_t k = 0; k < n; k++) {
+		uint64_t p = s + k;
+
+		IK_REQUIRE(m->st[p - m->start] == FREE);
+		mset(m, p, ALLOC);
+		m->astart[p - m->start] = s;
+	}
+	m->alen[s - m->start] = n;
+	m->live[m->nlive++] = s;
+	m->ranges++;
+	m->pages += n;
+}
+
+static void model_free_at(struct model *m, size_t li)
+{
+	uint64_t s = m->live[li], n = m->alen[s - m->start];
+
+	for (uint64_t k = 0; k < n; k++)
+		mset(m, s + k, FREE);
+	m->alen[s - m->start] = 0;
+	m->live[li] = m->live[--m->nlive];
+	m->ranges--;
+	m->pages -= n;
+}
+
+/* Expected result of reserve(lo, hi) on the model; applies it. */
+static int model_reserve(struct model *m, uint64_t lo, uint64_t hi)
+{
+	uint64_t p;
+
+	if (lo > hi || lo < m->start || hi > m->end)
+		return -EINVAL;
+	for (p = lo - m->start; p <= hi - m->start; p++)
+		if (m->st[p] == ALLOC)
+			return -EBUSY;
+	for (p = lo - m->start; p <= hi - m->start; p++)
+		mset(m, m->start + p, RESV);
+	return 0;
+}
+
+/* Recount reserved runs (adjacent reservations are one range). */
+static void model_count_resv(struct model *m)
+{
+	m->rranges = m->rpages = 0;
+	for (uint64_t i = 0; i < m->size; i++) {
+		if (m->st[i] != RESV)
+			continue;
+		m->rpages++;
+		if (i == 0 || m->st[i - 1] != RESV)
+			m->rranges++;
+	}
+}
+
+/* Expected ik_iova_find(). */
+static int model_find(const struct model *m, uint64_t pfn, struct ik_iova_range *r)
+{
+	uint64_t i;
+
+	if (pfn < m->start || pfn > m->end)
+		return -ENOENT;
+	i = pfn - m->start;
+	if (m->st[i] == FREE)
+		return -ENOENT;
+	if (m->st[i] == ALLOC) {
+		r->lo = m->astart[i];
+		r->hi = r->lo + m->alen[r->lo - m->start] - 1;
+		r->reserved = false;
+		return 0;
+	}
+	uint64_t a = i, b = i;
+
+	while (a > 0 && m->st[a - 1] == RESV)
+		a--;
+	while (b + 1 < m->size && m->st[b + 1] == RESV)
+		b++;
+	r->lo = m->start + a;
+	r->hi = m->start + b;
+	r->reserved = true;
+	return 0;
+}
+
+static uint64_t model_largest(const struct model *m, uint64_t limit)
+{
+	uint64_t best = 0, run = 0;
+
+	if (limit > m->end)
+		limit = m->end;
+	for (uint64_t i = 0; i <= limit - m->start; i++) {
+		run = m->st[i] == FREE ? run + 1 : 0;
+		if (run > best)
+			best = run;
+	}
+	return best;
+}
+
+/* Every range of the domain equals the model's (allocations as allocated,
+ * reservations merged). */
+struct cmp_ctx {
+	const struct model *m;
+	uint64_t next; /* lowest pfn not yet covered */
+	int bad;
+};
+
+static int cmp_range(void *ctx, const struct ik_iova_range *r)
+{
+	struct cmp_ctx *c = ctx;
+	struct ik_iova_range e;
+
+	/* Everything between the previous range and this one is free. */
+	for (uint64_t p = c->next - c->m->start; p < r->lo - c->m->start; p++)
+		if (c->m->st[p] != FREE)
+			return c->bad = 1;
+	if (model_find(c->m, r->lo, &e) || e.lo != r->lo || e.hi != r->hi ||
+	    e.reserved != r->reserved)
+		return c->bad = 2;
+	c->next = r->hi + 1;
+	return 0;
+}
+
+static void compare_all(struct ik_iova_domain *d, const struct model *m)
+{
+	struct cmp_ctx c = { m, m->start, 0 };
+
+	ik_iova_for_each(d, cmp_range, &c);
+	IK_REQUIRE_MSG(c.bad == 0, "domain and model differ (%d)", c.bad);
+	if (c.next - 1 != m->end)
+		for (uint64_t p = c.next - m->start; p < m->size; p++)
+			IK_REQUIRE(m->st[p] == FREE);
+}
+
+/* ---------------------------------------------------------------- randomized */
+
+static uint64_t rand_size(struct ik_rng *r, uint64_t space)
+{
+	uint64_t n;
+
+	switch (ik_rng_below(r, 8)) {
+	case 0: case 1: case 2: n = 1; break;
+	case 3: case 4: n = 1 + ik_rng_below(r, 4); break;
+	case 5: case 6: n = 1 + ik_rng_below(r, 64); break;
+	default: n = 1 + ik_rng_below(r, space / 4 + 1); break;
+	}
+	return n > space ? space : n;
+}
+
+static uint64_t rand_limit(struct ik_rng *r, const struct model *m)
+{
+	switch (ik_rng_below(r, 10)) {
+	case 0: return m->start;
+	case 1: {
+		uint64_t l = m->end + ik_rng_below(r, 3);
+
+		return l < m->end ? ~0ull : l; /* above the end */
+	}
+	case 2: case 3: case 4: return m->start + ik_rng_below(r, m->size);
+	default: return m->end;
+	}
+}
+
+static unsigned log2_up(uint64_t x)
+{
+	unsigned k = 0;
+
+	while ((1ull << k) < x)
+		k++;
+	return k;
+}
+
+static void random_run(uint64_t seed, uint64_t start, uint64_t size, long ops)
+{
+	struct ik_iova_domain d;
+	struct model m;
+	struct ik_rng r = { seed };
+	uint64_t end = start + size - 1;
+
+	dom_init(&d, start, end, IK_IOVA_CFG_NO_RCACHE, NULL);
+	model_init(&m, start, end);
+	for (long i = 0; i < ops; i++) {
+		uint64_t op = ik_rng_below(&r, 100);
+
+		if (op < 48) { /* alloc */
+			uint64_t n = rand_size(&r, size), lim = rand_limit(&r, &m), want = 0, got = 7;
+			bool al = ik_rng_below(&r, 2);
+			bool fit = model_place(&m, n, al, lim, &want);
+			int rc = ik_iova_alloc(&d, n, lim, al ? IK_IOVA_SIZE_ALIGNED : 0, &got);
+
+			IK_REQUIRE_MSG(rc == (fit ? 0 : -ENOSPC),
+				       "seed %llu op %ld: alloc(%llu, lim %llu, al %d) rc %d, want %d",
+				       (unsigned long long)seed, i, (unsigned long long)n,
+				       (unsigned long long)lim, al, rc, fit ? 0 : -ENOSPC);
+			if (fit) {
+				IK_REQUIRE_MSG(got == want,
+					       "seed %llu op %ld: alloc(%llu, lim %llu, al %d) at %llu, "
+					       "model %llu", (unsigned long long)seed, i,
+					       (unsigned long long)n, (unsigned long long)lim, al,
+					       (unsigned long long)got, (unsigned long long)want);
+				model_alloc(&m, got, n);
+			}
+			{
+				struct ik_iova_stats st;
+
+				ik_iova_stats(&d, &st);
+				/* Two descents of a red-black tree of height <= 2 log2(n + 1). */
+				IK_REQUIRE(st.last_visits <= 4 * (log2_up(st.ranges + 2) + 1));
+			}
+		} else if (op < 88) { /* free */
+			if (m.nlive) {
+				size_t li = ik_rng_below(&r, m.nlive);
+				uint64_t s = m.live[li];
+
+				IK_REQUIRE(ik_iova_free(&d, s) == 0);
+				model_free_at(&m, li);
+				if (ik_rng_below(&r, 8) == 0) /* double free */
+					IK_REQUIRE(ik_iova_free(&d, s) == -ENOENT);
+			} else {
+				IK_REQUIRE(ik_iova_free(&d, start) == -ENOENT);
+			}
+		} else if (op < 91) { /* reserve */
+			uint64_t lo = start + ik_rng_below(&r, size), hi;
+			int want, rc;
+
+			if (start > 0 && ik_rng_below(&r, 20) == 0)
+				lo = start - 1; /* below the domain */
+			hi = lo + ik_rng_below(&r, 1 + size / 64);
+			if (ik_rng_below(&r, 20) == 0)
+				hi = hi + size < hi ? ~0ull : hi + size; /* past the end */
+			if (ik_rng_below(&r, 10) == 0 && lo > 0)
+				hi = lo - 1; /* lo > hi */
+			want = model_reserve(&m, lo, hi);
+			rc = ik_iova_reserve(&d, lo, hi);
+			IK_REQUIRE_MSG(rc == want, "reserve(%llu, %llu) %d want %d",
+				       (unsigned long long)lo, (unsigned long long)hi, rc, want);
+			model_count_resv(&m);
+		} else if (op < 97) { /* find, and free of something that is not a start */
+			uint64_t p = start + ik_rng_below(&r, size + 1);
+			struct ik_iova_range a, b;
+			int ra = ik_iova_find(&d, p, &a), rb = model_find(&m, p, &b);
+
+			IK_REQUIRE(ra == rb);
+			if (!ra)
+				IK_REQUIRE(a.lo == b.lo && a.hi == b.hi && a.reserved == b.reserved);
+			if (p >= start && p <= end && (m.st[p - start] == FREE || m.st[p - start] == RESV ||
+					 m.astart[p - start] != p))
+				IK_REQUIRE(ik_iova_free(&d, p) == -ENOENT);
+		} else { /* largest free */
+			uint64_t lim = rand_limit(&r, &m), got;
+
+			IK_REQUIRE(ik_iova_largest_free(&d, lim, &got) == 0);
+			IK_REQUIRE(got == model_largest(&m, lim));
+		}
+		if ((i & 1023) == 0 || i == ops - 1) {
+			struct ik_iova_stats st;
+
+			CHECK_OK(&d);
+			ik_iova_stats(&d, &st);
+			IK_REQUIRE(st.ranges == m.ranges + m.rranges);
+			IK_REQUIRE(st.pages == m.pages + m.rpages);
+			IK_REQUIRE(st.reserved_ranges == m.rranges && st.reserved_pages == m.rpages);
+			IK_REQUIRE(st.largest_gap == model_largest(&m, end));
+			if ((i & 8191) == 0 || i == ops - 1)
+				compare_all(&d, &m);
+		}
+	}
+	ik_iova_destroy(&d);
+	model_free(&m);
+}
+
+START_TEST(test_random_tree_matches_bitmap_model)
+{
+	/* (start, size) pairs: at 0, at 1, high in a 64-bit space, at the very top. */
+	static const struct {
+		uint64_t start, size;
+	} spaces[] = {
+		{ 0, 64 },
+		{ 1, 1000 },
+		{ 0, 4096 },
+		{ 1ull << 40, 4096 },
+		{ 12345, 3000 },
+		{ 0ull - 4096, 4096 },
+		{ 0, 65536 },
+		{ 0ull - 2048, 2048 },
+	};
+	long per = model_iters(140000);
+
+	for (size_t s = 0; s < IK_ARRAY_SIZE(spaces); s++)
+		random_run(0x5eed0000u + s, spaces[s].start, spaces[s].size, per);
+}
+END_TEST
+
+/* ---- the fast path in the same model: cached ranges stay allocated ---- */
+
+struct fast_model {
+	struct model m;
+	/* cached ranges as the domain reports them */
+	struct cached_list cached;
+};
+
+static void resync_cached(struct ik_iova_domain *d, struct fast_model *f)
+{
+	f->cached.n = 0;
+	ik_iova_for_each_cached(d, collect_cached, &f->cached);
+}
+
+static bool in_cached(const struct fast_model *f, uint64_t pfn, uint64_t pages)
+{
+	for (size_t i = 0; i < f->cached.n; i++)
+		if (f->cached.pfn[i] == pfn && f->cached.pages[i] == pages)
+			return true;
+	return false;
+}
+
+/* The model's occupancy is "user allocations"; cached ranges are added to it
+ * temporarily to compute where a tree allocation must land. */
+static bool fast_place(struct fast_model *f, uint64_t n, uint64_t limit, uint64_t *out)
+{
+	bool ok;
+
+	for (size_t i = 0; i < f->cached.n; i++)
+		for (uint64_t k = 0; k < f->cached.pages[i]; k++)
+			mset(&f->m, f->cached.pfn[i] + k, ALLOC);
+	ok = model_place(&f->m, n, true, limit, out);
+	for (size_t i = 0; i < f->cached.n; i++)
+		for (uint64_t k = 0; k < f->cached.pages[i]; k++)
+			mset(&f->m, f->cached.pfn[i] + k, FREE);
+	return ok;
+}
+
+static void fast_run(uint64_t seed, uint64_t start, uint64_t size, long ops, unsigned depot)
+{
+	struct ik_iova_domain d;
+	struct ik_iova_config c;
+	struct fast_model f;
+	struct ik_rng r = { seed };
+	uint64_t end = start + size - 1;
+
+	cfg_init(&c, start, end);
+	c.depot_max = depot;
+	ck_assert_int_eq(ik_iova_init(&d, &c), 0);
+	model_init(&f.m, start, end);
+	memset(&f.cached, 0, sizeof(f.cached));
+	for (long i = 0; i < ops; i++) {
+		/* Phases of mostly allocating and mostly freeing, so that magazines
+		 * fill, rotate through prev and the depot, and drain again. */
+		uint64_t phase = (uint64_t)(i / 1500) % 3, op = ik_rng_below(&r, 100);
+		struct ik_iova_stats before, after;
+
+		if (op < 95)
+			op = phase == 0 ? (op < 80 ? op / 2 : op) : phase == 1 ? (op < 80 ? 50 + op / 2 : op) : op;
+		ik_iova_stats(&d, &before);
+		if (op < 50) {
+			uint64_t n = 1 + ik_rng_below(&r, ik_rng_below(&r, 4) ? (phase ? 2 : 4) : 48), pages = 1,
+				 lim = rand_limit(&r, &f.m), got = 0, want = 0;
+			bool fit;
+			int rc;
+
+			while (pages < n)
+				pages <<= 1;
+			if (n > 32)
+				pages = n; /* above the bound: plain size-aligned */
+			fit = fast_place(&f, pages, lim, &want);
+			rc = ik_iova_alloc_fast(&d, n, lim, &got);
+			ik_iova_stats(&d, &after);
+			if (rc == 0 && after.ranges == before.ranges && in_cached(&f, got, pages)) {
+				/* a cache hit: a range that was cached, under the limit */
+				IK_REQUIRE(got <= lim);
+			} else if (after.flushes == before.flushes) {
+				IK_REQUIRE_MSG(rc == (fit ? 0 : -ENOSPC), "fast alloc rc %d fit %d", rc, fit);
+				if (fit)
+					IK_REQUIRE_MSG(got == want, "fast tree alloc at %llu, model %llu",
+						       (unsigned long long)got, (unsigned long long)want);
+			} else {
+				/* flushed and retried: exact against the flushed state */
+				resync_cached(&d, &f);
+				fit = fast_place(&f, pages, lim, &want);
+				IK_REQUIRE(rc == (fit ? 0 : -ENOSPC));
+				if (fit)
+					IK_REQUIRE(got == want);
+			}
+			if (rc == 0)
+				model_alloc(&f.m, got, pages);
+			resync_cached(&d, &f);
+		} else if (op < 95) {
+			if (f.m.nlive) {
+				size_t li = ik_rng_below(&r, f.m.nlive);
+				uint64_t s = f.m.live[li], n = f.m.alen[s - start];
+
+				if (ik_rng_below(&r, 8) == 0 || (n & (n - 1)))
+					IK_REQUIRE(ik_iova_free(&d, s) == 0);
+				else
+					IK_REQUIRE(ik_iova_free_fast(&d, s, n) == 0);
+				model_free_at(&f.m, li);
+				resync_cached(&d, &f);
+			}
+		} else if (op < 97) {
+			ik_iova_flush_cpu(&d, (unsigned)ik_rng_below(&r, IK_ENV_NR_CPUS()));
+			resync_cached(&d, &f);
+		} else if (op < 98) {
+			ik_iova_flush_all(&d);
+			resync_cached(&d, &f);
+			IK_REQUIRE(f.cached.n == 0);
+		} else {
+			/* a plain allocation sees cached ranges as allocated */
+			uint64_t n = 1 + ik_rng_below(&r, 8), lim = rand_limit(&r, &f.m), got = 0, want;
+			bool fit = fast_place(&f, n, lim, &want);
+			int rc = ik_iova_alloc(&d, n, lim, IK_IOVA_SIZE_ALIGNED | IK_IOVA_NO_FLUSH, &got);
+
+			IK_REQUIRE(rc == (fit ? 0 : -ENOSPC));
+			if (fit) {
+				IK_REQUIRE(got == want);
+				model_alloc(&f.m, got, n);
+			}
+		}
+		if ((i & 511) == 0 || i == ops - 1) {
+			struct ik_iova_stats st;
+			uint64_t cp = 0;
+
+			CHECK_OK(&d);
+			ik_iova_stats(&d, &st);
+			for (size_t k = 0; k < f.cached.n; k++)
+				cp += f.cached.pages[k];
+			IK_REQUIRE(st.cached_ranges == f.cached.n && st.cached_pages == cp);
+			IK_REQUIRE(st.ranges == f.m.ranges + f.cached.n);
+			IK_REQUIRE(st.pages == f.m.pages + cp);
+		}
+	}
+	ik_iova_destroy(&d);
+	model_free(&f.m);
+	free(f.cached.pfn);
+	free(f.cached.pages);
+}
+
+START_TEST(test_random_fast_path_matches_model)
+{
+	long per = model_iters(60000);
+
+	pin_cpu0();
+	fast_run(0xfa570001u, 0, 2048, per, 2);
+	fast_run(0xfa570002u, 1, 4096, per, 1);
+	fast_run(0xfa570003u, 0ull - 8192, 8192, per, 4);
+	fast_run(0xfa570004u, 5, 600, per, 1);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- exhaustive tiny spaces */
+
+static void tiny_case(uint64_t start, unsigned size, unsigned mask, bool singles)
+{
+	struct ik_iova_domain d;
+	struct model m;
+	uint64_t end = start + size - 1;
+
+	dom_init(&d, start, end, IK_IOVA_CFG_NO_RCACHE, NULL);
+	model_init(&m, start, end);
+	if (singles) {
+		/* every pfn its own allocation, then free the free ones */
+		for (unsigned i = 0; i < size; i++) {
+			uint64_t p;
+
+			IK_REQUIRE(ik_iova_alloc(&d, 1, end, 0, &p) == 0 && p == end - i);
+		}
+		for (unsigned i = 0; i < size; i++)
+			if (!(mask & (1u << i)))
+				IK_REQUIRE(ik_iova_free(&d, start + i) == 0);
+			else
+				model_alloc(&m, start + i, 1);
+	} else {
+		for (unsigned i = 0; i < size; i++)
+			if (mask & (1u << i)) {
+				IK_REQUIRE(ik_iova_reserve(&d, start + i, start + i) == 0);
+				{ int mr_ = model_reserve(&m, start + i, start + i); IK_REQUIRE_MSG(mr_ == 0, "model_reserve %d start %llu size %u i %u", mr_, (unsigned long long)start, size, i); }
+			}
+	}
+	CHECK_OK(&d);
+	struct snap s0 = snapshot(&d);
+
+	for (unsigned n = 1; n <= size + 1; n++)
+		for (int al = 0; al < 2; al++)
+			for (unsigned j = 0; j <= size; j++) {
+				uint64_t lim = j == size ? ~0ull : start + j, want = 0, got = 0;
+				bool fit = n <= size && model_place(&m, n, al, lim, &want);
+				int rc = ik_iova_alloc(&d, n, lim, al ? IK_IOVA_SIZE_ALIGNED : 0, &got);
+
+				IK_REQUIRE_MSG(rc == (n > size ? -EINVAL : fit ? 0 : -ENOSPC),
+					       "tiny start %llu size %u mask %x n %u al %d lim %llu: rc %d",
+					       (unsigned long long)start, size, mask, n, al,
+					       (unsigned long long)lim, rc);
+				if (fit) {
+					IK_REQUIRE(got == want);
+					IK_REQUIRE(ik_iova_free(&d, got) == 0);
+				}
+				SNAP_EQ(snapshot(&d), s0);
+			}
+	CHECK_OK(&d);
+	ik_iova_destroy(&d);
+	model_free(&m);
+}
+
+START_TEST(test_exhaustive_tiny_spaces)
+{
+	static const uint64_t starts[] = { 0, 1, 5, 8, 0ull - 8 };
+
+	for (size_t s = 0; s < IK_ARRAY_SIZE(starts); s++)
+		for (unsigned size = 1; size <= (UNDER_TSAN || ik_test_scale() < 1 ? 6u : 8u); size++) {
+			if (starts[s] + size - 1 < starts[s])
+				continue;
+			for (unsigned mask = 0; mask < (1u << size); mask++) {
+				tiny_case(starts[s], size, mask, false);
+				tiny_case(starts[s], size, mask, true);
+			}
+		}
+}
+END_TEST
+
+/* ---------------------------------------------------------------- edges */
+
+START_TEST(test_limit_at_start_and_end)
+{
+	struct ik_iova_domain d;
+	uint64_t p;
+
+	dom_init(&d, 100, 199, IK_IOVA_CFG_NO_RCACHE, NULL);
+	ck_assert_int_eq(ik_iova_alloc(&d, 1, 100, 0, &p), 0);
+	ck_assert_uint_eq(p, 100);
+	ck_assert_int_eq(ik_iova_alloc(&d, 1, 100, 0, &p), -ENOSPC);
+	ck_assert_int_eq(ik_iova_alloc(&d, 2, 101, 0, &p), -ENOSPC);
+	ck_assert_int_eq(ik_iova_alloc(&d, 1, 199, 0, &p), 0);
+	ck_assert_uint_eq(p, 199);
+	ck_assert_int_eq(ik_iova_alloc(&d, 1, ~0ull, 0, &p), 0); /* limit above end: end */
+	ck_assert_uint_eq(p, 198);
+	ck_assert_int_eq(ik_iova_alloc(&d, 4, 199, IK_IOVA_SIZE_ALIGNED, &p), 0);
+	ck_assert_uint_eq(p, 192);
+	ck_assert_int_eq(ik_iova_alloc(&d, 3, 199, IK_IOVA_SIZE_ALIGNED, &p), 0);
+	ck_assert_uint_eq(p, 188); /* aligned to 4, length 3 */
+	ck_assert_int_eq(ik_iova_alloc(&d, 3, 199, 0, &p), 0);
+	ck_assert_uint_eq(p, 185); /* unaligned fills 185..187 */
+	ck_assert_int_eq(ik_iova_alloc(&d, 100, 199, 0, &p), -ENOSPC);
+	CHECK_OK(&d);
+	ik_iova_destroy(&d);
+}
+END_TEST
+
+START_TEST(test_limit_at_4g_in_a_64bit_space)
+{
+	struct ik_iova_domain d;
+	uint64_t p, top = (1ull << 52) - 1, lim32 = (1ull << 32) - 1;
+	struct ik_iova_range r;
+
+	dom_init(&d, 1, top, 0, NULL);
+	ck_assert_int_eq(ik_iova_alloc(&d, 1, lim32, IK_IOVA_SIZE_ALIGNED, &p), 0);
+	ck_assert_uint_eq(p, lim32);
+	ck_assert_int_eq(ik_iova_alloc(&d, 16, lim32, IK_IOVA_SIZE_ALIGNED, &p), 0);
+	ck_assert_uint_eq(p, lim32 + 1 - 32);
+	ck_assert_int_eq(ik_iova_alloc(&d, 1, top, 0, &p), 0);
+	ck_assert_uint_eq(p, top);
+	ck_assert_int_eq(ik_iova_reserve(&d, lim32 + 1, top - 1), 0);
+	ck_assert_int_eq(ik_iova_alloc(&d, 1ull << 20, ~0ull, IK_IOVA_SIZE_ALIGNED, &p), 0);
+	ck_assert_uint_eq(p, (1ull << 32) - (1ull << 21)); /* below the 2 entries at the top of 4G */
+	ck_assert_int_eq(ik_iova_find(&d, lim32 + 12345, &r), 0);
+	ck_assert(r.reserved && r.lo == lim32 + 1 && r.hi == top - 1);
+	ck_assert_int_eq(ik_iova_largest_free(&d, ~0ull, &p), 0);
+	ck_assert_uint_eq(p, (1ull << 32) - (1ull << 21) - 1); /* [1, 2^32 - 2^21 - 1] */
+	CHECK_OK(&d);
+	ik_iova_destroy(&d);
+}
+END_TEST
+
+START_TEST(test_top_of_a_64bit_space)
+{
+	struct ik_iova_domain d;
+	struct ik_iova_config c;
+	uint64_t p, max = ~0ull, start = 1ull << 63;
+	struct ik_iova_range r;
+
+	/* 2^63 pfns is the most a domain may cover. */
+	cfg_init(&c, start - 1, max);
+	ck_assert_int_eq(ik_iova_init(&d, &c), -EINVAL);
+	cfg_init(&c, 0, max);
+	ck_assert_int_eq(ik_iova_init(&d, &c), -EINVAL);
+	dom_init(&d, start, max, 0, NULL);
+	ck_assert_int_eq(ik_iova_largest_free(&d, max, &p), 0);
+	ck_assert_uint_eq(p, 1ull << 63);
+	ck_assert_int_eq(ik_iova_alloc(&d, 1, max, 0, &p), 0);
+	ck_assert_uint_eq(p, max);
+	ck_assert_int_eq(ik_iova_find(&d, max, &r), 0);
+	ck_assert(r.lo == max && r.hi == max && !r.reserved);
+	ck_assert_int_eq(ik_iova_alloc(&d, 1ull << 20, max, IK_IOVA_SIZE_ALIGNED, &p), 0);
+	ck_assert_uint_eq(p, max - (1ull << 21) + 1);
+	ck_assert_int_eq(ik_iova_alloc(&d, 1ull << 62, max, IK_IOVA_SIZE_ALIGNED, &p), 0);
+	ck_assert_uint_eq(p, start);
+	ck_assert_int_eq(ik_iova_alloc(&d, 1ull << 62, max, IK_IOVA_SIZE_ALIGNED, &p), -ENOSPC);
+	ck_assert_int_eq(ik_iova_alloc(&d, (1ull << 62) - (1ull << 21), max, 0, &p), 0);
+	ck_assert_uint_eq(p, start + (1ull << 62));
+	ck_assert_int_eq(ik_iova_alloc(&d, 1, max, 0, &p), 0);
+	ck_assert_uint_eq(p, max - 1);
+	ck_assert_int_eq(ik_iova_free(&d, max), 0);
+	ck_assert_int_eq(ik_iova_free(&d, max), -ENOENT);
+	ck_assert_int_eq(ik_iova_reserve(&d, max, max), 0);
+	ck_assert_int_eq(ik_iova_alloc(&d, 1, max, 0, &p), 0);
+	ck_assert_uint_eq(p, max - 2);
+	CHECK_OK(&d);
+	ik_iova_destroy(&d);
+
+	/* The whole 2^63 at the bottom, from pfn 0. */
+	dom_init(&d, 0, (1ull << 63) - 1, 0, NULL);
+	ck_assert_int_eq(ik_iova_alloc(&d, 1ull << 63, ~0ull, IK_IOVA_SIZE_ALIGNED, &p), 0);
+	ck_assert_uint_eq(p, 0);
+	ck_assert_int_eq(ik_iova_alloc(&d, 1, ~0ull, 0, &p), -ENOSPC);
+	ck_assert_int_eq(ik_iova_free(&d, 0), 0);
+	ck_assert_int_eq(ik_iova_alloc(&d, 1, 0, 0, &p), 0);
+	ck_assert_uint_eq(p, 0);
+	CHECK_OK(&d);
+	ik_iova_destroy(&d);
+}
+END_TEST
+
+START_TEST(test_reserve_merges_and_blocks)
+{
+	struct ik_iova_domain d;
+	struct ik_iova_range r;
+	struct ik_iova_stats st;
+	uint64_t p;
+
+	dom_init(&d, 0, 999, 0, NULL);
+	ck_assert_int_eq(ik_iova_reserve(&d, 100, 199), 0);
+	ck_assert_int_eq(ik_iova_reserve(&d, 300, 399), 0);
+	ck_assert_int_eq(ik_iova_reserve(&d, 200, 200), 0); /* touches the first */
+	ck_assert_int_eq(ik_iova_find(&d, 150, &r), 0);
+	ck_assert(r.lo == 100 && r.hi == 200 && r.reserved);
+	ck_assert_int_eq(ik_iova_reserve(&d, 150, 350), 0); /* bridges both */
+	ck_assert_int_eq(ik_iova_find(&d, 250, &r), 0);
+	ck_assert(r.lo == 100 && r.hi == 399 && r.reserved);
+	ik_iova_stats(&d, &st);
+	ck_assert_uint_eq(st.ranges, 1);
+	ck_assert_uint_eq(st.reserved_pages, 300);
+	ck_assert_int_eq(ik_iova_free(&d, 100), -ENOENT); /* a reservation is not freed */
+	ck_assert_int_eq(ik_iova_alloc(&d, 500, 450, 0, &p), -ENOSPC);
+	ck_assert_int_eq(ik_iova_alloc(&d, 100, 450, 0, &p), 0);
+	ck_assert_uint_eq(p, 0);
+	ck_assert_int_eq(ik_iova_alloc(&d, 50, 450, 0, &p), 0);
+	ck_assert_uint_eq(p, 401);
+	ck_assert_int_eq(ik_iova_reserve(&d, 449, 460), -EBUSY);
+	ck_assert_int_eq(ik_iova_reserve(&d, 450, 460), -EBUSY);
+	ck_assert_int_eq(ik_iova_reserve(&d, 451, 460), 0); /* touches an allocation: fine */
+	ck_assert_int_eq(ik_iova_find(&d, 449, &r), 0);
+	ck_assert(r.lo == 401 && r.hi == 450 && !r.reserved);
+	ck_assert_int_eq(ik_iova_reserve(&d, 0, 999), -EBUSY);
+	ck_assert_int_eq(ik_iova_reserve(&d, 990, 999), 0);
+	ck_assert_int_eq(ik_iova_reserve(&d, 461, 989), 0); /* touches two: one range */
+	ck_assert_int_eq(ik_iova_find(&d, 700, &r), 0);
+	ck_assert(r.lo == 451 && r.hi == 999 && r.reserved);
+	ck_assert_int_eq(ik_iova_alloc(&d, 2, 999, 0, &p), -ENOSPC);
+	ck_assert_int_eq(ik_iova_alloc(&d, 1, 999, 0, &p), 0);
+	ck_assert_uint_eq(p, 400);
+	CHECK_OK(&d);
+	ik_iova_destroy(&d);
+}
+END_TEST
+
+START_TEST(test_iteration_visits_every_range_in_order)
+{
+	struct ik_iova_domain d;
+	struct ik_iova_range r;
+	uint64_t p, from = 10, n = 0, last = 0;
+
+	dom_init(&d, 10, 10000, 0, NULL);
+	for (int i = 1; i <= 100; i++)
+		ck_assert_int_eq(ik_iova_alloc(&d, (uint64_t)i, 10000, 0, &p), 0);
+	ck_assert_int_eq(ik_iova_reserve(&d, 10, 20), 0);
+	for (int i = 1; i <= 100; i += 3)
+		ck_assert_int_eq(ik_iova_free(&d, 10000 - (uint64_t)(i * (i + 1) / 2) + 1), 0);
+	while (ik_iova_next(&d, from, &r) == 0) {
+		ck_assert(r.lo >= from && r.hi >= r.lo && (n == 0 || r.lo > last));
+		last = r.hi;
+		n++;
+		if (r.hi == 10000)
+			break;
+		from = r.hi + 1;
+	}
+	ck_assert_uint_eq(n, 1 + 100 - 34);
+	ck_assert_int_eq(ik_iova_next(&d, 10001, &r), -ENOENT);
+	CHECK_OK(&d);
+	ik_iova_destroy(&d);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- errors */
+
+START_TEST(test_init_rejects_bad_config)
+{
+	struct ik_iova_domain d;
+	struct ik_iova_config c;
+	struct ik_fault_alloc fa;
+
+	cfg_init(&c, 0, 100);
+	c.granule = 0;
+	ck_assert_int_eq(ik_iova_init(&d, &c), -EINVAL);
+	c.granule = 4096 + 512;
+	ck_assert_int_eq(ik_iova_init(&d, &c), -EINVAL);
+	cfg_init(&c, 10, 9);
+	ck_assert_int_eq(ik_iova_init(&d, &c), -EINVAL);
+	cfg_init(&c, 0, 100);
+	c.rcache_max_pages = 24;
+	ck_assert_int_eq(ik_iova_init(&d, &c), -EINVAL);
+	c.rcache_max_pages = 1ull << 21;
+	ck_assert_int_eq(ik_iova_init(&d, &c), -EINVAL);
+	/* allocation failure at each allocation of init: nothing leaks */
+	ik_fault_alloc_init(&fa);
+	cfg_init(&c, 0, 100);
+	c.allocator = &fa.a;
+	for (long k = 1; k <= 2; k++) {
+		ik_fault_alloc_fail_nth(&fa, k);
+		ck_assert_int_eq(ik_iova_init(&d, &c), -ENOMEM);
+		ck_assert_int_eq(fa.live, 0);
+	}
+	ik_fault_alloc_disarm(&fa);
+	ck_assert_int_eq(ik_iova_init(&d, &c), 0);
+	ik_iova_destroy(&d);
+	ck_assert_int_eq(fa.live, 0);
+}
+END_TEST
+
+/* A domain with some of everything in it, for the error tests. */
+static void busy_domain(struct ik_iova_domain *d, const struct ik_allocator *a)
+{
+	uint64_t p;
+
+	dom_init(d, 16, 1023, 0, a);
+	for (int i = 0; i < 20; i++)
+		ck_assert_int_eq(ik_iova_alloc(d, 1 + (uint64_t)i % 5, 1023, IK_IOVA_SIZE_ALIGNED, &p), 0);
+	ck_assert_int_eq(ik_iova_reserve(d, 100, 131), 0);
+	for (int i = 0; i < 10; i++) {
+		ck_assert_int_eq(ik_iova_alloc_fast(d, 1, 1023, &p), 0);
+		if (i & 1)
+			ck_assert_int_eq(ik_iova_free_fast(d, p, 1), 0);
+	}
+}
+
+START_TEST(test_alloc_errors_leave_domain_unchanged)
+{
+	struct ik_iova_domain d;
+	struct ik_fault_alloc fa;
+	uint64_t p = 77;
+	struct snap s0;
+
+	pin_cpu0();
+	ik_fault_alloc_init(&fa);
+	busy_domain(&d, &fa.a);
+	s0 = snapshot(&d);
+	ck_assert_int_eq(ik_iova_alloc(&d, 0, 1023, 0, &p), -EINVAL);
+	ck_assert_int_eq(ik_iova_alloc(&d, 1009, 1023, 0, &p), -EINVAL); /* > space */
+	ck_assert_int_eq(ik_iova_alloc(&d, 1, 15, 0, &p), -EINVAL);	  /* limit < start */
+	ck_assert_int_eq(ik_iova_alloc_fast(&d, 0, 1023, &p), -EINVAL);
+	ck_assert_int_eq(ik_iova_alloc_fast(&d, 1, 15, &p), -EINVAL);
+	/* fits the space, not the gaps */
+	ck_assert_int_eq(ik_iova_alloc(&d, 1008, 1023, IK_IOVA_NO_FLUSH, &p), -ENOSPC);
+	ck_assert_int_eq(ik_iova_alloc(&d, 600, 1023, IK_IOVA_NO_FLUSH | IK_IOVA_SIZE_ALIGNED, &p),
+			 -ENOSPC);
+	ck_assert_uint_eq(p, 77);
+	SNAP_EQ(snapshot(&d), s0);
+	ik_fault_alloc_fail_nth(&fa, 1);
+	ck_assert_int_eq(ik_iova_alloc(&d, 3, 1023, 0, &p), -ENOMEM);
+	ik_fault_alloc_fail_nth(&fa, 1);
+	ck_assert_int_eq(ik_iova_alloc_fast(&d, 64, 1023, &p), -ENOMEM); /* above the bound */
+	ik_fault_alloc_disarm(&fa);
+	SNAP_EQ(snapshot(&d), s0);
+	/* With the flush allowed, a failing request returns the cached ranges to
+	 * the tree first; the allocations themselves are unchanged. */
+	{
+		struct ik_iova_stats a, b;
+
+		ik_iova_stats(&d, &a);
+		ck_assert_uint_gt(a.cached_ranges, 0);
+		ck_assert_int_eq(ik_iova_alloc(&d, 1008, 1023, 0, &p), -ENOSPC);
+		ik_iova_stats(&d, &b);
+		ck_assert_uint_eq(b.cached_ranges, 0);
+		ck_assert_uint_eq(b.flushes, a.flushes + 1);
+		ck_assert_uint_eq(b.ranges, a.ranges - a.cached_ranges);
+	}
+	CHECK_OK(&d);
+	ik_iova_destroy(&d);
+	ck_assert_int_eq(fa.live, 0);
+}
+END_TEST
+
+START_TEST(test_free_and_find_errors_leave_domain_unchanged)
+{
+	struct ik_iova_domain d;
+	struct ik_iova_range r;
+	uint64_t p, q;
+	struct snap s0;
+
+	pin_cpu0();
+	busy_domain(&d, NULL);
+	ck_assert_int_eq(ik_iova_alloc(&d, 4, 1023, IK_IOVA_SIZE_ALIGNED, &p), 0);
+	ck_assert_int_eq(ik_iova_alloc(&d, 1, 1023, 0, &q), 0);
+	ck_assert_int_eq(ik_iova_free(&d, q), 0);
+	s0 = snapshot(&d);
+	ck_assert_int_eq(ik_iova_free(&d, q), -ENOENT);	/* double free */
+	ck_assert_int_eq(ik_iova_free(&d, p + 1), -ENOENT); /* inside a range */
+	ck_assert_int_eq(ik_iova_free(&d, 100), -ENOENT);	/* a reservation */
+	ck_assert_int_eq(ik_iova_free(&d, 20), -ENOENT);	/* never allocated */
+	ck_assert_int_eq(ik_iova_free(&d, 5), -ENOENT);	/* outside */
+	ck_assert_int_eq(ik_iova_free(&d, ~0ull), -ENOENT);
+	ck_assert_int_eq(ik_iova_find(&d, q, &r), -ENOENT);
+	ck_assert_int_eq(ik_iova_find(&d, 5, &r), -ENOENT);
+	ck_assert_int_eq(ik_iova_find(&d, 5000, &r), -ENOENT);
+	ck_assert_int_eq(ik_iova_free_fast(&d, q, 64), -ENOENT); /* above the bound: the tree */
+	ck_assert_int_eq(ik_iova_free_fast(&d, q, 0), -EINVAL);
+	ck_assert_int_eq(ik_iova_largest_free(&d, 15, &q), -EINVAL);
+	ck_assert_int_eq(ik_iova_flush_cpu(&d, IK_ENV_NR_CPUS()), -EINVAL);
+	SNAP_EQ(snapshot(&d), s0);
+	ck_assert_int_eq(ik_iova_find(&d, p + 3, &r), 0);
+	ck_assert(r.lo == p && r.hi == p + 3 && !r.reserved);
+	CHECK_OK(&d);
+	ik_iova_destroy(&d);
+}
+END_TEST
+
+START_TEST(test_reserve_errors_leave_domain_unchanged)
+{
+	struct ik_iova_domain d;
+	struct ik_fault_alloc fa;
+	struct snap s0;
+	uint64_t p;
+
+	pin_cpu0();
+	ik_fault_alloc_init(&fa);
+	busy_domain(&d, &fa.a);
+	ck_assert_int_eq(ik_iova_alloc(&d, 8, 1023, IK_IOVA_SIZE_ALIGNED, &p), 0);
+	s0 = snapshot(&d);
+	ck_assert_int_eq(ik_iova_reserve(&d, 300, 299), -EINVAL);
+	ck_assert_int_eq(ik_iova_reserve(&d, 15, 20), -EINVAL);
+	ck_assert_int_eq(ik_iova_reserve(&d, 1000, 1024), -EINVAL);
+	ck_assert_int_eq(ik_iova_reserve(&d, 0, ~0ull), -EINVAL);
+	ck_assert_int_eq(ik_iova_reserve(&d, p + 7, p + 20), -EBUSY);
+	ck_assert_int_eq(ik_iova_reserve(&d, 50, 1023), -EBUSY);
+	SNAP_EQ(snapshot(&d), s0);
+	ik_fault_alloc_fail_nth(&fa, 1);
+	ck_assert_int_eq(ik_iova_reserve(&d, 40, 41), -ENOMEM);
+	ik_fault_alloc_disarm(&fa);
+	SNAP_EQ(snapshot(&d), s0);
+	/* merging allocates nothing: it succeeds even when allocation fails */
+	ik_fault_alloc_fail_nth(&fa, 1);
+	ck_assert_int_eq(ik_iova_reserve(&d, 120, 140), 0);
+	ik_fault_alloc_disarm(&fa);
+	CHECK_OK(&d);
+	ik_iova_destroy(&d);
+	ck_assert_int_eq(fa.live, 0);
+}
+END_TEST
+
+/* A deterministic sequence, replayed with the k-th allocation failing. */
+enum { SEQ_LEN = 700 };
+
+struct seq_state {
+	uint64_t live[SEQ_LEN];
+	uint64_t npg[SEQ_LEN];
+	bool fast[SEQ_LEN];
+	size_t n;
+	uint64_t freed; /* pfn of the last free */
+};
+
+/* Run op i; returns its result. */
+static int seq_op(struct ik_iova_domain *d, struct ik_rng *r, struct seq_state *s)
+{
+	uint64_t op = ik_rng_below(r, 100), p;
+	int rc;
+
+	if (op < 30 || s->n == 0) {
+		uint64_t n = 1 + ik_rng_below(r, 6);
+
+		rc = ik_iova_alloc(d, n, 200 + ik_rng_below(r, 4000), ik_rng_below(r, 2), &p);
+		if (rc == 0) {
+			s->live[s->n] = p;
+			s->npg[s->n] = n;
+			s->fast[s->n++] = false;
+		}
+		return rc;
+	}
+	if (op < 55) {
+		uint64_t n = 1 + ik_rng_below(r, 40);
+
+		rc = ik_iova_alloc_fast(d, n, 4095, &p);
+		if (rc == 0) {
+			s->live[s->n] = p;
+			s->npg[s->n] = n;
+			s->fast[s->n++] = true;
+		}
+		return rc;
+	}
+	if (op < 60)
+	{
+		uint64_t lo = 1 + ik_rng_below(r, 4000);
+
+		return ik_iova_reserve(d, lo, lo + ik_rng_below(r, 8));
+	}
+	{
+		size_t i = ik_rng_below(r, s->n);
+		uint64_t pfn = s->live[i], n = s->npg[i];
+		bool f = s->fast[i];
+
+		s->live[i] = s->live[s->n - 1];
+		s->npg[i] = s->npg[s->n - 1];
+		s->fast[i] = s->fast[--s->n];
+		s->freed = pfn;
+		return f ? ik_iova_free_fast(d, pfn, n) : ik_iova_free(d, pfn);
+	}
+}
+
+START_TEST(test_allocation_failure_at_every_point_of_a_sequence)
+{
+	struct ik_fault_alloc fa;
+	struct ik_iova_domain d;
+	struct ik_iova_config c;
+	static struct snap ref[SEQ_LEN + 1];
+	static long calls_before[SEQ_LEN + 1];
+	static struct seq_state st;
+	int len = (int)IK_MAX(200L, IK_MIN((long)SEQ_LEN, model_iters(SEQ_LEN * 8) / 8));
+	long total, enomem = 0, fallback = 0;
+
+	pin_cpu0();
+	ik_fault_alloc_init(&fa);
+	cfg_init(&c, 1, 4095);
+	c.allocator = &fa.a;
+	c.depot_max = 1;
+	/* Reference run: the state before each op, and the allocations so far. */
+	ck_assert_int_eq(ik_iova_init(&d, &c), 0);
+	{
+		struct ik_rng r = { 0xfa117u };
+
+		st.n = 0;
+		fa.calls = 0;
+		for (int i = 0; i < len; i++) {
+			ref[i] = snapshot(&d);
+			calls_before[i] = fa.calls;
+			(void)seq_op(&d, &r, &st);
+		}
+		calls_before[len] = total = fa.calls;
+		CHECK_OK(&d);
+	}
+	ik_iova_destroy(&d);
+	ck_assert_int_eq(fa.live, 0);
+	ck_assert(total > 50);
+	/* Replay with allocation k (counted from after init) failing. */
+	for (long k = 1; k <= total; k++) {
+		struct ik_rng r = { 0xfa117u };
+		int i, rc;
+
+		ck_assert_int_eq(ik_iova_init(&d, &c), 0);
+		st.n = 0;
+		fa.calls = 0;
+		for (i = 0; calls_before[i + 1] < k; i++)
+			(void)seq_op(&d, &r, &st);
+		IK_REQUIRE(fa.calls == calls_before[i]);
+		SNAP_EQ(snapshot(&d), ref[i]);
+		ik_fault_alloc_fail_nth(&fa, k - calls_before[i]);
+		rc = seq_op(&d, &r, &st);
+		ik_fault_alloc_disarm(&fa);
+		IK_REQUIRE(fa.failures == enomem + fallback + 1);
+		if (rc == -ENOMEM) {
+			/* the failed operation changed nothing */
+			SNAP_EQ(snapshot(&d), ref[i]);
+			enomem++;
+		} else {
+			/* a free_fast that could not get a magazine: the range went
+			 * back to the tree instead of a cache */
+			struct ik_iova_range rr;
+
+			IK_REQUIRE_MSG(rc == 0, "op %d with allocation %ld failing: rc %d", i, k, rc);
+			IK_REQUIRE(ik_iova_find(&d, st.freed, &rr) == -ENOENT);
+			fallback++;
+		}
+		CHECK_OK(&d);
+		ik_iova_destroy(&d);
+		IK_REQUIRE_MSG(fa.live == 0, "leak after failing allocation %ld", k);
+	}
+	ck_assert(enomem > 0 && fallback > 0);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- rcache */
+
+START_TEST(test_rcache_reuses_freed_ranges)
+{
+	struct ik_iova_domain d;
+	struct ik_iova_stats st;
+	uint64_t p, q;
+
+	pin_cpu0();
+	dom_init(&d, 1, 1 << 20, 0, NULL);
+	for (uint64_t n = 1; n <= 32; n++) {
+		ck_assert_int_eq(ik_iova_alloc_fast(&d, n, 1 << 20, &p), 0);
+		uint64_t pages = 1;
+
+		while (pages < n)
+			pages <<= 1;
+		ck_assert_uint_eq(p & (pages - 1), 0);
+		ck_assert_int_eq(ik_iova_free_fast(&d, p, n), 0);
+		ck_assert_int_eq(ik_iova_alloc_fast(&d, n, 1 << 20, &q), 0);
+		ck_assert_uint_eq(p, q);
+		ck_assert_int_eq(ik_iova_free_fast(&d, q, n), 0);
+	}
+	ik_iova_stats(&d, &st);
+	ck_assert_uint_eq(st.cached_ranges, 6); /* one per class 1..32 */
+	ck_assert_uint_eq(st.cached_pages, 1 + 2 + 4 + 8 + 16 + 32);
+	ck_assert_uint_eq(st.ranges, 6);
+	/* a cached range above the limit is not returned */
+	ck_assert_int_eq(ik_iova_alloc_fast(&d, 1, 1000, &p), 0);
+	ck_assert_uint_le(p, 1000);
+	ck_assert_int_eq(ik_iova_free_fast(&d, p, 1), 0);
+	CHECK_OK(&d);
+	ik_iova_destroy(&d);
+}
+END_TEST
+
+START_TEST(test_rcache_flush_returns_ranges_to_the_tree)
+{
+	struct ik_iova_domain d;
+	struct ik_iova_stats st;
+	uint64_t p[300];
+	unsigned cpu = pin_cpu0();
+
+	dom_init(&d, 0, 4095, 0, NULL);
+	for (int i = 0; i < 300; i++)
+		ck_assert_int_eq(ik_iova_alloc_fast(&d, 2, 4095, &p[i]), 0);
+	for (int i = 0; i < 300; i++)
+		ck_assert_int_eq(ik_iova_free_fast(&d, p[i], 2), 0);
+	ik_iova_stats(&d, &st);
+	ck_assert_uint_eq(st.cached_ranges, 300);
+	ck_assert_uint_eq(st.ranges, 300);
+	ck_assert_uint_ge(st.magazines, 3);
+	CHECK_OK(&d);
+	ck_assert_int_eq(ik_iova_flush_cpu(&d, cpu), 0);
+	ik_iova_stats(&d, &st);
+	ck_assert_uint_lt(st.cached_ranges, 300); /* the CPU's magazines went back */
+	ck_assert_uint_eq(st.ranges, st.cached_ranges);
+	ik_iova_flush_all(&d);
+	ik_iova_stats(&d, &st);
+	ck_assert_uint_eq(st.cached_ranges, 0);
+	ck_assert_uint_eq(st.ranges, 0);
+	ck_assert_uint_eq(st.magazines, 0);
+	ck_assert_uint_eq(st.largest_gap, 4096);
+	CHECK_OK(&d);
+	ik_iova_destroy(&d);
+}
+END_TEST
+
+START_TEST(test_alloc_succeeds_when_only_cached_ranges_are_free)
+{
+	struct ik_iova_domain d;
+	struct ik_iova_stats st;
+	uint64_t p;
+	struct snap s0;
+
+	pin_cpu0();
+	dom_init(&d, 0, 255, 0, NULL);
+	for (int i = 0; i < 256; i++)
+		ck_assert_int_eq(ik_iova_alloc_fast(&d, 1, 255, &p), 0);
+	ck_assert_int_eq(ik_iova_alloc_fast(&d, 1, 255, &p), -ENOSPC);
+	for (uint64_t i = 0; i < 256; i++)
+		ck_assert_int_eq(ik_iova_free_fast(&d, i, 1), 0);
+	s0 = snapshot(&d);
+	ck_assert_int_eq(ik_iova_alloc(&d, 256, 255, IK_IOVA_NO_FLUSH, &p), -ENOSPC);
+	SNAP_EQ(snapshot(&d), s0);
+	ck_assert_int_eq(ik_iova_alloc(&d, 256, 255, 0, &p), 0); /* flush, retry */
+	ck_assert_uint_eq(p, 0);
+	ik_iova_stats(&d, &st);
+	ck_assert_uint_eq(st.flushes, 1);
+	ck_assert_uint_eq(st.cached_ranges, 0);
+	ck_assert_uint_eq(st.ranges, 1);
+	ck_assert_int_eq(ik_iova_free(&d, 0), 0);
+	/* the same through the fast path's miss */
+	for (uint64_t i = 0; i < 8; i++)
+		ck_assert_int_eq(ik_iova_alloc_fast(&d, 32, 255, &p), 0);
+	for (uint64_t i = 0; i < 8; i++)
+		ck_assert_int_eq(ik_iova_free_fast(&d, i * 32, 32), 0);
+	ck_assert_int_eq(ik_iova_alloc_fast(&d, 16, 255, &p), 0);
+	ik_iova_stats(&d, &st);
+	ck_assert_uint_eq(st.flushes, 2);
+	CHECK_OK(&d);
+	ik_iova_destroy(&d);
+}
+END_TEST
+
+START_TEST(test_depot_is_trimmed_to_its_bound)
+{
+	struct ik_iova_domain d;
+	struct ik_iova_config c;
+	struct ik_iova_stats st;
+	enum { N = 126 * 12 };
+	static uint64_t p[N];
+
+	pin_cpu0();
+	cfg_init(&c, 0, (1 << 16) - 1);
+	c.depot_max = 2;
+	ck_assert_int_eq(ik_iova_init(&d, &c), 0);
+	for (int i = 0; i < N; i++)
+		ck_assert_int_eq(ik_iova_alloc_fast(&d, 1, ~0ull, &p[i]), 0);
+	for (int i = 0; i < N; i++)
+		ck_assert_int_eq(ik_iova_free_fast(&d, p[i], 1), 0);
+	ik_iova_stats(&d, &st);
+	/* at most: 2 magazines per CPU slot in use + 2 in the depot */
+	ck_assert_uint_le(st.cached_ranges, (2 * IK_ENV_NR_CPUS() + 2) * IK_IOVA_MAG_SIZE);
+	ck_assert_uint_ge(st.trims, 1);
+	ck_assert_uint_le(st.magazines, 2 * IK_ENV_NR_CPUS() + 2);
+	ck_assert_uint_eq(st.ranges, st.cached_ranges);
+	CHECK_OK(&d);
+	ik_iova_destroy(&d);
+}
+END_TEST
+
+START_TEST(test_rcache_magazines_rotate_through_prev_and_depot)
+{
+	struct ik_iova_domain d;
+	struct ik_iova_config c;
+	struct ik_iova_stats st;
+	struct ik_iova_range rr;
+	struct ik_fault_alloc fa;
+	enum { N = 400 };
+	static uint64_t p[N], q[N];
+
+	pin_cpu0();
+	ik_fault_alloc_init(&fa);
+	cfg_init(&c, 0, 65535);
+	c.depot_max = 4;
+	c.allocator = &fa.a;
+	ck_assert_int_eq(ik_iova_init(&d, &c), 0);
+	for (int i = 0; i < N; i++)
+		ck_assert_int_eq(ik_iova_alloc_fast(&d, 1, ~0ull, &p[i]), 0);
+	/* 126 fill the loaded magazine, 126 a second one (the first becomes
+	 * prev), then full ones go to the depot. */
+	for (int i = 0; i < N; i++)
+		ck_assert_int_eq(ik_iova_free_fast(&d, p[i], 1), 0);
+	ik_iova_stats(&d, &st);
+	ck_assert_uint_eq(st.cached_ranges, N);
+	ck_assert_uint_eq(st.magazines, 4);
+	CHECK_OK(&d);
+	/* Every allocation is now a hit: loaded, then prev (swapped in), then
+	 * full magazines from the depot.  The tree is not touched. */
+	for (int i = 0; i < N; i++) {
+		ck_assert_int_eq(ik_iova_alloc_fast(&d, 1, ~0ull, &q[i]), 0);
+		ik_iova_stats(&d, &st);
+		IK_REQUIRE(st.ranges == N && st.cached_ranges == (uint64_t)(N - 1 - i));
+	}
+	qsort(p, N, sizeof(p[0]), cmp_u64);
+	qsort(q, N, sizeof(q[0]), cmp_u64);
+	ck_assert(memcmp(p, q, sizeof(p)) == 0);
+	CHECK_OK(&d);
+	/* Freeing into a full loaded magazine swaps in the empty prev. */
+	for (int i = 0; i < 127; i++)
+		ck_assert_int_eq(ik_iova_free_fast(&d, q[i], 1), 0);
+	ik_iova_stats(&d, &st);
+	ck_assert_uint_eq(st.cached_ranges, 127);
+	ck_assert_uint_le(st.magazines, 2);
+	CHECK_OK(&d);
+	/* A cached range above the limit is skipped, one below it is found
+	 * deeper in the magazine (a hit: no new tree range). */
+	{
+		uint64_t lim = q[0], got;
+
+		ik_iova_stats(&d, &st);
+		ck_assert_int_eq(ik_iova_alloc_fast(&d, 1, lim, &got), 0);
+		ck_assert_uint_le(got, lim);
+		{
+			struct ik_iova_stats st2;
+
+			ik_iova_stats(&d, &st2);
+			ck_assert_uint_eq(st2.ranges, st.ranges);
+			ck_assert_uint_eq(st2.cached_ranges, st.cached_ranges - 1);
+		}
+		ck_assert_int_eq(ik_iova_free_fast(&d, got, 1), 0);
+	}
+	/* Fill both magazines, then make the magazine that replaces the one
+	 * going to the depot fail: the range goes back to the tree. */
+	for (int i = 127; i < 252; i++)
+		ck_assert_int_eq(ik_iova_free_fast(&d, q[i], 1), 0);
+	ik_iova_stats(&d, &st);
+	ck_assert_uint_eq(st.cached_ranges, 252);
+	ik_fault_alloc_fail_nth(&fa, 1);
+	ck_assert_int_eq(ik_iova_free_fast(&d, q[252], 1), 0);
+	ik_fault_alloc_disarm(&fa);
+	ck_assert_int_eq(ik_iova_find(&d, q[252], &rr), -ENOENT);
+	ik_iova_stats(&d, &st);
+	ck_assert_uint_eq(st.cached_ranges, 252);
+	CHECK_OK(&d);
+	for (int i = 253; i < N; i++)
+		ck_assert_int_eq(ik_iova_free_fast(&d, q[i], 1), 0);
+	CHECK_OK(&d);
+	ik_iova_flush_all(&d);
+	ik_iova_stats(&d, &st);
+	ck_assert_uint_eq(st.ranges, 0);
+	ck_assert_uint_eq(st.magazines, 0);
+	ik_iova_destroy(&d);
+	ck_assert_int_eq(fa.live, 0);
+}
+END_TEST
+
+static int stop_at_second(void *ctx, const struct ik_iova_range *r)
+{
+	(void)r;
+	return ++*(int *)ctx == 2 ? 42 : 0;
+}
+
+static int stop_cached(void *ctx, ik_u64 pfn, ik_u64 pages)
+{
+	(void)pfn;
+	(void)pages;
+	++*(int *)ctx;
+	return 7;
+}
+
+START_TEST(test_checker_detects_corruption)
+{
+	struct ik_iova_domain d;
+	struct _ik_iova_node *n;
+	uint64_t p, q, saved;
+	int calls = 0;
+
+	pin_cpu0();
+	dom_init(&d, 0, 1023, 0, NULL);
+	for (int i = 0; i < 50; i++)
+		ck_assert_int_eq(ik_iova_alloc(&d, 1 + (uint64_t)i % 3, 1023, 0, &p), 0);
+	ck_assert_int_eq(ik_iova_free(&d, 1023), 0); /* the first one: a hole at the top */
+	ck_assert_int_eq(ik_iova_alloc_fast(&d, 4, 1023, &q), 0);
+	ck_assert_int_eq(ik_iova_free_fast(&d, q, 4), 0);
+	CHECK_OK(&d);
+	ck_assert_int_eq(ik_iova_for_each(&d, stop_at_second, &calls), 42);
+	ck_assert_int_eq(calls, 2);
+	calls = 0;
+	ck_assert_int_eq(ik_iova_for_each_cached(&d, stop_cached, &calls), 7);
+	ck_assert_int_eq(calls, 1);
+	n = ik_rb_entry(d.root.node, struct _ik_iova_node, rb);
+	saved = n->max_gap;
+	n->max_gap = saved + 1;
+	ck_assert_int_eq(ik_iova_check(&d), IK_IOVA_CHECK_AUGMENT);
+	n->max_gap = saved;
+	d.nr_pages++;
+	ck_assert_int_eq(ik_iova_check(&d), IK_IOVA_CHECK_COUNTERS);
+	d.nr_pages--;
+	n = ik_rb_entry(ik_rb_first(&d.root), struct _ik_iova_node, rb);
+	saved = n->gap_lo;
+	n->gap_lo = saved + 1; /* also changes its own gap: recompute */
+	ck_assert_int_ne(ik_iova_check(&d), 0);
+	n->gap_lo = saved;
+	CHECK_OK(&d);
+	/* a pfn freed to the cache twice */
+	ck_assert_int_eq(ik_iova_free_fast(&d, q, 4), 0);
+	ck_assert_int_eq(ik_iova_check(&d), IK_IOVA_CHECK_CACHE_DUP);
+	ck_assert_str_ne(ik_iova_check_str(IK_IOVA_CHECK_CACHE_DUP), "unknown check result");
+	/* destroy frees magazines without returning their ranges: safe here */
+	ik_iova_destroy(&d);
+}
+END_TEST
+
+START_TEST(test_no_rcache_and_large_sizes_go_to_the_tree)
+{
+	struct ik_iova_domain d;
+	struct ik_iova_stats st;
+	uint64_t p;
+
+	dom_init(&d, 0, 4095, IK_IOVA_CFG_NO_RCACHE, NULL);
+	ck_assert_int_eq(ik_iova_alloc_fast(&d, 3, 4095, &p), 0);
+	ck_assert_uint_eq(p, 4092); /* not rounded: no caches, size-aligned 3 */
+	ck_assert_int_eq(ik_iova_free_fast(&d, p, 3), 0);
+	ik_iova_stats(&d, &st);
+	ck_assert_uint_eq(st.ranges, 0);
+	ik_iova_destroy(&d);
+	dom_init(&d, 0, 4095, 0, NULL);
+	ck_assert_int_eq(ik_iova_alloc_fast(&d, 33, 4095, &p), 0);
+	ck_assert_uint_eq(p, 4096 - 64);
+	ck_assert_int_eq(ik_iova_free_fast(&d, p, 33), 0);
+	ik_iova_stats(&d, &st);
+	ck_assert_uint_eq(st.ranges, 0);
+	ck_assert_uint_eq(st.cached_ranges, 0);
+	ik_iova_destroy(&d);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- threads */
+
+#define MT_SPACE (1u << 16)
+
+struct mt_ctx {
+	struct ik_iova_domain *d;
+	uint8_t *owner; /* per pfn: 0 free, else thread id + 1 (atomic) */
+	long ops;
+	unsigned id;
+	int fail;
+};
+
+static bool mt_claim(struct mt_ctx *c, uint64_t p, uint64_t n)
+{
+	for (uint64_t i = p; i < p + n; i++) {
+		uint8_t z = 0;
+
+		if (!__atomic_compare_exchange_n(&c->owner[i], &z, (uint8_t)(c->id + 1), false,
+						 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			return false;
+	}
+	return true;
+}
+
+static bool mt_release(struct mt_ctx *c, uint64_t p, uint64_t n)
+{
+	for (uint64_t i = p; i < p + n; i++) {
+		uint8_t me = (uint8_t)(c->id + 1);
+
+		if (!__atomic_compare_exchange_n(&c->owner[i], &me, 0, false, __ATOMIC_RELAXED,
+						 __ATOMIC_RELAXED))
+			return false;
+	}
+	return true;
+}
+
+static void *mt_worker(void *arg)
+{
+	struct mt_ctx *c = arg;
+	struct ik_rng r = { 0x7e57u + c->id };
+	uint64_t live[64], npg[64];
+	bool fast[64];
+	size_t n = 0;
+
+	for (long i = 0; i < c->ops && !c->fail; i++) {
+		uint64_t op = ik_rng_below(&r, 100), p, k;
+		int rc;
+
+		if ((op < 55 && n < 64) || n == 0) {
+			bool f = op < 40;
+
+			k = f ? 1 + ik_rng_below(&r, ik_rng_below(&r, 8) ? 2 : 40)
+			      : 1 + ik_rng_below(&r, 16);
+			rc = f ? ik_iova_alloc_fast(c->d, k, MT_SPACE - 1, &p)
+			       : ik_iova_alloc(c->d, k, MT_SPACE - 1, ik_rng_below(&r, 2), &p);
+			if (rc == -ENOSPC)
+				continue;
+			if (rc) {
+				c->fail = 1;
+				break;
+			}
+			if (f && k <= 32)
+				while (k & (k - 1))
+					k++; /* rounded up to a power of two */
+			if (!mt_claim(c, p, k)) {
+				c->fail = 2; /* two owners for one pfn */
+				break;
+			}
+			live[n] = p;
+			npg[n] = k;
+			fast[n++] = f;
+		} else if (op < 98) {
+			size_t j = ik_rng_below(&r, n);
+
+			if (!mt_release(c, live[j], npg[j])) {
+				c->fail = 3;
+				break;
+			}
+			rc = fast[j] ? ik_iova_free_fast(c->d, live[j], npg[j])
+				     : ik_iova_free(c->d, live[j]);
+			if (rc) {
+				c->fail = 4;
+				break;
+			}
+			live[j] = live[n - 1];
+			npg[j] = npg[n - 1];
+			fast[j] = fast[--n];
+		} else if (op < 99) {
+			ik_iova_flush_cpu(c->d, (unsigned)ik_rng_below(&r, IK_ENV_NR_CPUS()));
+		} else {
+			struct ik_iova_stats st;
+
+			ik_iova_stats(c->d, &st);
+			if (ik_rng_below(&r, 16) == 0)
+				ik_iova_flush_all(c->d);
+		}
+	}
+	while (n--) {
+		if (!mt_release(c, live[n], npg[n]) ||
+		    (fast[n] ? ik_iova_free_fast(c->d, live[n], npg[n]) : ik_iova_free(c->d, live[n])))
+			c->fail = 5;
+	}
+	return NULL;
+}
+
+START_TEST(test_threads_share_a_domain_without_overlap)
+{
+	enum { T = 4 };
+	struct ik_iova_domain d;
+	struct ik_iova_config cfg;
+	struct ik_iova_stats st;
+	struct mt_ctx c[T];
+	pthread_t th[T];
+	uint8_t *owner = calloc(MT_SPACE, 1);
+	long ops = ik_test_iters(UNDER_TSAN ? 20000 : 200000);
+
+	cfg_init(&cfg, 0, MT_SPACE - 1);
+	cfg.depot_max = 2;
+	ck_assert_int_eq(ik_iova_init(&d, &cfg), 0);
+	ck_assert_int_eq(ik_iova_reserve(&d, 1000, 1999), 0);
+	for (unsigned i = 0; i < T; i++) {
+		c[i].d = &d;
+		c[i].owner = owner;
+		c[i].ops = ops;
+		c[i].id = i;
+		c[i].fail = 0;
+		ck_assert_int_eq(pthread_create(&th[i], NULL, mt_worker, &c[i]), 0);
+	}
+	for (unsigned i = 0; i < T; i++) {
+		pthread_join(th[i], NULL);
+		ck_assert_msg(c[i].fail == 0, "thread %u failed: %d", i, c[i].fail);
+	}
+	CHECK_OK(&d);
+	ik_iova_flush_all(&d);
+	ik_iova_stats(&d, &st);
+	ck_assert_uint_eq(st.ranges, 1);
+	ck_assert_uint_eq(st.pages, 1000);
+	CHECK_OK(&d);
+	ik_iova_destroy(&d);
+	free(owner);
+}
+END_TEST
+
+START_TEST(test_node_is_at_most_56_bytes)
+{
+	struct ik_iova_domain d;
+	struct ik_iova_stats st;
+
+	dom_init(&d, 0, 10, 0, NULL);
+	ik_iova_stats(&d, &st);
+	if (sizeof(void *) == 8)
+		ck_assert_uint_le(st.node_bytes, 56);
+	ck_assert_uint_eq(st.node_bytes, sizeof(struct _ik_iova_node));
+	ik_iova_destroy(&d);
+}
+END_TEST
+
+Suite *ik_test_suite(void)
+{
+	Suite *s = suite_create("iova");
+	TCase *tc = tcase_create("tree");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_random_tree_matches_bitmap_model);
+	tcase_add_test(tc, test_exhaustive_tiny_spaces);
+	tcase_add_test(tc, test_limit_at_start_and_end);
+	tcase_add_test(tc, test_limit_at_4g_in_a_64bit_space);
+	tcase_add_test(tc, test_top_of_a_64bit_space);
+	tcase_add_test(tc, test_reserve_merges_and_blocks);
+	tcase_add_test(tc, test_iteration_visits_every_range_in_order);
+	tcase_add_test(tc, test_node_is_at_most_56_bytes);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("errors");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_init_rejects_bad_config);
+	tcase_add_test(tc, test_alloc_errors_leave_domain_unchanged);
+	tcase_add_test(tc, test_free_and_find_errors_leave_domain_unchanged);
+	tcase_add_test(tc, test_reserve_errors_leave_domain_unchanged);
+	tcase_add_test(tc, test_allocation_failure_at_every_point_of_a_sequence);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("rcache");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_random_fast_path_matches_model);
+	tcase_add_test(tc, test_rcache_reuses_freed_ranges);
+	tcase_add_test(tc, test_rcache_flush_returns_ranges_to_the_tree);
+	tcase_add_test(tc, test_alloc_succeeds_when_only_cached_ranges_are_free);
+	tcase_add_test(tc, test_depot_is_trimmed_to_its_bound);
+	tcase_add_test(tc, test_no_rcache_and_large_sizes_go_to_the_tree);
+	tcase_add_test(tc, test_rcache_magazines_rotate_through_prev_and_depot);
+	tcase_add_test(tc, test_checker_detects_corruption);
+	tcase_add_test(tc, test_threads_share_a_domain_without_overlap);
+	suite_add_tcase(s, tc);
+	return s;
+}
