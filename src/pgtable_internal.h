@@ -99,14 +99,15 @@
  *   void fmt_walk_init(g, struct fmt_walk_state *st)
  *   enum ik_pt_fault fmt_walk_table(g, struct fmt_walk_state *st, pte, lvl)
  *       A valid table entry was read: accumulate its restrictions; a fault
- *       (e.g. reserved bits) or IK_PT_FAULT_NONE.
+ *       (e.g. reserved bits: IK_PT_FAULT_RESERVED) or IK_PT_FAULT_NONE.
  *   enum ik_pt_fault fmt_walk_leaf(g, const struct fmt_walk_state *st, pte,
  *                                  lvl, unsigned access,
  *                                  struct ik_pt_walk_result *res,
  *                                  ik_u64 *hw_new)
  *       A valid leaf was read.  Fill res->prot (after hierarchical limits),
  *       res->attr, res->dirty; check `access` (IK_ACCESS_*; 0: no check) and
- *       return IK_PT_FAULT_PERMISSION / _ACCESS_FLAG / _NONE.  Set *hw_new to
+ *       return IK_PT_FAULT_RESERVED (malformed leaf, checked first) /
+ *       _PERMISSION / _ACCESS_FLAG / _NONE.  Set *hw_new to
  *       the value the hardware would write back for this access (access flag,
  *       dirty state), or to pte if none.  The generic walker does the
  *       address-size checks, the offsets, and the update through mem->cas64.

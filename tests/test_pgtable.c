@@ -15,6 +15,7 @@
 #include <string.h>
 #include <iommukit/pgtable.h>
 #include <iommukit/fmt/lpae.h>
+#include <iommukit/fmt/vtd.h>
 #include "testlib.h"
 
 #define SZ_4K 0x1000ull
@@ -27,6 +28,10 @@
 
 #define PROT_RW (IK_PROT_READ | IK_PROT_WRITE)
 #define PROT_LPAE (IK_PROT_READ | IK_PROT_WRITE | IK_PROT_NOEXEC | IK_PROT_CACHE | IK_PROT_MMIO)
+/* VT-d second-level: CACHE is SNP (with IK_VTD_FLAG_SC); first-level: x86. */
+#define PROT_VTD_SL (IK_PROT_READ | IK_PROT_WRITE | IK_PROT_CACHE)
+#define PROT_VTD_FL (PROT_LPAE | IK_PROT_PRIV)
+#define VTD_SP (IK_VTD_FLAG_SP_2M | IK_VTD_FLAG_SP_1G)
 
 /* ------------------------------------------------------------ the formats */
 
@@ -34,6 +39,7 @@
  * One row per configuration the generic suite runs.  prot_mask: the IK_PROT_*
  * bits that round-trip exactly through the walker for the prot values the
  * tests use (READ or READ|WRITE, optionally NOEXEC, CACHE, PRIV).
+ * fmt_flags: the config's format options (e.g. VT-d superpage capabilities).
  * To add a format: one line here.
  */
 struct fmt_case {
@@ -43,19 +49,26 @@ struct fmt_case {
 	ik_u64 pgsizes;
 	ik_u32 quirks;
 	unsigned prot_mask;
+	ik_u64 fmt_flags;
 };
 
 static const struct fmt_case fmt_cases[] = {
-	{ "lpae-s1 4K ias48", IK_PT_LPAE_S1, 48, 48, SZ_4K | SZ_2M | SZ_1G, 0, PROT_LPAE | IK_PROT_PRIV },
+	{ "lpae-s1 4K ias48", IK_PT_LPAE_S1, 48, 48, SZ_4K | SZ_2M | SZ_1G, 0, PROT_LPAE | IK_PROT_PRIV, 0 },
 	{ "lpae-s1 4K ias39 dirty", IK_PT_LPAE_S1, 39, 40, SZ_4K | SZ_2M | SZ_1G, IK_PT_QUIRK_DIRTY,
-	  PROT_LPAE | IK_PROT_PRIV },
-	{ "lpae-s1 4K ias32", IK_PT_LPAE_S1, 32, 32, SZ_4K | SZ_2M | SZ_1G, 0, PROT_LPAE | IK_PROT_PRIV },
-	{ "lpae-s1 16K ias48", IK_PT_LPAE_S1, 48, 48, SZ_16K | SZ_32M, 0, PROT_LPAE | IK_PROT_PRIV },
-	{ "lpae-s1 64K ias48", IK_PT_LPAE_S1, 48, 48, SZ_64K | SZ_512M, 0, PROT_LPAE | IK_PROT_PRIV },
-	{ "lpae-s2 4K ias40 concat", IK_PT_LPAE_S2, 40, 40, SZ_4K | SZ_2M | SZ_1G, 0, PROT_LPAE },
-	{ "lpae-s2 4K ias48", IK_PT_LPAE_S2, 48, 48, SZ_4K | SZ_2M | SZ_1G, 0, PROT_LPAE },
-	{ "lpae-s2 16K ias48 concat", IK_PT_LPAE_S2, 48, 44, SZ_16K | SZ_32M, 0, PROT_LPAE },
-	{ "lpae-s2 64K ias42", IK_PT_LPAE_S2, 42, 42, SZ_64K | SZ_512M, 0, PROT_LPAE },
+	  PROT_LPAE | IK_PROT_PRIV, 0 },
+	{ "lpae-s1 4K ias32", IK_PT_LPAE_S1, 32, 32, SZ_4K | SZ_2M | SZ_1G, 0, PROT_LPAE | IK_PROT_PRIV, 0 },
+	{ "lpae-s1 16K ias48", IK_PT_LPAE_S1, 48, 48, SZ_16K | SZ_32M, 0, PROT_LPAE | IK_PROT_PRIV, 0 },
+	{ "lpae-s1 64K ias48", IK_PT_LPAE_S1, 48, 48, SZ_64K | SZ_512M, 0, PROT_LPAE | IK_PROT_PRIV, 0 },
+	{ "lpae-s2 4K ias40 concat", IK_PT_LPAE_S2, 40, 40, SZ_4K | SZ_2M | SZ_1G, 0, PROT_LPAE, 0 },
+	{ "lpae-s2 4K ias48", IK_PT_LPAE_S2, 48, 48, SZ_4K | SZ_2M | SZ_1G, 0, PROT_LPAE, 0 },
+	{ "lpae-s2 16K ias48 concat", IK_PT_LPAE_S2, 48, 44, SZ_16K | SZ_32M, 0, PROT_LPAE, 0 },
+	{ "lpae-s2 64K ias42", IK_PT_LPAE_S2, 42, 42, SZ_64K | SZ_512M, 0, PROT_LPAE, 0 },
+	{ "vtd-sl 3-level", IK_PT_VTD_SL, 39, 48, SZ_4K | SZ_2M | SZ_1G, 0, PROT_VTD_SL, VTD_SP | IK_VTD_FLAG_SC },
+	{ "vtd-sl 4-level 2M dirty", IK_PT_VTD_SL, 48, 48, SZ_4K | SZ_2M | SZ_1G, IK_PT_QUIRK_DIRTY, PROT_VTD_SL, IK_VTD_FLAG_SP_2M | IK_VTD_FLAG_SC },
+	{ "vtd-sl 4-level 4K only", IK_PT_VTD_SL, 48, 46, SZ_4K | SZ_2M | SZ_1G, 0, PROT_RW, 0 },
+	{ "vtd-sl 5-level", IK_PT_VTD_SL, 57, 52, SZ_4K | SZ_2M | SZ_1G, 0, PROT_VTD_SL, VTD_SP | IK_VTD_FLAG_SC },
+	{ "vtd-fl 4-level", IK_PT_VTD_FL, 47, 48, SZ_4K | SZ_2M | SZ_1G, 0, PROT_VTD_FL, IK_VTD_FLAG_SP_1G },
+	{ "vtd-fl 5-level dirty", IK_PT_VTD_FL, 56, 52, SZ_4K | SZ_2M | SZ_1G, IK_PT_QUIRK_DIRTY, PROT_VTD_FL, 0 },
 };
 #define NCASES ((int)(sizeof(fmt_cases) / sizeof(fmt_cases[0])))
 
@@ -312,6 +325,7 @@ static struct th *th_new_cfg(const struct fmt_case *fc, bool coherent, ik_u32 ex
 	h->cfg.pgsize_bitmap = fc->pgsizes;
 	h->cfg.coherent = coherent;
 	h->cfg.quirks = fc->quirks | extra_quirks;
+	h->cfg.fmt_flags = fc->fmt_flags;
 	h->cfg.hooks = &h->hooks;
 	h->cfg.cookie = h;
 	h->cfg.allocator = &h->fa.a;
@@ -694,6 +708,14 @@ START_TEST(bad_arguments_are_einval_and_change_nothing)
 	/* unsupported page size, prot */
 	ck_assert_int_eq(ik_pgtable_map_pages(h->pt, base + 4 * g, 0, g * 4, 1, PROT_RW), -EINVAL);
 	ck_assert_int_eq(ik_pgtable_map_pages(h->pt, base + g, 0, g * 3, 1, PROT_RW), -EINVAL);
+	/* sizes the config offered that the format or the unit's capabilities
+	 * (e.g. VT-d SLLPS) rule out */
+	for (unsigned k = h->g.lg2_granule; k < 63; k++) {
+		uint64_t sz = 1ull << k;
+
+		if ((h->fc->pgsizes & ~h->g.pgsize_bitmap & sz) && 2 * sz <= base)
+			ck_assert_int_eq(ik_pgtable_map_pages(h->pt, base + sz, 0, sz, 1, PROT_RW), -EINVAL);
+	}
 	ck_assert_int_eq(ik_pgtable_map(h->pt, base + g, 0, g, 0), -EINVAL);
 	ck_assert_int_eq(ik_pgtable_map(h->pt, base + g, 0, g, IK_PROT_NOEXEC), -EINVAL);
 	ck_assert_int_eq(ik_pgtable_map(h->pt, base + g, 0, g, PROT_RW | 0x1000), -EINVAL);
@@ -1107,7 +1129,8 @@ START_TEST(partial_unmap_splits_block)
 		} else {
 			IK_REQUIRE(ret == 0 && got == pa + off && sz == g);
 			IK_REQUIRE(r.fault == IK_PT_FAULT_NONE && r.oa == pa + off);
-			IK_REQUIRE((r.prot & h->fc->prot_mask) == (PROT_RW | IK_PROT_CACHE));
+			IK_REQUIRE((r.prot & h->fc->prot_mask) ==
+				   ((PROT_RW | IK_PROT_CACHE) & h->fc->prot_mask));
 		}
 	}
 	/* the rest goes too; mapping over the hole works */

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <iommukit/pgtable.h>
+#include <iommukit/fmt/vtd.h>
 #include "bench.h"
 
 #define K4 0x1000ull
@@ -35,11 +36,18 @@ struct bench_fmt {
 	ik_u32 ias, oas;
 	ik_u64 pgsizes;
 	ik_u32 quirks;
+	ik_u64 fmt_flags;
 };
 
 static const struct bench_fmt bench_fmts[] = {
-	{ "lpae-s1", IK_PT_LPAE_S1, 48, 48, 0x1000ull | 0x200000ull | 0x40000000ull, 0 },
-	{ "lpae-s2", IK_PT_LPAE_S2, 48, 48, 0x1000ull | 0x200000ull | 0x40000000ull, 0 },
+	{ "lpae-s1", IK_PT_LPAE_S1, 48, 48, 0x1000ull | 0x200000ull | 0x40000000ull, 0, 0 },
+	{ "lpae-s2", IK_PT_LPAE_S2, 48, 48, 0x1000ull | 0x200000ull | 0x40000000ull, 0, 0 },
+	/* VT-d second-level, 4 levels, 2M + 1G superpages (SLLPS), snoop control */
+	{ "vtd-sl", IK_PT_VTD_SL, 48, 48, 0x1000ull | 0x200000ull | 0x40000000ull, 0,
+	  IK_VTD_FLAG_SP_2M | IK_VTD_FLAG_SP_1G | IK_VTD_FLAG_SC },
+	/* VT-d first-level (x86-64 paging), 4 levels, 1G pages (FL1GP) */
+	{ "vtd-fl", IK_PT_VTD_FL, 47, 48, 0x1000ull | 0x200000ull | 0x40000000ull, 0,
+	  IK_VTD_FLAG_SP_1G },
 };
 #define NFMTS (sizeof(bench_fmts) / sizeof(bench_fmts[0]))
 
@@ -192,6 +200,7 @@ struct run {
 	bool coherent;
 	enum clean_kind kind;
 	bool per_pte;		/* one request per 4 KiB page */
+	bool defer;		/* IK_PT_QUIRK_DEFER_LEAF_CLEAN (non-coherent) */
 	unsigned samples;
 };
 
@@ -286,7 +295,8 @@ static int measure(const struct run *r, struct result *map, struct result *unmap
 	cfg.ias = r->f->ias;
 	cfg.oas = r->f->oas;
 	cfg.pgsize_bitmap = r->f->pgsizes;
-	cfg.quirks = r->f->quirks;
+	cfg.quirks = r->f->quirks | (r->defer ? IK_PT_QUIRK_DEFER_LEAF_CLEAN : 0);
+	cfg.fmt_flags = r->f->fmt_flags;
 	cfg.coherent = r->coherent;
 	cfg.hooks = &bench_hooks;
 	cfg.cookie = &b;
@@ -392,6 +402,7 @@ static int measure_sg(const struct bench_fmt *f, bool coherent, enum clean_kind 
 	cfg.oas = f->oas;
 	cfg.pgsize_bitmap = f->pgsizes;
 	cfg.quirks = f->quirks;
+	cfg.fmt_flags = f->fmt_flags;
 	cfg.coherent = coherent;
 	cfg.hooks = &bench_hooks;
 	cfg.cookie = &b;
@@ -457,27 +468,40 @@ static const char *mode_name(bool per_pte, enum clean_kind k)
 	return k == CLEAN_REAL ? real_clean_name() : "count";
 }
 
+/* The text table's clean column: the mode, with "+dfr" when leaf cleans were
+ * deferred to the end of the request (IK_PT_QUIRK_DEFER_LEAF_CLEAN). */
+static const char *mode_label(const char *mode, bool defer, char *buf, size_t n)
+{
+	if (!defer)
+		return mode;
+	snprintf(buf, n, "%s+dfr", mode);
+	return buf;
+}
+
 static void emit(const struct bench_opts *o, const char *fmt, uint64_t size, bool coherent,
-		 const char *mode, const char *op, const struct result *r)
+		 const char *mode, bool defer, const char *op, const struct result *r)
 {
 	double pages = (double)size / (double)K4;
+	char lb[32];
 
 	if (o->json) {
 		printf("{\"bench\":\"map\",\"fmt\":\"%s\",\"size\":%llu,\"pgsize\":%llu,"
-		       "\"coherent\":%s,\"clean_mode\":\"%s\",\"op\":\"%s\",\"ns_median\":%.1f,"
+		       "\"coherent\":%s,\"clean_mode\":\"%s\",\"defer_leaf_clean\":%s,\"op\":\"%s\","
+		       "\"ns_median\":%.1f,"
 		       "\"ns_p99\":%.1f,\"ns_per_page\":%.2f,\"cleans\":%.2f,\"clean_bytes\":%.1f,"
 		       "\"tlb_calls\":%.2f,\"sync_map_calls\":%.2f,\"tables_alloc\":%.2f,"
 		       "\"tables_freed\":%.2f}\n",
 		       fmt, (unsigned long long)size, (unsigned long long)r->pgsize,
-		       coherent ? "true" : "false", mode, op, r->ns_median, r->ns_p99,
-		       r->ns_median / pages, r->cleans, r->clean_bytes, r->tlb_calls, r->sync_maps,
-		       r->tables_alloc, r->tables_freed);
+		       coherent ? "true" : "false", mode, defer ? "true" : "false", op, r->ns_median,
+		       r->ns_p99, r->ns_median / pages, r->cleans, r->clean_bytes, r->tlb_calls,
+		       r->sync_maps, r->tables_alloc, r->tables_freed);
 		return;
 	}
-	printf("%-8s %7lluK %7lluK %-5s %-10s %-6s %10.1f %8.2f %7.2f %9.1f %7.2f %5.2f %6.2f %6.2f",
+	printf("%-8s %7lluK %7lluK %-5s %-14s %-6s %10.1f %8.2f %7.2f %9.1f %7.2f %5.2f %6.2f %6.2f",
 	       fmt, (unsigned long long)(size >> 10), (unsigned long long)(r->pgsize >> 10),
-	       coherent ? "coh" : "nc", mode, op, r->ns_median, r->ns_median / pages, r->cleans,
-	       r->clean_bytes, r->tlb_calls, r->sync_maps, r->tables_alloc, r->tables_freed);
+	       coherent ? "coh" : "nc", mode_label(mode, defer, lb, sizeof(lb)), op, r->ns_median,
+	       r->ns_median / pages, r->cleans, r->clean_bytes, r->tlb_calls, r->sync_maps,
+	       r->tables_alloc, r->tables_freed);
 	if (r->cleans > 0 && strcmp(mode, "count") && strcmp(mode, "per-pte"))
 		printf("  %.1f ns/clean", r->ns_median / r->cleans);
 	if (r->sync_ns > 0)
@@ -491,10 +515,49 @@ static void header(const struct bench_opts *o)
 		return;
 	printf("map: IO page-table map/unmap per call (median of batches of %d requests);\n"
 	       "counts per call: cleans, bytes cleaned, TLB hook calls, iotlb_sync_map calls,\n"
-	       "tables installed (talloc) / unlinked and released at gather sync (tfreed).\n", NREG);
-	printf("%-8s %8s %8s %-5s %-10s %-6s %10s %8s %7s %9s %7s %5s %6s %6s\n", "fmt", "size",
+	       "tables installed (talloc) / unlinked and released at gather sync (tfreed).\n"
+	       "+dfr: leaf cleans deferred to the end of the request\n"
+	       "(IK_PT_QUIRK_DEFER_LEAF_CLEAN).\n", NREG);
+	printf("%-8s %8s %8s %-5s %-14s %-6s %10s %8s %7s %9s %7s %5s %6s %6s\n", "fmt", "size",
 	       "pgsize", "walk", "clean", "op", "ns/call", "ns/page", "cleans", "bytes", "tlb",
 	       "sync", "talloc", "tfreed");
+}
+
+/* --fmt all (text): one line per measurement, one column pair per format. */
+static void side_header(const bool *sel)
+{
+	size_t fi;
+
+	printf("map --fmt all: ns per call (median of batches of %d requests) and cleans per call,\n"
+	       "formats side by side.  clean: count = counting-only hook, the instruction = a real\n"
+	       "clean loop, per-pte = one request per page, +dfr = leaf cleans deferred to the end\n"
+	       "of the request (IK_PT_QUIRK_DEFER_LEAF_CLEAN).  --fmt NAME for every count.\n", NREG);
+	printf("%8s %8s %-5s %-14s %-6s", "", "", "", "", "");
+	for (fi = 0; fi < NFMTS; fi++)
+		if (sel[fi])
+			printf(" | %17s", bench_fmts[fi].name);
+	printf("\n%8s %8s %-5s %-14s %-6s", "size", "pgsize", "walk", "clean", "op");
+	for (fi = 0; fi < NFMTS; fi++)
+		if (sel[fi])
+			printf(" | %9s %7s", "ns/call", "cleans");
+	printf("\n");
+}
+
+static void side_row(uint64_t size, bool coherent, const char *label, const char *op,
+		     const struct result *rs, const bool *sel)
+{
+	uint64_t pgsize = 0;
+	size_t fi;
+
+	for (fi = 0; fi < NFMTS; fi++)
+		if (sel[fi] && rs[fi].pgsize > pgsize)
+			pgsize = rs[fi].pgsize;
+	printf("%7lluK %7lluK %-5s %-14s %-6s", (unsigned long long)(size >> 10),
+	       (unsigned long long)(pgsize >> 10), coherent ? "coh" : "nc", label, op);
+	for (fi = 0; fi < NFMTS; fi++)
+		if (sel[fi])
+			printf(" | %9.1f %7.2f", rs[fi].ns_median, rs[fi].cleans);
+	printf("\n");
 }
 
 int bench_map(int argc, char **argv, const struct bench_opts *o)
@@ -503,10 +566,11 @@ int bench_map(int argc, char **argv, const struct bench_opts *o)
 					      1 << 20, 2 << 20, 4 << 20 };
 	static const uint64_t quick_sizes[] = { 4 << 10, 1 << 20, 2 << 20 };
 	const uint64_t *sizes = o->quick ? quick_sizes : all_sizes;
-	size_t nsizes = o->quick ? 3 : 8, fi, si;
-	bool per_pte = false, fmt_sel[NFMTS];
+	size_t nsizes = o->quick ? 3 : 8, fi, si, nsel = 0;
+	bool per_pte = false, fmt_sel[NFMTS], side;
 	uint64_t one_size = 0;
 	unsigned samples = o->quick ? 5 : 41;
+	struct result rm[NFMTS], ru[NFMTS];
 	int i, ret;
 
 	for (fi = 0; fi < NFMTS; fi++)
@@ -518,11 +582,13 @@ int bench_map(int argc, char **argv, const struct bench_opts *o)
 			       "  formats:");
 			for (fi = 0; fi < NFMTS; fi++)
 				printf(" %s", bench_fmts[fi].name);
-			printf(" (default %s)\n"
+			printf(" (default %s; 'all': side by side)\n"
 			       "  map and unmap latency for 4K..4M buffers at a 2 MiB-aligned iova, 4 KiB\n"
 			       "  pages vs blocks, coherent vs non-coherent (counting-only clean, and the\n"
-			       "  real clean instruction: %s); --per-pte-sync adds one request per page;\n"
-			       "  then the 30-segment 120 KiB scatterlist as one map_sg vs 30 map calls.\n",
+			       "  real clean instruction: %s), each non-coherent mode also with leaf\n"
+			       "  cleans deferred to the end of the request (+dfr); --per-pte-sync adds\n"
+			       "  one request per page; then the 30-segment 120 KiB scatterlist as one\n"
+			       "  map_sg vs 30 map calls.\n",
 			       bench_fmts[0].name, real_clean_name() ? real_clean_name() : "none here");
 			return 0;
 		} else if (!strcmp(argv[i], "--fmt")) {
@@ -561,64 +627,89 @@ int bench_map(int argc, char **argv, const struct bench_opts *o)
 		sizes = &one_size;
 		nsizes = 1;
 	}
-	header(o);
-	for (fi = 0; fi < NFMTS; fi++) {
-		const struct bench_fmt *f = &bench_fmts[fi];
+	for (fi = 0; fi < NFMTS; fi++)
+		nsel += fmt_sel[fi];
+	side = !o->json && nsel > 1;
+	if (side)
+		side_header(fmt_sel);
+	else
+		header(o);
+	memset(rm, 0, sizeof(rm));
+	memset(ru, 0, sizeof(ru));
+	for (si = 0; si < nsizes; si++) {
+		unsigned blk, mode;
 
-		if (!fmt_sel[fi])
-			continue;
-		for (si = 0; si < nsizes; si++) {
-			unsigned blk, mode;
+		for (blk = 0; blk < 2; blk++) {
+			if (blk && sizes[si] < M2)
+				continue; /* no block fits: same as pages */
+			/* 0 coherent; non-coherent: 1 count, 2 count deferred, 3 real,
+			 * 4 real deferred, 5 one request per page */
+			for (mode = 0; mode < 6; mode++) {
+				struct run r;
+				const char *mname;
+				char lb[32];
 
-			for (blk = 0; blk < 2; blk++) {
-				if (blk && sizes[si] < M2)
-					continue; /* no block fits: same as pages */
-				for (mode = 0; mode < 4; mode++) {
-					struct run r;
-					struct result rm, ru;
-					const char *mname;
-
-					memset(&r, 0, sizeof(r));
-					memset(&rm, 0, sizeof(rm));
-					memset(&ru, 0, sizeof(ru));
-					r.f = f;
-					r.size = sizes[si];
-					r.blocks = blk;
-					r.samples = samples;
-					r.coherent = mode == 0;
-					r.kind = mode == 2 ? CLEAN_REAL : CLEAN_COUNT;
-					r.per_pte = mode == 3;
-					if (mode == 2 && !real_clean_name())
+				memset(&r, 0, sizeof(r));
+				r.size = sizes[si];
+				r.blocks = blk;
+				r.samples = samples;
+				r.coherent = mode == 0;
+				r.kind = mode == 3 || mode == 4 ? CLEAN_REAL : CLEAN_COUNT;
+				r.defer = mode == 2 || mode == 4;
+				r.per_pte = mode == 5;
+				if (r.kind == CLEAN_REAL && !real_clean_name())
+					continue;
+				if (mode == 5 && (!per_pte || blk))
+					continue;
+				mname = mode_name(r.per_pte, r.kind);
+				for (fi = 0; fi < NFMTS; fi++) {
+					if (!fmt_sel[fi])
 						continue;
-					if (mode == 3 && (!per_pte || blk))
-						continue;
-					ret = measure(&r, &rm, &ru);
+					r.f = &bench_fmts[fi];
+					memset(&rm[fi], 0, sizeof(rm[fi]));
+					memset(&ru[fi], 0, sizeof(ru[fi]));
+					ret = measure(&r, &rm[fi], &ru[fi]);
 					if (ret) {
-						fprintf(stderr, "iommukit-bench map: %s: %s\n", f->name,
+						fprintf(stderr, "iommukit-bench map: %s: %s\n", r.f->name,
 							ik_strerror(ret));
 						return 1;
 					}
-					mname = mode_name(r.per_pte, r.kind);
-					emit(o, f->name, r.size, r.coherent, mname, "map", &rm);
-					emit(o, f->name, r.size, r.coherent, mname, "unmap", &ru);
+					if (!side) {
+						emit(o, r.f->name, r.size, r.coherent, mname, r.defer, "map",
+						     &rm[fi]);
+						emit(o, r.f->name, r.size, r.coherent, mname, r.defer, "unmap",
+						     &ru[fi]);
+					}
+				}
+				if (side) {
+					mname = mode_label(mname, r.defer, lb, sizeof(lb));
+					side_row(r.size, r.coherent, mname, "map", rm, fmt_sel);
+					side_row(r.size, r.coherent, mname, "unmap", ru, fmt_sel);
 				}
 			}
 		}
-		/* the scatterlist: one request vs 30 calls, non-coherent counting */
-		{
-			struct result rs;
-			unsigned sep;
+	}
+	/* the scatterlist: one request vs 30 calls, non-coherent counting */
+	{
+		unsigned sep;
 
-			for (sep = 0; sep < 2; sep++) {
-				memset(&rs, 0, sizeof(rs));
-				ret = measure_sg(f, false, CLEAN_COUNT, sep, samples, &rs);
+		for (sep = 0; sep < 2; sep++) {
+			for (fi = 0; fi < NFMTS; fi++) {
+				if (!fmt_sel[fi])
+					continue;
+				memset(&rm[fi], 0, sizeof(rm[fi]));
+				ret = measure_sg(&bench_fmts[fi], false, CLEAN_COUNT, sep, samples, &rm[fi]);
 				if (ret) {
-					fprintf(stderr, "iommukit-bench map: %s: %s\n", f->name,
+					fprintf(stderr, "iommukit-bench map: %s: %s\n", bench_fmts[fi].name,
 						ik_strerror(ret));
 					return 1;
 				}
-				emit(o, f->name, 30 * K4, false, sep ? "per-pte" : "count", "map_sg", &rs);
+				if (!side)
+					emit(o, bench_fmts[fi].name, 30 * K4, false, sep ? "per-pte" : "count",
+					     false, "map_sg", &rm[fi]);
 			}
+			if (side)
+				side_row(30 * K4, false, sep ? "per-pte" : "count", "map_sg", rm, fmt_sel);
 		}
 	}
 	return 0;

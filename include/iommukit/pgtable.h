@@ -142,7 +142,10 @@ enum ik_pt_fault {
 	IK_PT_FAULT_PERMISSION,		/* valid leaf, access not allowed */
 	IK_PT_FAULT_ADDR_SIZE,		/* an output or table address beyond oas */
 	IK_PT_FAULT_ACCESS_FLAG,	/* ARM: leaf with AF clear (no HW update) */
-	IK_PT_FAULT_EXTERNAL		/* the memory read callback failed */
+	IK_PT_FAULT_EXTERNAL,		/* the memory read callback failed */
+	IK_PT_FAULT_RESERVED		/* an entry has a reserved bit set or a
+					 * leaf where the hardware allows none
+					 * (VT-d reserved-field faults) */
 };
 
 /* Quirks (ik_pgtable_cfg.quirks). */
