@@ -143,8 +143,9 @@ for c in $cases; do
 		echo "not ok $n - env without $m is rejected (it compiled)"; fails=$((fails + 1))
 		continue
 	fi
+	# GCC prints `error: #error "iommukit env..."`, Clang `error: "iommukit env..."`.
 	first=$(grep -m1 -E 'error' "$tmp/err")
-	if echo "$first" | grep -q '#error' && echo "$first" | grep -qw "$m"; then
+	if echo "$first" | grep -q '"iommukit env' && echo "$first" | grep -qw "$m"; then
 		echo "ok $n - env without $m stops at an #error naming it"
 	else
 		echo "not ok $n - env without $m: first error does not name it"
