@@ -89,6 +89,9 @@
  * loads of device-written memory.  x86 stores are not reordered with stores,
  * so a compiler barrier is enough there; AArch64 needs outer-shareable DMBs.
  */
+#if defined(ik_dma_wmb) != defined(ik_dma_rmb)
+#error "iommukit env (barriers): define both ik_dma_wmb and ik_dma_rmb, or neither"
+#endif
 #ifndef ik_dma_wmb
 #if defined(__x86_64__) || defined(__i386__)
 #define ik_dma_wmb() ik_barrier()

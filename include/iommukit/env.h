@@ -89,6 +89,33 @@
 #endif
 
 /* ---- types ---- */
+/* The env defines all the integer types or none of them. */
+#ifdef IK_ENV_U8
+#ifndef IK_ENV_U16
+#error "iommukit env (types): IK_ENV_U8 is defined but IK_ENV_U16 is not (define all or none)"
+#endif
+#ifndef IK_ENV_U32
+#error "iommukit env (types): IK_ENV_U8 is defined but IK_ENV_U32 is not (define all or none)"
+#endif
+#ifndef IK_ENV_U64
+#error "iommukit env (types): IK_ENV_U8 is defined but IK_ENV_U64 is not (define all or none)"
+#endif
+#ifndef IK_ENV_S32
+#error "iommukit env (types): IK_ENV_U8 is defined but IK_ENV_S32 is not (define all or none)"
+#endif
+#ifndef IK_ENV_S64
+#error "iommukit env (types): IK_ENV_U8 is defined but IK_ENV_S64 is not (define all or none)"
+#endif
+#ifndef IK_ENV_UPTR
+#error "iommukit env (types): IK_ENV_U8 is defined but IK_ENV_UPTR is not (define all or none)"
+#endif
+#ifndef IK_ENV_SIZE
+#error "iommukit env (types): IK_ENV_U8 is defined but IK_ENV_SIZE is not (define all or none)"
+#endif
+#elif defined(IK_ENV_U16) || defined(IK_ENV_U32) || defined(IK_ENV_U64) || defined(IK_ENV_S32) || \
+	defined(IK_ENV_S64) || defined(IK_ENV_UPTR) || defined(IK_ENV_SIZE)
+#error "iommukit env (types): IK_ENV_U8 is not defined but other IK_ENV_ integer types are (define all or none)"
+#endif
 #ifndef IK_ENV_U8
 #define IK_ENV_U8 __UINT8_TYPE__
 #define IK_ENV_U16 __UINT16_TYPE__

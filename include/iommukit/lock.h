@@ -29,6 +29,22 @@
 #include <iommukit/atomic.h>
 
 #ifdef IK_ENV_LOCK_T
+/* An env lock is all six macros or none. */
+#ifndef IK_ENV_LOCK_INIT
+#error "iommukit env (locks): IK_ENV_LOCK_T is defined but IK_ENV_LOCK_INIT is not"
+#endif
+#ifndef IK_ENV_LOCK
+#error "iommukit env (locks): IK_ENV_LOCK_T is defined but IK_ENV_LOCK is not"
+#endif
+#ifndef IK_ENV_TRYLOCK
+#error "iommukit env (locks): IK_ENV_LOCK_T is defined but IK_ENV_TRYLOCK is not"
+#endif
+#ifndef IK_ENV_UNLOCK
+#error "iommukit env (locks): IK_ENV_LOCK_T is defined but IK_ENV_UNLOCK is not"
+#endif
+#ifndef IK_ENV_LOCK_DESTROY
+#error "iommukit env (locks): IK_ENV_LOCK_T is defined but IK_ENV_LOCK_DESTROY is not"
+#endif
 typedef IK_ENV_LOCK_T ik_lock_t;
 #define ik_lock_init(l) IK_ENV_LOCK_INIT(l)
 #define ik_lock(l) IK_ENV_LOCK(l)
@@ -36,6 +52,10 @@ typedef IK_ENV_LOCK_T ik_lock_t;
 #define ik_unlock(l) IK_ENV_UNLOCK(l)
 #define ik_lock_destroy(l) IK_ENV_LOCK_DESTROY(l)
 #else
+#if defined(IK_ENV_LOCK_INIT) || defined(IK_ENV_LOCK) || defined(IK_ENV_TRYLOCK) || \
+	defined(IK_ENV_UNLOCK) || defined(IK_ENV_LOCK_DESTROY)
+#error "iommukit env (locks): IK_ENV_LOCK_T is not defined but other IK_ENV_LOCK macros are"
+#endif
 typedef struct ik_spinlock {
 	ik_u32 locked;
 } ik_lock_t;

@@ -1,0 +1,372 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * Self-test cases for the IO page tables (<iommukit/pgtable.h>): for every
+ * format the library has, map (pages, blocks, scatter lists), the walker as
+ * an oracle reading table memory by its device address, the error contract,
+ * exact clean and sync counts, block split on unmap, deferred table freeing
+ * through the gather, and rollback when a table allocation fails.  Table
+ * pages come from the host (alloc_pages in a kernel, the static pool on
+ * bare metal) with their device addresses, and cleans go to the host's real
+ * clean instruction.  Empty where the library has no page-table unit.
+ */
+#include "st_internal.h"
+
+#if __has_include(<iommukit/pgtable.h>)
+#include <iommukit/atomic.h>
+#include <iommukit/pgtable.h>
+#if __has_include(<iommukit/fmt/vtd.h>)
+#include <iommukit/fmt/vtd.h>
+#define ST_PT_HAVE_VTD 1
+#else
+#define ST_PT_HAVE_VTD 0
+#endif
+#if __has_include(<iommukit/fmt/lpae.h>)
+#define ST_PT_HAVE_LPAE 1
+#else
+#define ST_PT_HAVE_LPAE 0
+#endif
+
+#define ST_PT_MAX_PAGES 128
+#define ST_SZ_4K 0x1000ull
+#define ST_SZ_2M 0x200000ull
+#define ST_SZ_1G 0x40000000ull
+
+/* The table pages handed to the engine, so that the walker can read table
+ * memory by device address (a physical address in a kernel). */
+struct st_pt {
+	struct ik_st *t;
+	struct {
+		void *va;
+		ik_u64 dma;
+		ik_size size;	/* what was asked for */
+		ik_size got;	/* what the host gave (>= 4096) */
+	} pg[ST_PT_MAX_PAGES];
+	unsigned live;
+	ik_u64 cleans, clean_bytes, sync_maps;
+};
+
+static void *st_pt_alloc_table(void *cookie, ik_size size, ik_u64 *iommu_addr)
+{
+	struct st_pt *p = (struct st_pt *)cookie;
+	ik_size got = size < 4096 ? 4096 : size;
+	unsigned i;
+	void *va;
+
+	/* Table pages count as allocations for the fault injection too. */
+	if (ik_st_alloc_fault(p->t))
+		return NULL;
+	for (i = 0; i < ST_PT_MAX_PAGES && p->pg[i].va; i++)
+		;
+	if (i == ST_PT_MAX_PAGES)
+		return NULL;
+	va = ik_st_page_alloc(p->t, got, iommu_addr);
+	if (!va)
+		return NULL;
+	p->pg[i].va = va;
+	p->pg[i].dma = *iommu_addr;
+	p->pg[i].size = size;
+	p->pg[i].got = got;
+	p->live++;
+	return va;
+}
+
+static void st_pt_free_table(void *cookie, void *cpu, ik_u64 iommu_addr, ik_size size)
+{
+	struct st_pt *p = (struct st_pt *)cookie;
+	unsigned i;
+
+	for (i = 0; i < ST_PT_MAX_PAGES; i++) {
+		if (p->pg[i].va == cpu) {
+			/* A mismatch leaks the page: the runner then fails the case. */
+			if (p->pg[i].dma != iommu_addr || p->pg[i].size != size)
+				return;
+			ik_st_page_free(p->t, cpu, iommu_addr, p->pg[i].got);
+			p->pg[i].va = NULL;
+			p->live--;
+			return;
+		}
+	}
+}
+
+static void st_pt_clean(void *cookie, void *cpu, ik_u64 iommu_addr, ik_size size)
+{
+	struct st_pt *p = (struct st_pt *)cookie;
+
+	(void)iommu_addr;
+	p->cleans++;
+	p->clean_bytes += size;
+	ik_st_clean(p->t, cpu, size);
+}
+
+static void st_pt_sync_map(void *cookie, ik_u64 iova, ik_u64 size)
+{
+	(void)iova;
+	(void)size;
+	((struct st_pt *)cookie)->sync_maps++;
+}
+
+static const struct ik_pgtable_hooks st_pt_hooks = {
+	st_pt_alloc_table, st_pt_free_table, st_pt_clean, NULL, NULL, NULL, st_pt_sync_map, NULL,
+};
+
+/* The walker's memory: table pages by device address only. */
+static int st_pt_read64(void *ctx, ik_u64 addr, ik_u64 *val)
+{
+	struct st_pt *p = (struct st_pt *)ctx;
+	unsigned i;
+
+	for (i = 0; i < ST_PT_MAX_PAGES; i++) {
+		if (p->pg[i].va && addr >= p->pg[i].dma && addr - p->pg[i].dma < p->pg[i].size) {
+			*val = ik_load_relaxed((ik_u64 *)(void *)((char *)p->pg[i].va +
+								   (addr - p->pg[i].dma)));
+			return 0;
+		}
+	}
+	return -EFAULT;
+}
+
+/* The walker's view of one IOVA: 0 and the output address and leaf size, or
+ * the fault. */
+static int st_pt_walk(struct st_pt *p, struct ik_pgtable *pt, ik_u64 iova, ik_u64 *oa,
+		      ik_u64 *pgsize)
+{
+	struct ik_pt_walker w;
+	struct ik_pt_mem mem;
+	struct ik_pt_walk_result r;
+
+	ik_pgtable_walker(pt, &w);
+	mem.read64 = st_pt_read64;
+	mem.cas64 = NULL;
+	mem.ctx = p;
+	if (ik_pt_walk(&w, &mem, iova, IK_ACCESS_READ, &r) != 0)
+		return -EINVAL;
+	if (r.fault != IK_PT_FAULT_NONE)
+		return -(int)r.fault;
+	*oa = r.oa;
+	*pgsize = r.pgsize;
+	return 0;
+}
+
+/* The walker and iova_to_phys agree that iova -> oa with leaves of pgsize. */
+static bool st_pt_maps(struct st_pt *p, struct ik_pgtable *pt, ik_u64 iova, ik_u64 oa,
+		       ik_u64 pgsize)
+{
+	ik_u64 woa = 0, wsz = 0, eoa = 0, esz = 0;
+
+	return st_pt_walk(p, pt, iova, &woa, &wsz) == 0 && woa == oa && wsz == pgsize &&
+	       ik_pgtable_iova_to_phys(pt, iova, &eoa, &esz) == 0 && eoa == oa && esz == pgsize;
+}
+
+static bool st_pt_unmapped(struct st_pt *p, struct ik_pgtable *pt, ik_u64 iova)
+{
+	ik_u64 oa, sz;
+
+	return st_pt_walk(p, pt, iova, &oa, &sz) == -(int)IK_PT_FAULT_TRANSLATION &&
+	       ik_pgtable_iova_to_phys(pt, iova, &oa, &sz) == -ENOENT;
+}
+
+static int st_pt_count_range(void *ctx, const struct ik_pt_range *r)
+{
+	ik_u64 *n = (ik_u64 *)ctx;
+
+	n[0]++;
+	n[1] += r->size;
+	if (r->pgsize > n[2])
+		n[2] = r->pgsize;
+	return 0;
+}
+
+static void st_pt_run(struct ik_st *t, enum ik_pt_fmt fmt, ik_u32 ias, ik_u64 fmt_flags)
+{
+	struct st_pt *p = (struct st_pt *)ik_alloc(&t->alloc.a, sizeof(struct st_pt), 8);
+	struct ik_pgtable *pt = NULL;
+	struct ik_pgtable_cfg cfg;
+	struct ik_pgtable_stats ps;
+	struct ik_gather g;
+	struct ik_seg segs[3];
+	const unsigned rw = IK_PROT_READ | IK_PROT_WRITE;
+	const ik_u64 A = 0x40000000ull, PA = 0x80001000ull;	/* PA: not 2M-aligned */
+	const ik_u64 B = 0x80000000ull, PB = 0x100000000ull;	/* both 2M-aligned */
+	const ik_u64 C = 0x7f0000000000ull;	/* a fresh region, inside 47 bits */
+	ik_u64 i, cl, cb, sm, mapped, n[3];
+	long nth, live0;
+	ik_s64 un;
+	int rc = 0;
+
+	ST_CHECK(t, p != NULL);
+	IK_ENV_MEMSET(p, 0, sizeof(*p));
+	p->t = t;
+	IK_ENV_MEMSET(&cfg, 0, sizeof(cfg));
+	cfg.fmt = fmt;
+	cfg.ias = ias;
+	cfg.oas = 48;
+	cfg.pgsize_bitmap = ST_SZ_4K | ST_SZ_2M | ST_SZ_1G;
+	cfg.coherent = false;
+	cfg.fmt_flags = fmt_flags;
+	cfg.hooks = &st_pt_hooks;
+	cfg.cookie = p;
+	cfg.allocator = &t->alloc.a;
+
+	/* create, failing each of its allocations in turn */
+	live0 = t->alloc.live;
+	for (nth = 1; nth < 16; nth++) {
+		ik_st_alloc_arm(t, nth);
+		rc = ik_pgtable_create(&cfg, &pt);
+		ik_st_alloc_arm(t, 0);
+		if (rc == 0)
+			break;
+		ST_CHECK_GOTO(t, rc == -ENOMEM && t->alloc.live == live0 && p->live == 0, out_free);
+	}
+	ST_CHECK_GOTO(t, rc == 0, out_free);
+
+	/* 1 + 255 pages of 4K: the second map writes one run in one table page,
+	 * so it costs exactly one clean of 255 entries and one sync_map. */
+	ST_CHECK_GOTO(t, ik_pgtable_map(pt, A, PA, ST_SZ_4K, rw) == 0, out);
+	cl = p->cleans;
+	cb = p->clean_bytes;
+	sm = p->sync_maps;
+	ST_CHECK_GOTO(t, sm == 1 && cl >= 1, out);
+	ST_CHECK_GOTO(t, ik_pgtable_map_pages(pt, A + ST_SZ_4K, PA + ST_SZ_4K, ST_SZ_4K, 255, rw) == 0,
+		      out);
+	ST_CHECK_GOTO(t, p->cleans == cl + 1 && p->clean_bytes == cb + 255 * 8, out);
+	ST_CHECK_GOTO(t, p->sync_maps == sm + 1, out);
+	for (i = 0; i < 256; i += 15)
+		ST_CHECK_GOTO(t, st_pt_maps(p, pt, A + i * ST_SZ_4K, PA + i * ST_SZ_4K, ST_SZ_4K), out);
+	ST_CHECK_GOTO(t, st_pt_unmapped(p, pt, A + 256 * ST_SZ_4K), out);
+
+	/* The error contract: nothing changes, no sync. */
+	sm = p->sync_maps;
+	ST_CHECK_GOTO(t, ik_pgtable_map(pt, A + 8 * ST_SZ_4K, PB, ST_SZ_4K, rw) == -EEXIST, out);
+	ST_CHECK_GOTO(t, ik_pgtable_map(pt, A + 100, PA, ST_SZ_4K, rw) == -EINVAL, out);
+	ST_CHECK_GOTO(t, ik_pgtable_map(pt, C, PA, 0, rw) == -EINVAL, out);
+	ST_CHECK_GOTO(t, ik_pgtable_map(pt, C, PA, ST_SZ_4K, 0) == -EINVAL, out);
+	ST_CHECK_GOTO(t, ik_pgtable_map(pt, 1ull << ias, PA, ST_SZ_4K, rw) == -EINVAL, out);
+	ST_CHECK_GOTO(t, ik_pgtable_map_pages(pt, C, PA, 3 * ST_SZ_4K, 1, rw) == -EINVAL, out);
+	ST_CHECK_GOTO(t, p->sync_maps == sm && st_pt_maps(p, pt, A + 8 * ST_SZ_4K,
+							     PA + 8 * ST_SZ_4K, ST_SZ_4K), out);
+	ST_CHECK_GOTO(t, st_pt_unmapped(p, pt, C), out);
+
+	/* 4 MiB at 2 MiB alignment: two block entries. */
+	ST_CHECK_GOTO(t, ik_pgtable_map(pt, B, PB, 2 * ST_SZ_2M, rw) == 0, out);
+	ST_CHECK_GOTO(t, st_pt_maps(p, pt, B + ST_SZ_2M + 0x5000, PB + ST_SZ_2M + 0x5000, ST_SZ_2M),
+		      out);
+	n[0] = n[1] = n[2] = 0;
+	ST_CHECK_GOTO(t, ik_pgtable_dump(pt, B, 2 * ST_SZ_2M, st_pt_count_range, n) == 0, out);
+	ST_CHECK_GOTO(t, n[0] == 1 && n[1] == 2 * ST_SZ_2M && n[2] == ST_SZ_2M, out);
+
+	/* Unmap the first 1 MiB of the 4K run: one gather range. */
+	ik_gather_init(&g);
+	un = ik_pgtable_unmap(pt, A, 256 * ST_SZ_4K, &g);
+	ST_CHECK_GOTO(t, un == (ik_s64)(256 * ST_SZ_4K), out);
+	ST_CHECK_GOTO(t, g.nr_ranges == 1 && g.start == A && g.end == A + 256 * ST_SZ_4K, out);
+	ST_CHECK_GOTO(t, st_pt_unmapped(p, pt, A) && st_pt_unmapped(p, pt, A + 255 * ST_SZ_4K), out);
+	ik_pgtable_gather_sync(pt, &g);
+	ST_CHECK_GOTO(t, ik_pgtable_unmap(pt, A, 256 * ST_SZ_4K, &g) == 0, out);	/* a hole */
+
+	/* Unmap one 4K page inside a block: the block is split, its other
+	 * pages stay mapped, and the gather asks for a walk-cache flush. */
+	ik_gather_init(&g);
+	un = ik_pgtable_unmap(pt, B + 0x3000, ST_SZ_4K, &g);
+	ST_CHECK_GOTO(t, un == (ik_s64)ST_SZ_4K && g.walk, out);
+	ST_CHECK_GOTO(t, st_pt_unmapped(p, pt, B + 0x3000), out);
+	ST_CHECK_GOTO(t, st_pt_maps(p, pt, B + 0x2000, PB + 0x2000, ST_SZ_4K), out);
+	ST_CHECK_GOTO(t, st_pt_maps(p, pt, B + 0x4000, PB + 0x4000, ST_SZ_4K), out);
+	ST_CHECK_GOTO(t, st_pt_maps(p, pt, B + ST_SZ_2M, PB + ST_SZ_2M, ST_SZ_2M), out);
+	ik_pgtable_gather_sync(pt, &g);
+	ik_pgtable_get_stats(pt, &ps);
+	ST_CHECK_GOTO(t, ps.splits >= 1, out);
+
+	/* A scatter list of three non-contiguous segments: one request, one
+	 * iotlb_sync_map, mapped back to back. */
+	segs[0].paddr = 0x200000000ull;
+	segs[0].len = 3 * ST_SZ_4K;
+	segs[1].paddr = 0x300000000ull;
+	segs[1].len = ST_SZ_4K;
+	segs[2].paddr = 0x300005000ull;
+	segs[2].len = 2 * ST_SZ_4K;
+	sm = p->sync_maps;
+	ST_CHECK_GOTO(t, ik_pgtable_map_sg(pt, A, segs, 3, rw, &mapped) == 0 &&
+		      mapped == 6 * ST_SZ_4K, out);
+	ST_CHECK_GOTO(t, p->sync_maps == sm + 1, out);
+	ST_CHECK_GOTO(t, st_pt_maps(p, pt, A + 2 * ST_SZ_4K, 0x200002000ull, ST_SZ_4K), out);
+	ST_CHECK_GOTO(t, st_pt_maps(p, pt, A + 3 * ST_SZ_4K, 0x300000000ull, ST_SZ_4K), out);
+	ST_CHECK_GOTO(t, st_pt_maps(p, pt, A + 5 * ST_SZ_4K, 0x300006000ull, ST_SZ_4K), out);
+
+	/* A map that needs new tables, failing at each allocation in turn:
+	 * -ENOMEM, nothing mapped, nothing leaked. */
+	ik_pgtable_drain_cache(pt);
+	for (nth = 1; nth < 32; nth++) {
+		ik_u64 tables = p->live;
+
+		live0 = t->alloc.live;
+		ik_st_alloc_arm(t, nth);
+		rc = ik_pgtable_map(pt, C, PA - ST_SZ_4K, 2 * ST_SZ_2M + 3 * ST_SZ_4K, rw);
+		ik_st_alloc_arm(t, 0);
+		if (rc == 0)
+			break;
+		ST_CHECK_GOTO(t, rc == -ENOMEM, out);
+		ST_CHECK_GOTO(t, st_pt_unmapped(p, pt, C) &&
+			      st_pt_unmapped(p, pt, C + 2 * ST_SZ_2M), out);
+		ik_pgtable_drain_cache(pt);
+		ST_CHECK_GOTO(t, t->alloc.live == live0 && p->live == tables, out);
+	}
+	ST_CHECK_GOTO(t, rc == 0, out);
+	ST_CHECK_GOTO(t, st_pt_maps(p, pt, C + 2 * ST_SZ_2M + 2 * ST_SZ_4K,
+				    PA - ST_SZ_4K + 2 * ST_SZ_2M + 2 * ST_SZ_4K, ST_SZ_4K), out);
+
+	/* Unmap everything; emptied tables are freed only by the gather sync. */
+	ik_gather_init(&g);
+	un = ik_pgtable_unmap(pt, 0, 1ull << ias, &g);
+	ST_CHECK_GOTO(t, un == (ik_s64)(6 * ST_SZ_4K + (2 * ST_SZ_2M - ST_SZ_4K) +
+					(2 * ST_SZ_2M + 3 * ST_SZ_4K)), out);
+	ik_pgtable_get_stats(pt, &ps);
+	ST_CHECK_GOTO(t, ps.tables_live == p->live, out);
+	ik_pgtable_gather_sync(pt, &g);
+	ST_CHECK_GOTO(t, st_pt_unmapped(p, pt, B) && st_pt_unmapped(p, pt, C), out);
+out:
+	ik_st_alloc_arm(t, 0);
+	ik_pgtable_destroy(pt);
+	ST_CHECK_GOTO(t, p->live == 0, out_free);
+out_free:
+	ik_free(&t->alloc.a, p, sizeof(*p));
+}
+
+#if ST_PT_HAVE_LPAE
+static void pgtable_lpae_s1_4k(struct ik_st *t)
+{
+	st_pt_run(t, IK_PT_LPAE_S1, 48, 0);
+}
+
+static void pgtable_lpae_s2_4k(struct ik_st *t)
+{
+	st_pt_run(t, IK_PT_LPAE_S2, 48, 0);
+}
+#endif
+#if ST_PT_HAVE_VTD
+static void pgtable_vtd_sl_4level(struct ik_st *t)
+{
+	st_pt_run(t, IK_PT_VTD_SL, 48, IK_VTD_FLAG_SP_2M | IK_VTD_FLAG_SP_1G);
+}
+
+static void pgtable_vtd_fl_4level(struct ik_st *t)
+{
+	st_pt_run(t, IK_PT_VTD_FL, 47, IK_VTD_FLAG_SP_1G);
+}
+#endif
+
+const struct ik_st_case ik_st_pgtable_cases[] = {
+#if ST_PT_HAVE_LPAE
+	{ "pgtable_lpae_s1_4k_map_unmap_walk", pgtable_lpae_s1_4k },
+	{ "pgtable_lpae_s2_4k_map_unmap_walk", pgtable_lpae_s2_4k },
+#endif
+#if ST_PT_HAVE_VTD
+	{ "pgtable_vtd_sl_4level_map_unmap_walk", pgtable_vtd_sl_4level },
+	{ "pgtable_vtd_fl_4level_map_unmap_walk", pgtable_vtd_fl_4level },
+#endif
+	{ NULL, NULL }
+};
+const unsigned ik_st_pgtable_ncases = IK_ARRAY_SIZE(ik_st_pgtable_cases) - 1;
+#else
+const struct ik_st_case ik_st_pgtable_cases[1] = { { NULL, NULL } };
+const unsigned ik_st_pgtable_ncases = 0;
+#endif
