@@ -12,7 +12,10 @@
  *   growth  W1's churn at 1/4 occupancy with 10^3 .. 10^6 live ranges (10^7
  *           with --big): visits and ns should grow like log n.
  *   W4      the fast path: alloc_fast/free_fast pairs of size 1 and of sizes
- *           1..32, on 1..N threads (--threads N, default: the CPUs).
+ *           1..32, on 1..N threads (--threads N, default: the CPUs).  Also
+ *           the lock floor: the same pattern on a bare array under
+ *           ik_lock/ik_unlock, the least a per-CPU-locked cache can cost
+ *           (JSON: lock_floor_ns on every W4 line).
  *
  * Each latency is one operation between two clock reads; the clock's own cost
  * (measured at start, printed as timer_ns) is subtracted.  Nodes visited per
@@ -361,8 +364,51 @@ static void *w4_thread(void *p)
 	return NULL;
 }
 
+/*
+ * The floor under any per-CPU-locked cache on this machine: the same pattern
+ * (8 pops then 8 pushes per batch) on a bare array, each operation under
+ * ik_lock/ik_unlock (one atomic exchange and one release store).  The fast
+ * path's ns/op minus this is what the rcache itself costs.
+ */
+static double w4_lock_floor(uint64_t ops)
+{
+	static ik_lock_t lk;
+	static uint64_t stack[16];
+	uint64_t n = 8, pfn[8], t0, sum = 0;
+
+	ik_lock_init(&lk);
+	for (unsigned k = 0; k < 8; k++)
+		stack[k] = k;
+	t0 = bench_now_ns();
+	for (uint64_t i = 0; i < ops; i += 16) {
+		for (unsigned k = 0; k < 8; k++) {
+			ik_lock(&lk);
+			pfn[k] = stack[--n];
+			ik_unlock(&lk);
+		}
+		for (unsigned k = 8; k-- > 0;) {
+			ik_lock(&lk);
+			stack[n++] = pfn[k];
+			ik_unlock(&lk);
+		}
+	}
+	t0 = bench_now_ns() - t0;
+	for (unsigned k = 0; k < 8; k++)
+		sum += stack[k];
+	if (sum != 28) /* the stack is back as it started */
+		return -1;
+	return (double)t0 / (double)ops;
+}
+
 static int w4(const struct bench_opts *o, unsigned maxthreads, uint64_t ops)
 {
+	double floor_ns = w4_lock_floor(ops);
+
+	if (!o->json)
+		printf("W4     lock floor: %.2f ns/op for ik_lock + one array op + ik_unlock on"
+		       " one thread\n       (the least any per-CPU-locked fast path can cost"
+		       " here)\n",
+		       floor_ns);
 	for (int mixed = 0; mixed < 2; mixed++) {
 		for (unsigned t = 1; t <= maxthreads; t++) {
 			struct ik_iova_domain d;
@@ -414,7 +460,8 @@ static int w4(const struct bench_opts *o, unsigned maxthreads, uint64_t ops)
 					       "\"p999_ns\":%llu,\"max_ns\":%llu,\"visits_mean\":%.4f,"
 					       "\"visits_max\":%llu,\"ns_per_op\":%.2f,\"ops_per_s\":%.0f,"
 					       "\"cpu_ns_per_op\":%.2f,\"cpu_ops_per_s\":%.0f,"
-					       "\"magazines\":%llu,\"node_bytes\":%llu,\"timer_ns\":%llu}\n",
+					       "\"magazines\":%llu,\"node_bytes\":%llu,\"timer_ns\":%llu,"
+					       "\"lock_floor_ns\":%.2f}\n",
 					       mixed ? "fast_1_32" : "fast_1", t,
 					       (unsigned long long)total, (unsigned long long)st.ranges,
 					       bs.mean, (unsigned long long)bs.p50,
@@ -424,7 +471,7 @@ static int w4(const struct bench_opts *o, unsigned maxthreads, uint64_t ops)
 					       (unsigned long long)st.max_visits, ns_op, ops_s, cpu_op, cpu_ops_s,
 					       (unsigned long long)st.magazines,
 					       (unsigned long long)node_bytes,
-					       (unsigned long long)timer_ns);
+					       (unsigned long long)timer_ns, floor_ns);
 				else {
 					printf("W4     %-10s threads %-3u wall %11.0f ops/s %6.2f ns/op/thread;"
 					       " thread CPU time %6.2f ns/op (%.0f ops/s)\n"
