@@ -173,7 +173,7 @@ static ik_u32 cons_refresh(struct ik_cmdq *q)
 
 static int handle_error(struct ik_cmdq *q)
 {
-	ik_u64 orig[4], nop[4];
+	ik_u64 orig[4], noop[4];
 	struct ik_cmdq_error e;
 	ik_u32 cerror = 0, reg, i;
 	struct owner *o;
@@ -209,8 +209,8 @@ static int handle_error(struct ik_cmdq *q)
 	}
 	ent_load(orig, slot_of(q, i), WORDS(q));
 	if (replace) {
-		q->fmt->nop(nop);
-		ent_store(slot_of(q, i), nop, WORDS(q));
+		q->fmt->encode_nop(noop);
+		ent_store(slot_of(q, i), noop, WORDS(q));
 		q->err_active = false;
 		ik_store_relaxed(&q->replaced, q->replaced + 1);
 		/* The entry is published and not consumed, so owner[] holds the
@@ -371,7 +371,7 @@ static void fill(struct ik_cmdq *q, ik_u32 r, const void *cmds, ik_u32 n, bool s
 
 		if (q->flags & IK_CMDQ_CFG_MSI)
 			addr = q->ring_dma + (ik_u64)(j & q->mask) * q->es;
-		q->fmt->sync(s, addr, done_word(q, j));
+		q->fmt->encode_sync(s, addr, done_word(q, j));
 		ent_store(slot_of(q, j), s, WORDS(q));
 		ik_store_relaxed(&q->owner[j & q->mask], o);
 		ik_store_release(&q->marker[j & q->mask], j); /* R1 */
@@ -513,7 +513,7 @@ IK_API int ik_cmdq_sync(struct ik_cmdq *q)
 static bool config_ok(const struct ik_cmdq_config *cfg)
 {
 	return cfg && cfg->fmt && (cfg->fmt->entry_size == 16 || cfg->fmt->entry_size == 32) &&
-	       cfg->fmt->nop && cfg->fmt->sync && cfg->log2_entries >= IK_CMDQ_LOG2_MIN &&
+	       cfg->fmt->encode_nop && cfg->fmt->encode_sync && cfg->log2_entries >= IK_CMDQ_LOG2_MIN &&
 	       cfg->log2_entries <= IK_CMDQ_LOG2_MAX && cfg->regs && cfg->regs->read_cons &&
 	       cfg->regs->write_prod && cfg->regs->ack_error &&
 	       !(cfg->flags & ~(IK_CMDQ_CFG_NO_WRAP | IK_CMDQ_CFG_MSI)) &&

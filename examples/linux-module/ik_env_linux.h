@@ -53,15 +53,6 @@
 
 #define IK_ENV_NAME "linux"
 
-/*
- * Name clashes: x86 and arm64 define a function-like macro nop() (asm
- * barrier headers), which would swallow calls through a struct member named
- * nop, such as struct ik_cmdq_fmt's.  iommukit never uses the kernel's nop().
- */
-#ifdef nop
-#undef nop
-#endif
-
 #define IK_ENV_U8 u8
 #define IK_ENV_U16 u16
 #define IK_ENV_U32 u32

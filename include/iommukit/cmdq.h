@@ -129,17 +129,18 @@ struct ik_cmdq_sync_info {
  * struct ik_cmdq_fmt - how a command set encodes the entries the queue itself
  * writes (a no-op, a sync) and how a consumer recognises them.  Provided for
  * SMMUv3 and VT-d below; a user may define more.  All functions pure.
- *   nop(ent)                 a command with no effect (replaces a bad entry)
- *   sync(ent, addr, data)    a sync; addr != 0: on completion the consumer
- *                            writes the 32-bit `data` at device address addr
+ *   encode_nop(ent)          a command with no effect (replaces a bad entry)
+ *   encode_sync(ent, addr, data)  a sync; addr != 0: on completion the
+ *                            consumer writes the 32-bit `data` at device
+ *                            address addr
  *   classify(ent, si)        IK_CMDQ_KIND_*, or -EINVAL for an illegal entry;
  *                            fills *si for a sync
  */
 struct ik_cmdq_fmt {
 	const char *name;
 	unsigned entry_size; /* 16 or 32 */
-	void (*nop)(void *ent);
-	void (*sync)(void *ent, ik_u64 addr, ik_u32 data);
+	void (*encode_nop)(void *ent);
+	void (*encode_sync)(void *ent, ik_u64 addr, ik_u32 data);
 	int (*classify)(const void *ent, struct ik_cmdq_sync_info *si);
 };
 

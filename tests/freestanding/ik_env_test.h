@@ -23,4 +23,21 @@ __UINT64_TYPE__ fw_time_ns(void);
 #define IK_ENV_YIELD() do { } while (0)
 #define IK_ENV_ASSERT(cond) do { if (!(cond)) __builtin_trap(); } while (0)
 
+/*
+ * Function-like macros that kernels define before any iommukit header is
+ * seen (x86 and arm64: nop(), barrier(), mb(), ...; Linux: min(), max(),
+ * swap(), ALIGN()).  A unit that calls through a member or names a function
+ * like one of them would be rewritten by the kernel's macro; here the
+ * rewrite names an undeclared identifier, so such a unit fails this check.
+ */
+#define nop() ik_clash_with_kernel_macro_nop
+#define barrier() ik_clash_with_kernel_macro_barrier
+#define mb() ik_clash_with_kernel_macro_mb
+#define rmb() ik_clash_with_kernel_macro_rmb
+#define wmb() ik_clash_with_kernel_macro_wmb
+#define min(a, b) ik_clash_with_kernel_macro_min
+#define max(a, b) ik_clash_with_kernel_macro_max
+#define swap(a, b) ik_clash_with_kernel_macro_swap
+#define ALIGN(x, a) ik_clash_with_kernel_macro_ALIGN
+
 #endif
