@@ -53,6 +53,13 @@ void bench_print_hist(FILE *f, const struct bench_stats *st);
 int bench_usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* Write [cpu, cpu + size) back to memory with the cache-clean instruction a
+ * non-coherent walker's env would use (clwb, clflushopt or clflush on x86,
+ * dc cvac on AArch64; one per 64-byte line, then the fence), and its name;
+ * NULL and a no-op on other targets. */
+const char *bench_clean_insn(void);
+void bench_clean(const void *cpu, size_t size);
+
 /* Parses an unsigned integer option value (decimal, 0x hex, suffix k/m/g =
  * 2^10/2^20/2^30); false on a malformed value. */
 bool bench_parse_u64(const char *s, uint64_t *out);

@@ -60,90 +60,6 @@ struct bctx {
 	uint64_t cleans, clean_bytes, tlb_calls, sync_maps;
 };
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-static int x86_clean_insn = -1; /* 0 clflush, 1 clflushopt, 2 clwb */
-
-static void x86_detect(void)
-{
-	unsigned a, b, c, d;
-
-	x86_clean_insn = 0;
-	if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
-		if (b & (1u << 24))
-			x86_clean_insn = 2;
-		else if (b & (1u << 23))
-			x86_clean_insn = 1;
-	}
-}
-
-__attribute__((target("clwb"))) static void clean_clwb(char *p, char *e)
-{
-	for (; p < e; p += 64)
-		__builtin_ia32_clwb(p);
-	__builtin_ia32_sfence();
-}
-
-__attribute__((target("clflushopt"))) static void clean_clflushopt(char *p, char *e)
-{
-	for (; p < e; p += 64)
-		__builtin_ia32_clflushopt(p);
-	__builtin_ia32_sfence();
-}
-
-static void clean_clflush(char *p, char *e)
-{
-	__builtin_ia32_mfence();
-	for (; p < e; p += 64)
-		__builtin_ia32_clflush(p);
-	__builtin_ia32_mfence();
-}
-
-static const char *real_clean_name(void)
-{
-	if (x86_clean_insn < 0)
-		x86_detect();
-	return x86_clean_insn == 2 ? "clwb" : x86_clean_insn == 1 ? "clflushopt" : "clflush";
-}
-
-static void real_clean(void *cpu, size_t size)
-{
-	char *p = (char *)((uintptr_t)cpu & ~(uintptr_t)63), *e = (char *)cpu + size;
-
-	if (x86_clean_insn == 2)
-		clean_clwb(p, e);
-	else if (x86_clean_insn == 1)
-		clean_clflushopt(p, e);
-	else
-		clean_clflush(p, e);
-}
-#elif defined(__aarch64__)
-static const char *real_clean_name(void)
-{
-	return "dc-cvac";
-}
-
-static void real_clean(void *cpu, size_t size)
-{
-	char *p = (char *)((uintptr_t)cpu & ~(uintptr_t)63), *e = (char *)cpu + size;
-
-	for (; p < e; p += 64)
-		__asm__ __volatile__("dc cvac, %0" ::"r"(p) : "memory");
-	__asm__ __volatile__("dsb ish" ::: "memory");
-}
-#else
-static const char *real_clean_name(void)
-{
-	return NULL;
-}
-
-static void real_clean(void *cpu, size_t size)
-{
-	(void)cpu;
-	(void)size;
-}
-#endif
-
 static void h_clean(void *cookie, void *cpu, ik_u64 iommu, ik_size size)
 {
 	struct bctx *b = cookie;
@@ -152,7 +68,7 @@ static void h_clean(void *cookie, void *cpu, ik_u64 iommu, ik_size size)
 	b->cleans++;
 	b->clean_bytes += size;
 	if (b->kind == CLEAN_REAL)
-		real_clean(cpu, size);
+		bench_clean(cpu, size);
 }
 
 static void h_flush_all(void *cookie)
@@ -465,7 +381,7 @@ static const char *mode_name(bool per_pte, enum clean_kind k)
 {
 	if (per_pte)
 		return "per-pte";
-	return k == CLEAN_REAL ? real_clean_name() : "count";
+	return k == CLEAN_REAL ? bench_clean_insn() : "count";
 }
 
 /* The text table's clean column: the mode, with "+dfr" when leaf cleans were
@@ -589,7 +505,7 @@ int bench_map(int argc, char **argv, const struct bench_opts *o)
 			       "  cleans deferred to the end of the request (+dfr); --per-pte-sync adds\n"
 			       "  one request per page; then the 30-segment 120 KiB scatterlist as one\n"
 			       "  map_sg vs 30 map calls.\n",
-			       bench_fmts[0].name, real_clean_name() ? real_clean_name() : "none here");
+			       bench_fmts[0].name, bench_clean_insn() ? bench_clean_insn() : "none here");
 			return 0;
 		} else if (!strcmp(argv[i], "--fmt")) {
 			if (++i >= argc)
@@ -657,7 +573,7 @@ int bench_map(int argc, char **argv, const struct bench_opts *o)
 				r.kind = mode == 3 || mode == 4 ? CLEAN_REAL : CLEAN_COUNT;
 				r.defer = mode == 2 || mode == 4;
 				r.per_pte = mode == 5;
-				if (r.kind == CLEAN_REAL && !real_clean_name())
+				if (r.kind == CLEAN_REAL && !bench_clean_insn())
 					continue;
 				if (mode == 5 && (!per_pte || blk))
 					continue;

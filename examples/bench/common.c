@@ -126,3 +126,93 @@ bool bench_parse_u64(const char *s, uint64_t *out)
 	*out = v;
 	return true;
 }
+
+/* ---- cache clean: the instruction a non-coherent walker's env would use ---- */
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+
+static int x86_clean_insn = -1; /* 0 clflush, 1 clflushopt, 2 clwb */
+
+static void x86_detect(void)
+{
+	unsigned a, b, c, d;
+
+	x86_clean_insn = 0;
+	/* CPUID leaf 7, EBX bit 24: CLWB; bit 23: CLFLUSHOPT. */
+	if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
+		if (b & (1u << 24))
+			x86_clean_insn = 2;
+		else if (b & (1u << 23))
+			x86_clean_insn = 1;
+	}
+}
+
+__attribute__((target("clwb"))) static void clean_clwb(char *p, char *e)
+{
+	for (; p < e; p += 64)
+		__builtin_ia32_clwb(p);
+	__builtin_ia32_sfence();
+}
+
+__attribute__((target("clflushopt"))) static void clean_clflushopt(char *p, char *e)
+{
+	for (; p < e; p += 64)
+		__builtin_ia32_clflushopt(p);
+	__builtin_ia32_sfence();
+}
+
+static void clean_clflush(char *p, char *e)
+{
+	__builtin_ia32_mfence();
+	for (; p < e; p += 64)
+		__builtin_ia32_clflush(p);
+	__builtin_ia32_mfence();
+}
+
+const char *bench_clean_insn(void)
+{
+	if (x86_clean_insn < 0)
+		x86_detect();
+	return x86_clean_insn == 2 ? "clwb" : x86_clean_insn == 1 ? "clflushopt" : "clflush";
+}
+
+void bench_clean(const void *cpu, size_t size)
+{
+	char *p = (char *)((uintptr_t)cpu & ~(uintptr_t)63), *e = (char *)cpu + size;
+
+	if (x86_clean_insn < 0)
+		x86_detect();
+	if (x86_clean_insn == 2)
+		clean_clwb(p, e);
+	else if (x86_clean_insn == 1)
+		clean_clflushopt(p, e);
+	else
+		clean_clflush(p, e);
+}
+#elif defined(__aarch64__)
+const char *bench_clean_insn(void)
+{
+	return "dc-cvac";
+}
+
+void bench_clean(const void *cpu, size_t size)
+{
+	uintptr_t p = (uintptr_t)cpu & ~(uintptr_t)63, e = (uintptr_t)cpu + size;
+
+	for (; p < e; p += 64)
+		__asm__ __volatile__("dc cvac, %0" ::"r"(p) : "memory");
+	__asm__ __volatile__("dsb ish" ::: "memory");
+}
+#else
+const char *bench_clean_insn(void)
+{
+	return NULL;
+}
+
+void bench_clean(const void *cpu, size_t size)
+{
+	(void)cpu;
+	(void)size;
+}
+#endif

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <iommukit/cmd/smmuv3.h>
 #include <iommukit/cmd/vtd.h>
+#include "bench.h"
 #include "dma_sys.h"
 
 /* posix_memalign with aligned_alloc's interface (no size restriction). */
@@ -16,67 +17,14 @@ static void *xmemalign(size_t align, size_t size)
 
 	return posix_memalign(&p, align, size ? size : align) ? NULL : p;
 }
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
 
 #define ADD(field, v) __atomic_fetch_add(&(field), (v), __ATOMIC_RELAXED)
 
-enum { CL_NONE, CL_CLFLUSH, CL_CLFLUSHOPT, CL_CLWB, CL_DC_CVAC };
-static int clean_kind = -1;
-
-static int clean_detect(void)
-{
-	int k = CL_NONE;
-
-#if defined(__x86_64__) || defined(__i386__)
-	unsigned a, b, c, dd;
-
-	/* CPUID leaf 7, EBX bit 23: CLFLUSHOPT. */
-	k = CL_CLFLUSH;
-	if (__get_cpuid_max(0, NULL) >= 7) {
-		__cpuid_count(7, 0, a, b, c, dd);
-		if (b & (1u << 23))
-			k = CL_CLFLUSHOPT;
-	}
-	(void)a, (void)c, (void)dd;
-#elif defined(__aarch64__)
-	k = CL_DC_CVAC;
-#endif
-	return k;
-}
-
 const char *dsys_clean_insn(void)
 {
-	static const char *const names[] = { "none", "clflush", "clflushopt", "clwb", "dc-cvac" };
+	const char *n = bench_clean_insn();
 
-	if (clean_kind < 0)
-		clean_kind = clean_detect();
-	return names[clean_kind];
-}
-
-/* Write back [p, p + n) to memory and wait for it, one cache line at a time. */
-static void clean_real(const void *p, size_t n)
-{
-	uintptr_t a = (uintptr_t)p & ~(uintptr_t)63, end = (uintptr_t)p + n;
-
-	if (clean_kind < 0)
-		clean_kind = clean_detect();
-	for (; a < end; a += 64) {
-#if defined(__x86_64__) || defined(__i386__)
-		if (clean_kind == CL_CLFLUSHOPT)
-			__asm__ __volatile__(".byte 0x66; clflush %0" : "+m"(*(volatile char *)a));
-		else
-			__asm__ __volatile__("clflush %0" : "+m"(*(volatile char *)a));
-#elif defined(__aarch64__)
-		__asm__ __volatile__("dc cvac, %0" : : "r"(a) : "memory");
-#endif
-	}
-#if defined(__x86_64__) || defined(__i386__)
-	__asm__ __volatile__("sfence" ::: "memory");
-#elif defined(__aarch64__)
-	__asm__ __volatile__("dsb ish" ::: "memory");
-#endif
+	return n ? n : "none";
 }
 
 static void hook_clean(void *cookie, void *cpu, uint64_t iommu_addr, size_t size)
@@ -87,14 +35,14 @@ static void hook_clean(void *cookie, void *cpu, uint64_t iommu_addr, size_t size
 	if (d->cfg.per_pte_clean) {
 		for (size_t off = 0; off < size; off += 8) {
 			if (d->cfg.real_clean)
-				clean_real((char *)cpu + off, 8);
+				bench_clean((char *)cpu + off, 8);
 			ADD(d->c.cleans, 1);
 			ADD(d->c.clean_bytes, 8);
 		}
 		return;
 	}
 	if (d->cfg.real_clean)
-		clean_real(cpu, size);
+		bench_clean(cpu, size);
 	ADD(d->c.cleans, 1);
 	ADD(d->c.clean_bytes, size);
 }
