@@ -39,6 +39,26 @@
  * summary fits, else the own gap, else the left child.  Nodes visited: the
  * walk, the left children checked on the way back, and one descent: at most
  * about three tree heights, and usually one (W1 measures it).
+ *
+ * The hint (d->hint: the owner of the gap last freed into or allocated
+ * from).  When the limit lies above every range, the hint's own gap holds
+ * the answer iff it fits and nothing above it does, which one climb to the
+ * root decides (hint_search()).  The climb is cheaper than the descent per
+ * level: its checks almost never succeed, so their branches are predicted,
+ * and its only serial work is loading the parent, where the descent must
+ * wait for each child's summary to choose its way (measured: a mispredicted
+ * turn per level cost more than the rest of the step).  The climb records
+ * the path, so the update after it recomputes ancestors from an array with
+ * the new values carried in registers (propagate_path()).  A climb that
+ * fails stops the hint until one in about 64 searches tries it again; the
+ * search then starts from the root as above.
+ *
+ * The kept node (d->tomb, see drop_tomb()): a free next to its successor
+ * leaves its node in the tree with an empty range, and an allocation at the
+ * top of that gap gives it a range again.  Together with the hint, a free
+ * followed by an allocation of the same place (W1, every rcache miss after
+ * a free) costs two climbs and two propagations: no rebalancing, no node
+ * allocated or freed.
  */
 #include <iommukit/iova.h>
 #include "iova_int.h"
@@ -92,23 +112,26 @@ static inline void own_values(const node_t *n, ik_u64 *gap, ik_u64 *afit)
 	*afit = *gap ? gap_afit(n->gap_lo, n->lo - 1) : 0;
 }
 
+/* Stands in for a missing child: an empty subtree, nothing fits in it. */
+static const node_t nil_node;
+
+static inline const node_t *child(const struct ik_rb_node *c)
+{
+	return c ? N(c) : &nil_node;
+}
+
 static inline void compute(const node_t *n, ik_u64 *gap, ik_u64 *afit)
 {
-	const node_t *c;
+	const node_t *l = child(n->rb.left), *r = child(n->rb.right);
+	ik_u64 g, f;
 
-	own_values(n, gap, afit);
-	if ((c = N(n->rb.left))) {
-		if (c->max_gap > *gap)
-			*gap = c->max_gap;
-		if (node_afit(c) > *afit)
-			*afit = node_afit(c);
-	}
-	if ((c = N(n->rb.right))) {
-		if (c->max_gap > *gap)
-			*gap = c->max_gap;
-		if (node_afit(c) > *afit)
-			*afit = node_afit(c);
-	}
+	own_values(n, &g, &f);
+	g = IK_MAX(g, l->max_gap);
+	g = IK_MAX(g, r->max_gap);
+	f = IK_MAX(f, node_afit(l));
+	f = IK_MAX(f, node_afit(r));
+	*gap = g;
+	*afit = f;
 }
 
 /* Two augmented fields (and a flag bit to keep), so the callbacks are written
@@ -166,6 +189,16 @@ static inline bool sub_fits(const node_t *x, const struct req *q)
 	return q->aligned ? q->n <= node_afit(x) : q->n <= x->max_gap;
 }
 
+/* Whether q fits in x's own (non-empty) gap, the limit aside. */
+static inline bool sub_fits_own(const node_t *x, const struct req *q)
+{
+	ik_u64 gap, afit;
+
+	own_values(x, &gap, &afit);
+	return q->aligned ? q->n <= afit : q->n <= gap;
+}
+
+
 /* Highest placement of q inside [a, b] (b already cut at the limit). */
 static inline bool place(ik_u64 a, ik_u64 b, const struct req *q, ik_u64 *out)
 {
@@ -196,11 +229,59 @@ static inline ik_u64 hi_of(const struct ik_iova_domain *d, const node_t *x, cons
 /* ---- tree updates ---- */
 
 /*
+ * The nodes from the root down to the owner of the chosen gap, as the hint's
+ * climb found them: link_range() recomputes them bottom-up from this array
+ * rather than by following parent pointers.  A red-black tree of at most
+ * 2^63 nodes is at most 126 deep.
+ */
+struct path {
+	node_t *n[128];
+	unsigned len;
+};
+
+/*
+ * Recompute the last node of the path (its own gap changed) and then its
+ * ancestors, stopping at the first whose values do not change.  The new
+ * values climb in registers and each node's other child is read through the
+ * array, so the loads of all levels can be in flight at once; following
+ * parent pointers would wait for each load in turn.
+ */
+static void propagate_path(const struct path *pa)
+{
+	unsigned i = pa->len - 1;
+	node_t *n = pa->n[i];
+	ik_u64 g, f;
+
+	compute(n, &g, &f);
+	n->max_gap = g;
+	n->max_afit = f | (n->max_afit & RESV_BIT);
+	while (i-- > 0) {
+		node_t *p = pa->n[i];
+		/* Which side n hangs on is a coin toss: no branch on it. */
+		ik_uptr m = (ik_uptr)0 - (ik_uptr)(p->rb.left == &n->rb);
+		const node_t *sib = child((struct ik_rb_node *)(((ik_uptr)p->rb.right & m) |
+							      ((ik_uptr)p->rb.left & ~m)));
+		ik_u64 pg, pf;
+
+		own_values(p, &pg, &pf);
+		pg = IK_MAX(pg, IK_MAX(g, sib->max_gap));
+		pf = IK_MAX(pf, IK_MAX(f, node_afit(sib)));
+		if (p->max_gap == pg && node_afit(p) == pf)
+			break;
+		p->max_gap = pg;
+		p->max_afit = pf | (p->max_afit & RESV_BIT);
+		g = pg;
+		f = pf;
+		n = p;
+	}
+}
+
+/*
  * Link the new node nn for [lo, hi] into the gap below `owner` (NULL: the top
  * gap).  The range must lie inside that gap.  O(log n).
  */
 static void link_range(struct ik_iova_domain *d, node_t *nn, node_t *owner, ik_u64 lo,
-		       ik_u64 hi)
+		       ik_u64 hi, const struct path *pa)
 {
 	struct ik_rb_node *parent, **link;
 
@@ -209,7 +290,10 @@ static void link_range(struct ik_iova_domain *d, node_t *nn, node_t *owner, ik_u
 	if (owner) {
 		nn->gap_lo = owner->gap_lo;
 		owner->gap_lo = hi + 1;
-		aug_propagate(&owner->rb, NULL);
+		if (pa && pa->len)
+			propagate_path(pa);
+		else
+			aug_propagate(&owner->rb, NULL);
 		if (!owner->rb.left) {
 			parent = &owner->rb;
 			link = &parent->left;
@@ -241,6 +325,8 @@ static void link_range(struct ik_iova_domain *d, node_t *nn, node_t *owner, ik_u
 /* Unlink x (range [x->lo, hi], successor next).  Does not free it. */
 static void unlink_range(struct ik_iova_domain *d, node_t *x, node_t *next, ik_u64 hi)
 {
+	if (d->hint == x)
+		d->hint = NULL;
 	if (next) {
 		next->gap_lo = x->gap_lo;
 		aug_propagate(&next->rb, NULL);
@@ -257,6 +343,35 @@ static void unlink_range(struct ik_iova_domain *d, node_t *x, node_t *next, ik_u
 		d->nr_reserved--;
 		d->reserved_pages -= hi - x->lo + 1;
 	}
+}
+
+static void node_free(struct ik_iova_domain *d, node_t *n);
+
+/*
+ * The kept node (d->tomb): a free leaves the node of a range whose successor
+ * S starts right after it (S's own gap is empty) in the tree, with its range
+ * emptied and its own gap grown over it, instead of erasing it: no
+ * rebalancing and no node freed.  The next allocation at the top of that gap
+ * gives the node its range back, again without touching the tree's shape or
+ * the allocator (a free followed by an allocation of the same place is what
+ * W1 and every rcache miss do).  At most one such node exists; it is never
+ * the last node and never reported as a range.  Its lo equals S's (S's gap
+ * is empty), and a descent by pfn, which ends at the last node in order with
+ * lo <= pfn, always finds S rather than it.  Anything that would give S a
+ * gap or look at ranges one by one erases it first (drop_tomb).
+ */
+static void drop_tomb(struct ik_iova_domain *d)
+{
+	node_t *t = d->tomb, *s;
+
+	if (!t)
+		return;
+	d->tomb = NULL;
+	s = N(ik_rb_next(&t->rb));
+	IK_ASSERT(s && s->gap_lo == t->lo);
+	d->nr_ranges++; /* unlink_range counts it out; its range is empty */
+	unlink_range(d, t, s, t->lo - 1);
+	node_free(d, t);
 }
 
 static node_t *node_alloc(struct ik_iova_domain *d)
@@ -320,6 +435,8 @@ int ik_iova_init(struct ik_iova_domain *d, const struct ik_iova_config *cfg)
 	ik_lock_init(&d->lock);
 	d->root.node = NULL;
 	d->last = NULL;
+	d->hint = NULL;
+	d->tomb = NULL;
 	d->start_pfn = cfg->start_pfn;
 	d->end_pfn = cfg->end_pfn;
 	d->granule = cfg->granule;
@@ -343,6 +460,8 @@ void ik_iova_destroy(struct ik_iova_domain *d)
 	}
 	d->root.node = NULL;
 	d->last = NULL;
+	d->hint = NULL;
+	d->tomb = NULL;
 	d->nr_ranges = d->nr_pages = d->nr_reserved = d->reserved_pages = 0;
 	ik_lock_destroy(&d->lock);
 }
@@ -350,12 +469,55 @@ void ik_iova_destroy(struct ik_iova_domain *d)
 /* ---- allocation ---- */
 
 /*
+ * The hint, used when the limit lies above every range: the answer is in
+ * the hint node H's own gap iff that gap fits and no gap above it does.
+ * The gaps above H's are those of H's right subtree and, for every ancestor
+ * A that holds H in its left subtree, A's own gap and A's right subtree:
+ * one climb to the root, whose checks almost never succeed (so their
+ * branches are predicted) and whose only serial work is the parent pointer,
+ * where the descent from the root waits on each child's summary before it
+ * can choose its way.  The climb records the path for propagate_path().
+ * It stops at the first higher fit, and the caller searches from the root.
+ */
+static bool hint_search(node_t *h, const struct req *q, ik_u64 *pfn, ik_u64 *visits,
+			struct path *pa)
+{
+	node_t *up[128];
+	struct ik_rb_node *n = &h->rb, *p;
+	unsigned k = 0, i;
+	bool higher;
+
+	if (!own_place(h, q->limit, q, pfn))
+		return false;
+	higher = sub_fits(child(h->rb.right), q);
+	up[k++] = h;
+	while (!higher && (p = ik_rb_parent(n))) {
+		node_t *a = N(p);
+		bool from_left = p->left == n;
+
+		IK_ASSERT(k < IK_ARRAY_SIZE(up));
+		up[k++] = a;
+		higher = from_left & ((a->lo != a->gap_lo && sub_fits_own(a, q)) |
+				      sub_fits(child(p->right), q));
+		n = p;
+	}
+	*visits = k;
+	if (higher)
+		return false;
+	for (i = 0; i < k; i++)
+		pa->n[i] = up[k - 1 - i];
+	pa->len = k;
+	return true;
+}
+
+/*
  * Find the highest placement for q.  Returns the owner of the gap (NULL for
  * the top gap) through *owner and the start through *pfn; false if none.
- * Counts visited nodes in *visits.
+ * Counts visited nodes in *visits.  When the hint answers, *pa holds the
+ * path from the root to the owner; else pa->len is 0.
  */
-static bool search(const struct ik_iova_domain *d, const struct req *q, node_t **owner,
-		   ik_u64 *pfn, ik_u64 *visits)
+static bool search(struct ik_iova_domain *d, const struct req *q, node_t **owner,
+		   ik_u64 *pfn, ik_u64 *visits, struct path *pa)
 {
 	/* Nodes where the walk turned right: their own gap and left subtree lie
 	 * below L, deeper ones higher.  A red-black tree of at most 2^63 nodes
@@ -366,6 +528,7 @@ static bool search(const struct ik_iova_domain *d, const struct req *q, node_t *
 	ik_u64 L = q->limit, v = 0;
 	unsigned depth = 0;
 
+	pa->len = 0;
 	/* Top gap first when the limit reaches it: the highest place of all.
 	 * With every range at or below L, the root's summary decides the rest. */
 	if (!d->last || d->last_hi <= L) {
@@ -379,6 +542,19 @@ static bool search(const struct ik_iova_domain *d, const struct req *q, node_t *
 		if (!rb || !sub_fits(N(rb), q)) {
 			*visits = rb ? 1 : 0;
 			return false;
+		}
+		/* The hint earns its tries: a success allows the next try, a
+		 * failure stops them, and without credit it is tried about one
+		 * search in 64 (when the running visit count is a multiple of
+		 * 64) to notice when it would pay again. */
+		if (d->hint && (d->hint_credit || (d->visits & 63) == 0)) {
+			if (hint_search(d->hint, q, pfn, &v, pa)) {
+				d->hint_credit = 1;
+				*owner = d->hint;
+				*visits = v;
+				return true;
+			}
+			d->hint_credit = 0;
 		}
 	}
 	while (rb) {
@@ -442,10 +618,11 @@ static bool search(const struct ik_iova_domain *d, const struct req *q, node_t *
 
 static int alloc_locked(struct ik_iova_domain *d, const struct req *q, ik_u64 *pfn)
 {
+	struct path pa;
 	node_t *owner, *nn;
 	ik_u64 v, s = 0;
 
-	if (!search(d, q, &owner, &s, &v)) {
+	if (!search(d, q, &owner, &s, &v, &pa)) {
 		d->last_visits = v;
 		d->visits += v;
 		if (v > d->max_visits)
@@ -456,10 +633,25 @@ static int alloc_locked(struct ik_iova_domain *d, const struct req *q, ik_u64 *p
 	d->visits += v;
 	if (v > d->max_visits)
 		d->max_visits = v;
+	if (owner && owner == d->tomb && s + q->n == owner->lo) {
+		/* The kept node takes the range at the top of its gap. */
+		d->tomb = NULL;
+		owner->lo = s;
+		if (pa.len)
+			propagate_path(&pa);
+		else
+			aug_propagate(&owner->rb, NULL);
+		d->nr_ranges++;
+		d->nr_pages += q->n;
+		d->hint = owner;
+		*pfn = s;
+		return 0;
+	}
 	nn = node_alloc(d);
 	if (!nn)
 		return -ENOMEM;
-	link_range(d, nn, owner, s, s + q->n - 1);
+	link_range(d, nn, owner, s, s + q->n - 1, &pa);
+	d->hint = owner;
 	*pfn = s;
 	return 0;
 }
@@ -495,11 +687,26 @@ int ik_iova_alloc(struct ik_iova_domain *d, ik_u64 npages, ik_u64 limit, unsigne
 int _ik_iova_free_locked(struct ik_iova_domain *d, ik_u64 pfn)
 {
 	node_t *next, *x = floor_node(d, pfn, &next);
+	ik_u64 hi;
 
 	if (!x || x->lo != pfn || _ik_iova_node_reserved(x))
 		return -ENOENT;
-	unlink_range(d, x, next, hi_of(d, x, next));
+	if (d->tomb && d->tomb->lo == x->lo)
+		drop_tomb(d); /* x follows the kept node: x's gap is about to grow */
+	hi = hi_of(d, x, next);
+	if (!d->tomb && next && next->gap_lo == next->lo) {
+		/* Keep x, empty: its own gap grows over its range. */
+		x->lo = next->lo;
+		aug_propagate(&x->rb, NULL);
+		d->tomb = x;
+		d->hint = x;
+		d->nr_ranges--;
+		d->nr_pages -= hi - pfn + 1;
+		return 0;
+	}
+	unlink_range(d, x, next, hi);
 	node_free(d, x);
+	d->hint = next; /* its gap now holds the freed range */
 	return 0;
 }
 
@@ -539,6 +746,8 @@ int ik_iova_next(struct ik_iova_domain *d, ik_u64 from, struct ik_iova_range *r)
 	x = floor_node(d, from, &next);
 	if (!x || x->lo != from)
 		x = next;
+	if (x && x == d->tomb)
+		x = N(ik_rb_next(&x->rb)); /* not a range: its successor starts there */
 	if (x) {
 		r->lo = x->lo;
 		r->hi = hi_of(d, x, N(ik_rb_next(&x->rb)));
@@ -560,6 +769,8 @@ int ik_iova_for_each(struct ik_iova_domain *d,
 		struct ik_iova_range r;
 
 		nx = ik_rb_next(rb);
+		if (N(rb) == d->tomb)
+			continue;
 		r.lo = N(rb)->lo;
 		r.hi = hi_of(d, N(rb), N(nx));
 		r.reserved = _ik_iova_node_reserved(N(rb));
@@ -620,6 +831,7 @@ int ik_iova_reserve(struct ik_iova_domain *d, ik_u64 lo, ik_u64 hi)
 	qlo = lo > d->start_pfn ? lo - 1 : lo;
 	qhi = hi < d->end_pfn ? hi + 1 : hi;
 	ik_lock(&d->lock);
+	drop_tomb(d); /* the merging below walks ranges one by one */
 	/* Pass 1: every range touching [qlo, qhi]; refuse overlapping allocations. */
 	x = floor_node(d, qlo, &next);
 	if (!x || hi_of(d, x, next) < qlo)
@@ -648,7 +860,7 @@ int ik_iova_reserve(struct ik_iova_domain *d, ik_u64 lo, ik_u64 hi)
 		}
 		floor_node(d, hi, &next);
 		nn->max_afit = RESV_BIT;
-		link_range(d, nn, next, lo, hi);
+		link_range(d, nn, next, lo, hi, NULL);
 		d->nr_reserved++;
 		d->reserved_pages += hi - lo + 1;
 		ik_unlock(&d->lock);
@@ -709,7 +921,7 @@ void ik_iova_stats(struct ik_iova_domain *d, struct ik_iova_stats *st)
 	st->cached_ranges = cr;
 	st->cached_pages = cp;
 	st->magazines = ik_load_relaxed(&d->rc_mags);
-	st->bytes = st->ranges * sizeof(node_t) + st->magazines * sizeof(struct _ik_iova_mag) +
+	st->bytes = (st->ranges + (d->tomb ? 1 : 0)) * sizeof(node_t) + st->magazines * sizeof(struct _ik_iova_mag) +
 		    (ik_u64)d->rc_classes * d->rc_ncpus * sizeof(struct _ik_iova_cpu) +
 		    (ik_u64)d->rc_classes * sizeof(struct _ik_iova_depot);
 }
@@ -718,6 +930,10 @@ static int node_cmp(const struct ik_rb_node *a, const struct ik_rb_node *b)
 {
 	ik_u64 x = N(a)->lo, y = N(b)->lo;
 
+	if (x == y) { /* only the kept node and its successor share a lo */
+		x = N(a)->gap_lo;
+		y = N(b)->gap_lo;
+	}
 	return x < y ? -1 : x > y;
 }
 
@@ -733,6 +949,7 @@ static int check_tree(struct ik_iova_domain *d)
 {
 	struct ik_rb_node *rb;
 	ik_u64 ranges = 0, pages = 0, resv = 0, rpages = 0;
+	bool hint_seen = !d->hint, tomb_seen = !d->tomb;
 	int err = ik_rb_check(&d->root, node_cmp, NULL, NULL, NULL);
 
 	if (err)
@@ -741,16 +958,30 @@ static int check_tree(struct ik_iova_domain *d)
 	if (err)
 		return IK_IOVA_CHECK_AUGMENT;
 	rb = ik_rb_first(&d->root);
-	if (!rb)
+	if (!rb) {
+		if (d->hint || d->tomb)
+			return IK_IOVA_CHECK_HINT;
 		return d->last || d->nr_ranges || d->nr_pages || d->nr_reserved || d->reserved_pages
 			       ? IK_IOVA_CHECK_COUNTERS
 			       : 0;
+	}
 	if (N(rb)->gap_lo != d->start_pfn)
 		return IK_IOVA_CHECK_BOUNDS;
 	for (; rb; rb = ik_rb_next(rb)) {
 		node_t *x = N(rb), *nx = N(ik_rb_next(rb));
 		ik_u64 hi;
 
+		if (x == d->hint)
+			hint_seen = true;
+		if (x == d->tomb) {
+			/* The kept node: an empty range that its successor starts
+			 * right after, with a gap of its own, never reserved. */
+			if (!nx || nx->gap_lo != x->lo || nx->lo != x->lo || x->gap_lo >= x->lo ||
+			    _ik_iova_node_reserved(x))
+				return IK_IOVA_CHECK_HINT;
+			tomb_seen = true;
+			continue;
+		}
 		if (x->gap_lo > x->lo)
 			return IK_IOVA_CHECK_OVERLAP;
 		if (nx && nx->gap_lo <= x->lo)
@@ -767,6 +998,8 @@ static int check_tree(struct ik_iova_domain *d)
 			rpages += hi - x->lo + 1;
 		}
 	}
+	if (!hint_seen || !tomb_seen)
+		return IK_IOVA_CHECK_HINT;
 	if (ranges != d->nr_ranges || pages != d->nr_pages || resv != d->nr_reserved ||
 	    rpages != d->reserved_pages)
 		return IK_IOVA_CHECK_COUNTERS;
@@ -799,6 +1032,7 @@ const char *ik_iova_check_str(int code)
 	case IK_IOVA_CHECK_CACHE: return "a cached pfn is not an allocation of its class size";
 	case IK_IOVA_CHECK_CACHE_DUP: return "a pfn is cached twice";
 	case IK_IOVA_CHECK_MAGAZINE: return "a magazine or depot exceeds its bound";
+	case IK_IOVA_CHECK_HINT: return "the search hint or the kept empty node is not right";
 	case -ENOMEM: return "out of memory for the check";
 	default: return "unknown check result";
 	}

@@ -940,6 +940,107 @@ START_TEST(test_iteration_visits_every_range_in_order)
 }
 END_TEST
 
+/* Count the ranges for_each reports. */
+static int count_range(void *ctx, const struct ik_iova_range *r)
+{
+	(void)r;
+	(*(int *)ctx)++;
+	return 0;
+}
+
+/*
+ * A free next to its successor keeps the node (empty) instead of erasing it,
+ * and the next allocation at that place takes it back: no allocator call
+ * either way, nothing visible in find/next/for_each/stats, and everything
+ * that would see it (a free of its successor, a reservation) erases it first.
+ */
+START_TEST(test_free_then_alloc_in_place_reuses_the_node)
+{
+	struct ik_fault_alloc fa;
+	struct ik_iova_domain d;
+	struct ik_iova_range r;
+	struct ik_iova_stats st;
+	uint64_t p, base;
+	long calls;
+	int n = 0;
+
+	ik_fault_alloc_init(&fa);
+	dom_init(&d, 0, 1023, IK_IOVA_CFG_NO_RCACHE, &fa.a);
+	for (int i = 0; i < 100; i++)
+		ck_assert_int_eq(ik_iova_alloc(&d, 1, 1023, 0, &p), 0);
+	base = p; /* 924: the ranges are 924..1023, one page each */
+	ck_assert_uint_eq(base, 924);
+	ck_assert_int_eq(fa.live, 100);
+
+	/* free 950: its node stays, empty */
+	calls = fa.calls;
+	ck_assert_int_eq(ik_iova_free(&d, 950), 0);
+	ck_assert_int_eq(fa.live, 100);
+	CHECK_OK(&d);
+	ck_assert_int_eq(ik_iova_free(&d, 950), -ENOENT);
+	ck_assert_int_eq(ik_iova_find(&d, 950, &r), -ENOENT);
+	ck_assert_int_eq(ik_iova_next(&d, 950, &r), 0);
+	ck_assert_uint_eq(r.lo, 951);
+	ck_assert_uint_eq(r.hi, 951);
+	ck_assert_int_eq(ik_iova_next(&d, 940, &r), 0);
+	ck_assert_uint_eq(r.lo, 940);
+	ck_assert_int_eq(ik_iova_for_each(&d, count_range, &n), 0);
+	ck_assert_int_eq(n, 99);
+	ik_iova_stats(&d, &st);
+	ck_assert_uint_eq(st.ranges, 99);
+	ck_assert_uint_eq(st.pages, 99);
+	ck_assert_uint_eq(st.largest_gap, 924);
+	ck_assert_uint_eq(st.bytes, 100 * st.node_bytes);
+	ck_assert_int_eq(ik_iova_largest_free(&d, 1023, &p), 0);
+	ck_assert_uint_eq(p, 924);
+	ck_assert_int_eq(ik_iova_largest_free(&d, 950, &p), 0);
+	ck_assert_uint_eq(p, 924);
+
+	/* the next allocation goes there (the highest hole) with no new node */
+	ck_assert_int_eq(ik_iova_alloc(&d, 1, 1023, IK_IOVA_SIZE_ALIGNED, &p), 0);
+	ck_assert_uint_eq(p, 950);
+	ck_assert_int_eq(fa.calls, calls);
+	ck_assert_int_eq(fa.live, 100);
+	ck_assert_int_eq(ik_iova_find(&d, 950, &r), 0);
+	ck_assert(r.lo == 950 && r.hi == 950 && !r.reserved);
+	CHECK_OK(&d);
+
+	/* free 960, then its successor 961: the kept node goes (erased), 961's
+	 * node is kept instead, and the two pages form one gap of 2 */
+	ck_assert_int_eq(ik_iova_free(&d, 960), 0);
+	ck_assert_int_eq(ik_iova_free(&d, 961), 0);
+	ck_assert_int_eq(fa.live, 99);
+	CHECK_OK(&d);
+	ik_iova_stats(&d, &st);
+	ck_assert_uint_eq(st.ranges, 98);
+	ck_assert_uint_eq(st.bytes, 99 * st.node_bytes);
+	ck_assert_int_eq(ik_iova_alloc(&d, 2, 1023, IK_IOVA_SIZE_ALIGNED, &p), 0);
+	ck_assert_uint_eq(p, 960);
+	ck_assert_int_eq(fa.live, 99);
+	CHECK_OK(&d);
+
+	/* an aligned request below the top of the kept node's gap: a new node
+	 * goes in under it and it stays kept */
+	ck_assert_int_eq(ik_iova_free(&d, 960), 0); /* 960..961 */
+	ck_assert_int_eq(ik_iova_free(&d, 959), 0); /* 959 erased: gap 959..961 */
+	CHECK_OK(&d);
+	ck_assert_int_eq(ik_iova_alloc(&d, 2, 1023, IK_IOVA_SIZE_ALIGNED, &p), 0);
+	ck_assert_uint_eq(p, 960);
+	ck_assert_int_eq(ik_iova_alloc(&d, 1, 1023, 0, &p), 0);
+	ck_assert_uint_eq(p, 959);
+	CHECK_OK(&d);
+
+	/* a reservation erases the kept node first, and lands where it was */
+	ck_assert_int_eq(ik_iova_free(&d, 970), 0);
+	ck_assert_int_eq(ik_iova_reserve(&d, 970, 970), 0);
+	ck_assert_int_eq(ik_iova_find(&d, 970, &r), 0);
+	ck_assert(r.lo == 970 && r.hi == 970 && r.reserved);
+	CHECK_OK(&d);
+	ik_iova_destroy(&d);
+	ck_assert_int_eq(fa.live, 0);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- errors */
 
 START_TEST(test_init_rejects_bad_config)
@@ -1500,6 +1601,19 @@ START_TEST(test_checker_detects_corruption)
 	ck_assert_int_ne(ik_iova_check(&d), 0);
 	n->gap_lo = saved;
 	CHECK_OK(&d);
+	/* a hint or a kept node that is not in the tree */
+	{
+		struct _ik_iova_node stray = *n, *h = d.hint, *k = d.tomb;
+
+		d.hint = &stray;
+		ck_assert_int_eq(ik_iova_check(&d), IK_IOVA_CHECK_HINT);
+		d.hint = h;
+		d.tomb = n; /* a node with a range */
+		ck_assert_int_eq(ik_iova_check(&d), IK_IOVA_CHECK_HINT);
+		d.tomb = k;
+		ck_assert_str_ne(ik_iova_check_str(IK_IOVA_CHECK_HINT), "unknown check result");
+	}
+	CHECK_OK(&d);
 	/* a pfn freed to the cache twice */
 	ck_assert_int_eq(ik_iova_free_fast(&d, q, 4), 0);
 	ck_assert_int_eq(ik_iova_check(&d), IK_IOVA_CHECK_CACHE_DUP);
@@ -1703,6 +1817,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, test_top_of_a_64bit_space);
 	tcase_add_test(tc, test_reserve_merges_and_blocks);
 	tcase_add_test(tc, test_iteration_visits_every_range_in_order);
+	tcase_add_test(tc, test_free_then_alloc_in_place_reuses_the_node);
 	tcase_add_test(tc, test_node_is_at_most_56_bytes);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("errors");

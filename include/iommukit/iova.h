@@ -36,8 +36,12 @@
  * request (the summaries say so exactly), then descends into it: a bounded
  * number of root-to-leaf paths, never a walk along the tree, also when the
  * space is full or fragmented and the request fails (a failure with the
- * limit above every range is decided at the root).  A node is 56 bytes on a
- * 64-bit host.
+ * limit above every range is decided at the root).  When the limit is above
+ * every range, the gap last freed into or allocated from is tried first: one
+ * climb from its node to the root says whether it is the answer.  A free
+ * next to its successor keeps its node, with an empty range, until the next
+ * allocation there takes it back (at most one such node per domain).  A
+ * node is 56 bytes on a 64-bit host.
  *
  * Synchronization
  *   call                                   may run concurrently with
@@ -161,6 +165,9 @@ struct ik_iova_domain {
 	ik_lock_t lock;
 	struct ik_rb_root root;
 	struct _ik_iova_node *last; /* the highest range, NULL when empty */
+	struct _ik_iova_node *hint; /* owner of the gap last freed into or allocated from */
+	struct _ik_iova_node *tomb; /* a freed range's node kept with an empty range */
+	unsigned hint_credit;	/* 1: the last try of the hint succeeded */
 	ik_u64 last_hi;		/* its last pfn */
 	ik_u64 start_pfn, end_pfn, granule;
 	const struct ik_allocator *alloc;
@@ -204,7 +211,8 @@ IK_API void ik_iova_destroy(struct ik_iova_domain *d);
  * Errors: -EINVAL (npages 0 or more than the space, limit < start_pfn),
  * -ENOSPC (no fitting range), -ENOMEM (node allocation failed).
  * Cost: O(log n) tree steps, failing or not; plus a flush on -ENOSPC.
- * Calls the allocator once, under the tree lock.
+ * Calls the allocator at most once, under the tree lock (not at all when
+ * the range goes where a free just kept an empty node).
  */
 IK_API int ik_iova_alloc(struct ik_iova_domain *d, ik_u64 npages, ik_u64 limit,
 			 unsigned flags, ik_u64 *pfn);
@@ -214,7 +222,10 @@ IK_API int ik_iova_alloc(struct ik_iova_domain *d, ik_u64 npages, ik_u64 limit,
  * Errors: -ENOENT (no allocation starts at pfn: never allocated, already
  * freed, inside a range, or a reservation).  A range held by an rcache (given
  * to ik_iova_free_fast) must not be freed again here: that is a double free
- * this call cannot see; ik_iova_check() reports it.  O(log n).
+ * this call cannot see; ik_iova_check() reports it.  O(log n).  Frees a node
+ * through the allocator, or none when it keeps this range's node (empty)
+ * for the next allocation there, or two when it also drops the one kept
+ * before.
  */
 IK_API int ik_iova_free(struct ik_iova_domain *d, ik_u64 pfn);
 
@@ -278,6 +289,7 @@ enum {
 	IK_IOVA_CHECK_CACHE = 6,	/* a cached pfn is not a matching allocation */
 	IK_IOVA_CHECK_CACHE_DUP = 7,	/* a pfn cached twice */
 	IK_IOVA_CHECK_MAGAZINE = 8,	/* a magazine or depot over its bound */
+	IK_IOVA_CHECK_HINT = 9,		/* the hint or the kept node is not in the tree */
 };
 IK_API int ik_iova_check(struct ik_iova_domain *d);
 
