@@ -229,10 +229,10 @@ static inline ik_u64 hi_of(const struct ik_iova_domain *d, const node_t *x, cons
 /* ---- tree updates ---- */
 
 /*
- * The nodes from the root down to the owner of the chosen gap, as the hint's
- * climb found them: link_range() recomputes them bottom-up from this array
- * rather than by following parent pointers.  A red-black tree of at most
- * 2^63 nodes is at most 126 deep.
+ * The nodes from the owner of the chosen gap (n[0]) up to the root
+ * (n[len - 1]), as the hint's climb found them: the update recomputes them
+ * from this array rather than by following parent pointers.  A red-black
+ * tree of at most 2^63 nodes is at most 126 deep.
  */
 struct path {
 	node_t *n[128];
@@ -240,7 +240,7 @@ struct path {
 };
 
 /*
- * Recompute the last node of the path (its own gap changed) and then its
+ * Recompute the first node of the path (its own gap changed) and then its
  * ancestors, stopping at the first whose values do not change.  The new
  * values climb in registers and each node's other child is read through the
  * array, so the loads of all levels can be in flight at once; following
@@ -248,14 +248,14 @@ struct path {
  */
 static void propagate_path(const struct path *pa)
 {
-	unsigned i = pa->len - 1;
-	node_t *n = pa->n[i];
+	node_t *n = pa->n[0];
 	ik_u64 g, f;
+	unsigned i;
 
 	compute(n, &g, &f);
 	n->max_gap = g;
 	n->max_afit = f | (n->max_afit & RESV_BIT);
-	while (i-- > 0) {
+	for (i = 1; i < pa->len; i++) {
 		node_t *p = pa->n[i];
 		/* Which side n hangs on is a coin toss: no branch on it. */
 		ik_uptr m = (ik_uptr)0 - (ik_uptr)(p->rb.left == &n->rb);
@@ -482,32 +482,32 @@ void ik_iova_destroy(struct ik_iova_domain *d)
 static bool hint_search(node_t *h, const struct req *q, ik_u64 *pfn, ik_u64 *visits,
 			struct path *pa)
 {
-	node_t *up[128];
 	struct ik_rb_node *n = &h->rb, *p;
-	unsigned k = 0, i;
+	unsigned k = 0;
 	bool higher;
 
 	if (!own_place(h, q->limit, q, pfn))
 		return false;
 	higher = sub_fits(child(h->rb.right), q);
-	up[k++] = h;
+	pa->n[k++] = h;
 	while (!higher && (p = ik_rb_parent(n))) {
 		node_t *a = N(p);
 		bool from_left = p->left == n;
+		/* n's sibling, picked without a branch on the coin toss.  Read
+		 * on both sides, so that propagate_path() finds it loaded. */
+		ik_uptr m = (ik_uptr)0 - (ik_uptr)from_left;
+		struct ik_rb_node *sib = (struct ik_rb_node *)(((ik_uptr)p->right & m) |
+							      ((ik_uptr)p->left & ~m));
+		bool sib_fits = sub_fits(child(sib), q);
 
-		IK_ASSERT(k < IK_ARRAY_SIZE(up));
-		up[k++] = a;
-		higher = from_left & ((a->lo != a->gap_lo && sub_fits_own(a, q)) |
-				      sub_fits(child(p->right), q));
+		IK_ASSERT(k < IK_ARRAY_SIZE(pa->n));
+		pa->n[k++] = a;
+		higher = from_left & (sib_fits | (a->lo != a->gap_lo && sub_fits_own(a, q)));
 		n = p;
 	}
 	*visits = k;
-	if (higher)
-		return false;
-	for (i = 0; i < k; i++)
-		pa->n[i] = up[k - 1 - i];
-	pa->len = k;
-	return true;
+	pa->len = higher ? 0 : k;
+	return !higher;
 }
 
 /*
