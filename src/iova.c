@@ -898,7 +898,7 @@ int ik_iova_reserve(struct ik_iova_domain *d, ik_u64 lo, ik_u64 hi)
 
 void ik_iova_stats(struct ik_iova_domain *d, struct ik_iova_stats *st)
 {
-	ik_u64 cr, cp;
+	ik_u64 cr, cp, nodes;
 
 	IK_ENV_MEMSET(st, 0, sizeof(*st));
 	_ik_iova_rcache_count(d, &cr, &cp);
@@ -913,6 +913,7 @@ void ik_iova_stats(struct ik_iova_domain *d, struct ik_iova_stats *st)
 	st->last_visits = d->last_visits;
 	st->max_visits = d->max_visits;
 	st->node_bytes = sizeof(node_t);
+	nodes = d->nr_ranges + (d->tomb ? 1 : 0); /* the kept node holds memory too */
 	if (!d->last)
 		st->largest_gap = d->end_pfn - d->start_pfn + 1;
 	else
@@ -921,7 +922,7 @@ void ik_iova_stats(struct ik_iova_domain *d, struct ik_iova_stats *st)
 	st->cached_ranges = cr;
 	st->cached_pages = cp;
 	st->magazines = ik_load_relaxed(&d->rc_mags);
-	st->bytes = (st->ranges + (d->tomb ? 1 : 0)) * sizeof(node_t) + st->magazines * sizeof(struct _ik_iova_mag) +
+	st->bytes = nodes * sizeof(node_t) + st->magazines * sizeof(struct _ik_iova_mag) +
 		    (ik_u64)d->rc_classes * d->rc_ncpus * sizeof(struct _ik_iova_cpu) +
 		    (ik_u64)d->rc_classes * sizeof(struct _ik_iova_depot);
 }
