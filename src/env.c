@@ -55,11 +55,11 @@ static ik_u32 *cas128_lock(const void *p)
 	return &cas128_locks[(a ^ (a >> 6) ^ (a >> 12)) & 63];
 }
 
-static void spin_acquire(ik_u32 *l)
+static void cas128_spin_lock(ik_u32 *l)
 {
 	unsigned spins = 0;
 
-	/* Acquire: pairs with the release in spin_release(). */
+	/* Acquire: pairs with the release in cas128_spin_unlock(). */
 	while (ik_atomic_xchg(l, 1, IK_MO_ACQUIRE) != 0) {
 		while (ik_load_relaxed(l) != 0) {
 			if (++spins < 128) {
@@ -72,7 +72,7 @@ static void spin_acquire(ik_u32 *l)
 	}
 }
 
-static void spin_release(ik_u32 *l)
+static void cas128_spin_unlock(ik_u32 *l)
 {
 	ik_store_release(l, 0);
 }
@@ -82,13 +82,13 @@ IK_API bool _ik_cas128_locked(ik_u128 *p, ik_u128 *expected, ik_u128 desired)
 	ik_u32 *l = cas128_lock(p);
 	bool ok;
 
-	spin_acquire(l);
+	cas128_spin_lock(l);
 	ok = *p == *expected;
 	if (ok)
 		*p = desired;
 	else
 		*expected = *p;
-	spin_release(l);
+	cas128_spin_unlock(l);
 	return ok;
 }
 
@@ -97,9 +97,9 @@ IK_API ik_u128 _ik_load128_locked(ik_u128 *p)
 	ik_u32 *l = cas128_lock(p);
 	ik_u128 v;
 
-	spin_acquire(l);
+	cas128_spin_lock(l);
 	v = *p;
-	spin_release(l);
+	cas128_spin_unlock(l);
 	return v;
 }
 #endif

@@ -26,9 +26,10 @@ __UINT64_TYPE__ fw_time_ns(void);
 /*
  * Function-like macros that kernels define before any iommukit header is
  * seen (x86 and arm64: nop(), barrier(), mb(), ...; Linux: min(), max(),
- * swap(), ALIGN()).  A unit that calls through a member or names a function
- * like one of them would be rewritten by the kernel's macro; here the
- * rewrite names an undeclared identifier, so such a unit fails this check.
+ * swap(), ALIGN(), and lockdep's spin_acquire() and spin_release()).  A
+ * unit that calls through a member or names a function like one of them
+ * would be rewritten by the kernel's macro; here the rewrite names an
+ * undeclared identifier, so such a unit fails this check.
  */
 #define nop() ik_clash_with_kernel_macro_nop
 #define barrier() ik_clash_with_kernel_macro_barrier
@@ -39,5 +40,7 @@ __UINT64_TYPE__ fw_time_ns(void);
 #define max(a, b) ik_clash_with_kernel_macro_max
 #define swap(a, b) ik_clash_with_kernel_macro_swap
 #define ALIGN(x, a) ik_clash_with_kernel_macro_ALIGN
+#define spin_acquire(l, s, t, i) ik_clash_with_kernel_macro_spin_acquire
+#define spin_release(l, i) ik_clash_with_kernel_macro_spin_release
 
 #endif
