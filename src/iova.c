@@ -55,9 +55,12 @@
  *
  * The kept node (d->tomb, see drop_tomb()): a free next to its successor
  * leaves its node in the tree with an empty range, and an allocation at the
- * top of that gap gives it a range again.  Together with the hint, a free
- * followed by an allocation of the same place (W1, every rcache miss after
- * a free) costs two climbs and two propagations: no rebalancing, no node
+ * top of that gap gives it a range again.  When the hint is the kept node
+ * and the request goes at the top of its gap, nothing but that node
+ * changes, so the climb also writes the new summaries on its way up
+ * (hint_reuse()).  A free followed by an allocation of the same place (W1,
+ * every rcache miss after a free) then costs a descent and a propagation
+ * for the free and one climb for the allocation: no rebalancing, no node
  * allocated or freed.
  */
 #include <iommukit/iova.h>
@@ -237,6 +240,7 @@ static inline ik_u64 hi_of(const struct ik_iova_domain *d, const node_t *x, cons
 struct path {
 	node_t *n[128];
 	unsigned len;
+	bool done; /* hint_reuse() has already given the kept node its range */
 };
 
 /*
@@ -511,6 +515,80 @@ static bool hint_search(node_t *h, const struct req *q, ik_u64 *pfn, ik_u64 *vis
 }
 
 /*
+ * hint_search() for the kept node t when q goes at the top of its gap, at
+ * pfn s: the allocation then changes no node but t (its range comes back),
+ * so the climb that proves nothing above fits also writes the new summaries
+ * of t and of its ancestors, up to the first that does not change, from the
+ * values it has loaded anyway: one pass instead of a climb and then a
+ * propagation.  If the climb finds a higher fit, the summaries it wrote are
+ * recomputed from the tree (which it did not change) and false is returned.
+ */
+static bool hint_reuse(node_t *t, const struct req *q, ik_u64 s, ik_u64 *visits)
+{
+	struct ik_rb_node *n = &t->rb, *p, *stored = NULL;
+	const node_t *l = child(t->rb.left), *r = child(t->rb.right);
+	ik_u64 g, f, k = 1;
+	bool higher = sub_fits(r, q), storing = true;
+
+	if (higher) {
+		*visits = k;
+		return false;
+	}
+	/* t's summaries once it holds [s, lo - 1]: its gap is [gap_lo, s - 1] */
+	g = s - t->gap_lo;
+	f = g ? gap_afit(t->gap_lo, s - 1) : 0;
+	g = IK_MAX(g, IK_MAX(l->max_gap, r->max_gap));
+	f = IK_MAX(f, IK_MAX(node_afit(l), node_afit(r)));
+	if (t->max_gap == g && node_afit(t) == f) {
+		storing = false;
+	} else {
+		t->max_gap = g;
+		t->max_afit = f | (t->max_afit & RESV_BIT);
+		stored = n;
+	}
+	while (!higher && (p = ik_rb_parent(n))) {
+		node_t *a = N(p);
+		bool from_left = p->left == n;
+		ik_uptr m = (ik_uptr)0 - (ik_uptr)from_left;
+		const node_t *sib = child((struct ik_rb_node *)(((ik_uptr)p->right & m) |
+							      ((ik_uptr)p->left & ~m)));
+		ik_u64 og, of;
+
+		k++;
+		own_values(a, &og, &of);
+		higher = from_left & (sub_fits(sib, q) | (q->aligned ? q->n <= of : q->n <= og));
+		if (storing) {
+			og = IK_MAX(og, IK_MAX(g, sib->max_gap));
+			of = IK_MAX(of, IK_MAX(f, node_afit(sib)));
+			if (a->max_gap == og && node_afit(a) == of) {
+				storing = false;
+			} else {
+				a->max_gap = og;
+				a->max_afit = of | (a->max_afit & RESV_BIT);
+				g = og;
+				f = of;
+				stored = p;
+			}
+		}
+		n = p;
+	}
+	*visits = k;
+	if (higher) {
+		/* Put back what was written: recompute from t up to `stored`. */
+		for (n = stored ? &t->rb : NULL; n; n = ik_rb_parent(n)) {
+			compute(N(n), &g, &f);
+			N(n)->max_gap = g;
+			N(n)->max_afit = f | (N(n)->max_afit & RESV_BIT);
+			if (n == stored)
+				break;
+		}
+		return false;
+	}
+	t->lo = s;
+	return true;
+}
+
+/*
  * Find the highest placement for q.  Returns the owner of the gap (NULL for
  * the top gap) through *owner and the start through *pfn; false if none.
  * Counts visited nodes in *visits.  When the hint answers, *pa holds the
@@ -529,6 +607,7 @@ static bool search(struct ik_iova_domain *d, const struct req *q, node_t **owner
 	unsigned depth = 0;
 
 	pa->len = 0;
+	pa->done = false;
 	/* Top gap first when the limit reaches it: the highest place of all.
 	 * With every range at or below L, the root's summary decides the rest. */
 	if (!d->last || d->last_hi <= L) {
@@ -548,9 +627,18 @@ static bool search(struct ik_iova_domain *d, const struct req *q, node_t **owner
 		 * search in 64 (when the running visit count is a multiple of
 		 * 64) to notice when it would pay again. */
 		if (d->hint && (d->hint_credit || (d->visits & 63) == 0)) {
-			if (hint_search(d->hint, q, pfn, &v, pa)) {
+			node_t *h = d->hint;
+			bool ok;
+
+			if (h == d->tomb && own_place(h, L, q, pfn) && *pfn + q->n == h->lo) {
+				ok = hint_reuse(h, q, *pfn, &v);
+				pa->done = ok;
+			} else {
+				ok = hint_search(h, q, pfn, &v, pa);
+			}
+			if (ok) {
 				d->hint_credit = 1;
-				*owner = d->hint;
+				*owner = h;
 				*visits = v;
 				return true;
 			}
@@ -633,14 +721,16 @@ static int alloc_locked(struct ik_iova_domain *d, const struct req *q, ik_u64 *p
 	d->visits += v;
 	if (v > d->max_visits)
 		d->max_visits = v;
-	if (owner && owner == d->tomb && s + q->n == owner->lo) {
+	if (owner && owner == d->tomb && (pa.done || s + q->n == owner->lo)) {
 		/* The kept node takes the range at the top of its gap. */
 		d->tomb = NULL;
-		owner->lo = s;
-		if (pa.len)
-			propagate_path(&pa);
-		else
-			aug_propagate(&owner->rb, NULL);
+		if (!pa.done) {
+			owner->lo = s;
+			if (pa.len)
+				propagate_path(&pa);
+			else
+				aug_propagate(&owner->rb, NULL);
+		}
 		d->nr_ranges++;
 		d->nr_pages += q->n;
 		d->hint = owner;
