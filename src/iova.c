@@ -281,6 +281,29 @@ static void propagate_path(const struct path *pa)
 }
 
 /*
+ * Recompute n and its ancestors: always up to and including `must` (n or an
+ * ancestor of n; NULL: n alone), then only while values change.
+ */
+static void propagate_through(struct ik_rb_node *rb, const struct ik_rb_node *must)
+{
+	bool forced = true;
+
+	while (rb) {
+		node_t *n = N(rb);
+		ik_u64 g, f;
+
+		compute(n, &g, &f);
+		if (!forced && n->max_gap == g && node_afit(n) == f)
+			break;
+		if (rb == must || !must)
+			forced = false;
+		n->max_gap = g;
+		n->max_afit = f | (n->max_afit & RESV_BIT);
+		rb = ik_rb_parent(rb);
+	}
+}
+
+/*
  * Link the new node nn for [lo, hi] into the gap below `owner` (NULL: the top
  * gap).  The range must lie inside that gap.  O(log n).
  */
@@ -288,16 +311,12 @@ static void link_range(struct ik_iova_domain *d, node_t *nn, node_t *owner, ik_u
 		       ik_u64 hi, const struct path *pa)
 {
 	struct ik_rb_node *parent, **link;
+	ik_u64 afit;
 
 	nn->lo = lo;
-	nn->max_gap = 0;
 	if (owner) {
 		nn->gap_lo = owner->gap_lo;
 		owner->gap_lo = hi + 1;
-		if (pa && pa->len)
-			propagate_path(pa);
-		else
-			aug_propagate(&owner->rb, NULL);
 		if (!owner->rb.left) {
 			parent = &owner->rb;
 			link = &parent->left;
@@ -321,7 +340,25 @@ static void link_range(struct ik_iova_domain *d, node_t *nn, node_t *owner, ik_u
 		d->last_hi = hi;
 	}
 	ik_rb_link_node(&nn->rb, parent, link);
-	ik_rb_insert_augmented(&nn->rb, &d->root, &iova_aug);
+	/* A leaf: its summaries are its own gap's. */
+	own_values(nn, &nn->max_gap, &afit);
+	nn->max_afit = afit | (nn->max_afit & RESV_BIT);
+	/*
+	 * Two things changed: owner's gap shrank, and nn (with the part of that
+	 * gap below the new range) hangs in owner's left subtree.  An empty gap
+	 * under nn changes nothing above it, so owner's path alone is
+	 * recomputed; otherwise one pass from nn's parent, carried through
+	 * owner whatever the values do on the way, covers both.
+	 */
+	if (owner && nn->lo == nn->gap_lo) {
+		if (pa && pa->len)
+			propagate_path(pa);
+		else
+			aug_propagate(&owner->rb, NULL);
+	} else if (parent) {
+		propagate_through(parent, owner ? &owner->rb : NULL);
+	}
+	_ik_rb_insert_fix(&nn->rb, &d->root, &iova_aug);
 	d->nr_ranges++;
 	d->nr_pages += hi - lo + 1;
 }
