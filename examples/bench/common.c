@@ -20,7 +20,12 @@ int bench_samples_init(struct bench_samples *s, size_t cap)
 	s->v = malloc((cap ? cap : 1) * sizeof(*s->v));
 	s->n = 0;
 	s->cap = cap;
-	return s->v ? 0 : -ENOMEM;
+	if (!s->v)
+		return -ENOMEM;
+	/* Touch every page now: a page fault taken while recording one sample
+	 * would also cool the caches and TLB for the next operation timed. */
+	memset(s->v, 0, (cap ? cap : 1) * sizeof(*s->v));
+	return 0;
 }
 
 void bench_samples_free(struct bench_samples *s)
