@@ -958,12 +958,18 @@ int ik_iova_reserve(struct ik_iova_domain *d, ik_u64 lo, ik_u64 hi)
 	qlo = lo > d->start_pfn ? lo - 1 : lo;
 	qhi = hi < d->end_pfn ? hi + 1 : hi;
 	ik_lock(&d->lock);
-	drop_tomb(d); /* the merging below walks ranges one by one */
-	/* Pass 1: every range touching [qlo, qhi]; refuse overlapping allocations. */
+	/*
+	 * Pass 1: every range touching [qlo, qhi]; refuse overlapping
+	 * allocations.  The kept node is not a range: skipped here, and only
+	 * dropped once the reservation cannot fail any more, so that an error
+	 * (-EBUSY, -ENOMEM) leaves the domain as it was, its memory included.
+	 */
 	x = floor_node(d, qlo, &next);
 	if (!x || hi_of(d, x, next) < qlo)
 		x = next;
 	for (; x && x->lo <= qhi; x = N(ik_rb_next(&x->rb))) {
+		if (x == d->tomb)
+			continue;
 		xhi = hi_of(d, x, N(ik_rb_next(&x->rb)));
 		if (!_ik_iova_node_reserved(x)) {
 			if (x->lo <= hi && xhi >= lo) {
@@ -985,6 +991,7 @@ int ik_iova_reserve(struct ik_iova_domain *d, ik_u64 lo, ik_u64 hi)
 			ik_unlock(&d->lock);
 			return -ENOMEM;
 		}
+		drop_tomb(d); /* the new range may take (part of) its gap */
 		floor_node(d, hi, &next);
 		nn->max_afit = RESV_BIT;
 		link_range(d, nn, next, lo, hi, NULL);
@@ -993,7 +1000,9 @@ int ik_iova_reserve(struct ik_iova_domain *d, ik_u64 lo, ik_u64 hi)
 		ik_unlock(&d->lock);
 		return 0;
 	}
-	/* Merge: keep `first`, drop the other reservations, then widen first. */
+	/* Merge: keep `first`, drop the other reservations, then widen first.
+	 * The walk below goes range by range: the kept node goes first. */
+	drop_tomb(d);
 	while (nmerge-- > 1) {
 		/* The reservations touching [lo, hi] are consecutive: an
 		 * allocation can only touch it from outside, at either end. */

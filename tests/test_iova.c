@@ -1804,6 +1804,446 @@ START_TEST(test_node_is_at_most_56_bytes)
 }
 END_TEST
 
+/*
+ * A reservation that fails (-EBUSY, -ENOMEM) keeps the kept node: nothing
+ * observable changes, the memory held included; one that succeeds drops it.
+ */
+START_TEST(test_failed_reserve_keeps_the_kept_node)
+{
+	struct ik_fault_alloc fa;
+	struct ik_iova_domain d;
+	struct ik_iova_stats a, b;
+	uint64_t p;
+
+	ik_fault_alloc_init(&fa);
+	dom_init(&d, 0, 15, IK_IOVA_CFG_NO_RCACHE, &fa.a);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(ik_iova_alloc(&d, 1, 15, 0, &p), 0); /* 15, 14, 13 */
+	ck_assert_int_eq(ik_iova_free(&d, 14), 0);		      /* kept: 15 is adjacent */
+	ck_assert_ptr_nonnull(d.tomb);
+	ik_iova_stats(&d, &a);
+	ck_assert_int_eq(fa.live, 3);
+	ck_assert_int_eq(ik_iova_reserve(&d, 13, 14), -EBUSY);
+	ik_fault_alloc_fail_nth(&fa, 1);
+	ck_assert_int_eq(ik_iova_reserve(&d, 0, 1), -ENOMEM);
+	ik_fault_alloc_disarm(&fa);
+	ik_iova_stats(&d, &b);
+	ck_assert_int_eq(fa.live, 3);
+	ck_assert_uint_eq(b.bytes, a.bytes);
+	ck_assert_ptr_nonnull(d.tomb);
+	CHECK_OK(&d);
+	/* the free page still goes back to its node with no allocation */
+	ck_assert_int_eq(ik_iova_alloc(&d, 1, 15, 0, &p), 0);
+	ck_assert_uint_eq(p, 14);
+	ck_assert_int_eq(fa.live, 3);
+	ck_assert_int_eq(ik_iova_free(&d, 14), 0);
+	ck_assert_int_eq(ik_iova_reserve(&d, 0, 1), 0); /* succeeds: the kept node goes */
+	ck_assert_ptr_null(d.tomb);
+	ck_assert_int_eq(fa.live, 3);
+	CHECK_OK(&d);
+	ik_iova_destroy(&d);
+	ck_assert_int_eq(fa.live, 0);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- the kept node, op by op */
+
+/*
+ * Tiny domains, every operation checked at once: tree and fast allocations
+ * (aligned or not, limits anywhere, below every range too), frees that keep
+ * a node (the successor adjacent) and frees of that successor, fast frees
+ * and flushes (the rcache returns ranges through the tree's free), small
+ * reservations, find/next at every pfn (the kept node's lo included),
+ * for_each, largest_free and the stats; after each, ik_iova_check().  The
+ * model holds the tree's occupancy, cached ranges included (they are still
+ * allocated there).  Allocations and reservations first run with the next
+ * node allocation failing: -ENOMEM must change nothing observable, memory
+ * included; a success there is one that needed no node.
+ */
+struct kmodel {
+	struct model m;
+	uint8_t *cached;	/* per start pfn: the range is held by an rcache */
+	struct cached_list dc;	/* the domain's cached ranges */
+	uint64_t bound;		/* rcache_max_pages (0: no rcache) */
+};
+
+static bool km_is_start(const struct model *m, uint64_t i)
+{
+	if (m->st[i] == ALLOC)
+		return m->astart[i] == m->start + i;
+	return m->st[i] == RESV && (i == 0 || m->st[i - 1] != RESV);
+}
+
+/* Expected ik_iova_next(). */
+static int km_next(const struct model *m, uint64_t from, struct ik_iova_range *r)
+{
+	uint64_t i = from < m->start ? 0 : from - m->start;
+
+	if (from > m->end)
+		return -ENOENT;
+	for (; i < m->size; i++)
+		if (km_is_start(m, i))
+			return model_find(m, m->start + i, r);
+	return -ENOENT;
+}
+
+static size_t km_live_index(const struct model *m, uint64_t s)
+{
+	for (size_t i = 0; i < m->nlive; i++)
+		if (m->live[i] == s)
+			return i;
+	IK_REQUIRE_MSG(0, "pfn %llu not live in the model", (unsigned long long)s);
+	return 0;
+}
+
+/* Ranges the rcaches gave back to the tree (flush, trim) are free now. */
+static void km_resync(struct ik_iova_domain *d, struct kmodel *k)
+{
+	k->dc.n = 0;
+	ik_iova_for_each_cached(d, collect_cached, &k->dc);
+	for (size_t i = 0; i < k->dc.n; i++) {
+		uint64_t p = k->dc.pfn[i];
+
+		IK_REQUIRE(p >= k->m.start && p <= k->m.end && k->cached[p - k->m.start] &&
+			   k->m.alen[p - k->m.start] == k->dc.pages[i]);
+		k->cached[p - k->m.start] = 2; /* still cached */
+	}
+	for (size_t i = 0; i < k->m.nlive;) {
+		uint64_t s = k->m.live[i] - k->m.start;
+
+		if (k->cached[s] == 1) {
+			k->cached[s] = 0;
+			model_free_at(&k->m, i); /* moves the last entry to i */
+			continue;
+		}
+		if (k->cached[s] == 2)
+			k->cached[s] = 1;
+		i++;
+	}
+}
+
+static void km_verify(struct ik_iova_domain *d, const struct kmodel *k)
+{
+	const struct model *m = &k->m;
+	struct ik_iova_stats st;
+	struct ik_iova_range a, b;
+	uint64_t got;
+
+	CHECK_OK(d);
+	ik_iova_stats(d, &st);
+	IK_REQUIRE(st.ranges == m->ranges + m->rranges && st.pages == m->pages + m->rpages);
+	IK_REQUIRE(st.reserved_ranges == m->rranges && st.reserved_pages == m->rpages);
+	IK_REQUIRE(st.largest_gap == model_largest(m, m->end));
+	IK_REQUIRE(st.bytes - (st.ranges + (d->tomb ? 1 : 0)) * st.node_bytes ==
+		   st.magazines * sizeof(struct _ik_iova_mag) +
+			   (uint64_t)d->rc_classes * d->rc_ncpus * sizeof(struct _ik_iova_cpu) +
+			   (uint64_t)d->rc_classes * sizeof(struct _ik_iova_depot));
+	compare_all(d, m);
+	for (uint64_t p = m->start - (m->start > 0); ; p++) {
+		int ra = ik_iova_next(d, p, &a), rb = km_next(m, p, &b);
+
+		IK_REQUIRE_MSG(ra == rb, "next(%llu): %d, model %d", (unsigned long long)p, ra, rb);
+		if (!ra)
+			IK_REQUIRE_MSG(a.lo == b.lo && a.hi == b.hi && a.reserved == b.reserved,
+				       "next(%llu): [%llu, %llu], model [%llu, %llu]",
+				       (unsigned long long)p, (unsigned long long)a.lo,
+				       (unsigned long long)a.hi, (unsigned long long)b.lo,
+				       (unsigned long long)b.hi);
+		ra = ik_iova_find(d, p, &a);
+		rb = model_find(m, p, &b);
+		IK_REQUIRE(ra == rb);
+		if (!ra)
+			IK_REQUIRE(a.lo == b.lo && a.hi == b.hi && a.reserved == b.reserved);
+		if (p == m->end)
+			break;
+	}
+	if (d->tomb) {
+		/* The kept node's lo is its successor's: find, next, free see only that. */
+		uint64_t t = d->tomb->lo;
+
+		IK_REQUIRE(ik_iova_find(d, t, &a) == 0 && a.lo == t);
+		IK_REQUIRE(ik_iova_next(d, t, &a) == 0 && a.lo == t);
+		IK_REQUIRE(ik_iova_find(d, d->tomb->gap_lo, &a) == -ENOENT);
+	}
+	for (uint64_t lim = m->start; ; lim++) {
+		IK_REQUIRE(ik_iova_largest_free(d, lim, &got) == 0);
+		IK_REQUIRE(got == model_largest(m, lim));
+		if (lim == m->end)
+			break;
+	}
+}
+
+/* A user range (not cached) to free; mostly one whose successor is adjacent. */
+static bool km_pick(struct ik_rng *r, const struct kmodel *k, size_t *li)
+{
+	const struct model *m = &k->m;
+	size_t users = 0, adj = 0, want;
+	bool pick_adj = ik_rng_below(r, 4) != 0;
+
+	for (size_t i = 0; i < m->nlive; i++) {
+		uint64_t s = m->live[i] - m->start, e = s + m->alen[s];
+
+		if (k->cached[s])
+			continue;
+		users++;
+		if (e < m->size && m->st[e] != FREE)
+			adj++;
+	}
+	if (!users)
+		return false;
+	if (!adj)
+		pick_adj = false;
+	want = ik_rng_below(r, pick_adj ? adj : users);
+	for (size_t i = 0; i < m->nlive; i++) {
+		uint64_t s = m->live[i] - m->start, e = s + m->alen[s];
+
+		if (k->cached[s] || (pick_adj && !(e < m->size && m->st[e] != FREE)))
+			continue;
+		if (want-- == 0) {
+			*li = i;
+			return true;
+		}
+	}
+	return false;
+}
+
+static uint64_t km_limit(struct ik_rng *r, const struct model *m)
+{
+	switch (ik_rng_below(r, 6)) {
+	case 0: return ~0ull;
+	case 1: case 2: return m->end;
+	default: return m->start + ik_rng_below(r, m->size);
+	}
+}
+
+/* An allocation (n, limit, flags, out) or a reservation (lo, hi). */
+struct km_call {
+	bool reserve;
+	uint64_t a, b;
+	unsigned flags;
+	uint64_t *out;
+};
+
+static int km_do(struct ik_iova_domain *d, const struct km_call *c)
+{
+	return c->reserve ? ik_iova_reserve(d, c->a, c->b) : ik_iova_alloc(d, c->a, c->b, c->flags, c->out);
+}
+
+/* Run c with the next node allocation failing: -ENOMEM must change nothing
+ * observable, the memory held included. */
+static int km_try_enomem(struct ik_fault_alloc *fa, struct ik_iova_domain *d, const struct km_call *c)
+{
+	struct snap s0 = snapshot(d);
+	long live0 = fa->live;
+	struct ik_iova_stats a, b;
+	int rc;
+
+	ik_iova_stats(d, &a);
+	ik_fault_alloc_fail_nth(fa, 1);
+	rc = km_do(d, c);
+	ik_fault_alloc_disarm(fa);
+	if (rc == -ENOMEM) {
+		ik_iova_stats(d, &b);
+		SNAP_EQ(snapshot(d), s0);
+		IK_REQUIRE_MSG(fa->live == live0, "-ENOMEM: live %ld, was %ld", fa->live, live0);
+		IK_REQUIRE(b.bytes == a.bytes);
+		CHECK_OK(d);
+	}
+	return rc;
+}
+
+static void kept_run(uint64_t seed, uint64_t start, uint64_t size, bool rcache, long ops)
+{
+	struct ik_fault_alloc fa;
+	struct ik_iova_domain d;
+	struct ik_iova_config c;
+	struct kmodel k;
+	struct ik_rng r = { seed };
+	uint64_t end = start + size - 1;
+
+	ik_fault_alloc_init(&fa);
+	cfg_init(&c, start, end);
+	c.allocator = &fa.a;
+	c.flags = rcache ? 0 : IK_IOVA_CFG_NO_RCACHE;
+	c.depot_max = 1;
+	ck_assert_int_eq(ik_iova_init(&d, &c), 0);
+	model_init(&k.m, start, end);
+	k.cached = calloc(size, 1);
+	memset(&k.dc, 0, sizeof(k.dc));
+	k.bound = rcache ? d.rc_max_pages : 0;
+	for (long i = 0; i < ops; i++) {
+		uint64_t op = ik_rng_below(&r, 100);
+		struct ik_iova_stats before, after;
+
+		ik_iova_stats(&d, &before);
+		if (op < 30) { /* tree alloc */
+			uint64_t n = 1 + ik_rng_below(&r, ik_rng_below(&r, 3) ? 4 : size);
+			uint64_t lim = km_limit(&r, &k.m), want = 0, got = 0;
+			bool al = ik_rng_below(&r, 2), noflush = ik_rng_below(&r, 4) != 0, fit;
+			unsigned fl = (al ? IK_IOVA_SIZE_ALIGNED : 0) | (noflush ? IK_IOVA_NO_FLUSH : 0);
+			int rc = -ENOMEM;
+
+			if (d.hint && d.hint->lo > d.hint->gap_lo && ik_rng_below(&r, 2)) {
+				/* the hint's gap (the kept node's too): filled, or its top */
+				uint64_t g = d.hint->lo - d.hint->gap_lo;
+
+				n = ik_rng_below(&r, 2) ? g : 1 + ik_rng_below(&r, g);
+				lim = ik_rng_below(&r, 4) ? ~0ull : end;
+			}
+			if (ik_rng_below(&r, 3) == 0) {
+				struct km_call kc = { false, n, lim, fl | IK_IOVA_NO_FLUSH, &got };
+
+				rc = km_try_enomem(&fa, &d, &kc);
+			}
+			if (rc == -ENOMEM)
+				rc = ik_iova_alloc(&d, n, lim, fl, &got);
+			ik_iova_stats(&d, &after);
+			if (after.flushes != before.flushes)
+				km_resync(&d, &k);
+			fit = model_place(&k.m, n, al, lim, &want);
+			IK_REQUIRE_MSG(rc == (fit ? 0 : -ENOSPC),
+				       "seed %llx op %ld: alloc(%llu, lim %llu, al %d) rc %d",
+				       (unsigned long long)seed, i, (unsigned long long)n,
+				       (unsigned long long)lim, al, rc);
+			if (fit) {
+				IK_REQUIRE_MSG(got == want, "seed %llx op %ld: alloc(%llu, lim %llu, al %d) "
+					       "at %llu, model %llu", (unsigned long long)seed, i,
+					       (unsigned long long)n, (unsigned long long)lim, al,
+					       (unsigned long long)got, (unsigned long long)want);
+				model_alloc(&k.m, got, n);
+			}
+		} else if (op < 40 && rcache) { /* fast alloc */
+			uint64_t n = 1 + ik_rng_below(&r, 4), pages = 1, lim = km_limit(&r, &k.m);
+			uint64_t want = 0, got = 0;
+			int rc;
+
+			while (pages < n)
+				pages <<= 1;
+			rc = ik_iova_alloc_fast(&d, n, lim, &got);
+			ik_iova_stats(&d, &after);
+			if (rc == 0 && after.flushes == before.flushes && got >= start && got <= end &&
+			    k.cached[got - start] && k.m.alen[got - start] == pages) {
+				k.cached[got - start] = 0; /* a hit */
+				IK_REQUIRE(got <= lim);
+			} else {
+				bool fit;
+
+				if (after.flushes != before.flushes) {
+					for (size_t j = 0; j < k.m.nlive; j++)
+						if (k.cached[k.m.live[j] - start] == 1)
+							k.cached[k.m.live[j] - start] = 3;
+					for (size_t j = 0; j < k.m.nlive;)
+						if (k.cached[k.m.live[j] - start] == 3) {
+							k.cached[k.m.live[j] - start] = 0;
+							model_free_at(&k.m, j);
+						} else {
+							j++;
+						}
+				}
+				fit = pages <= size && model_place(&k.m, pages, true, lim, &want);
+				IK_REQUIRE_MSG(rc == (pages > size ? -EINVAL : fit ? 0 : -ENOSPC),
+					       "fast alloc rc %d", rc);
+				if (fit) {
+					IK_REQUIRE(got == want);
+					model_alloc(&k.m, got, pages);
+				}
+			}
+			km_resync(&d, &k);
+		} else if (op < 72) { /* free */
+			size_t li;
+
+			if (km_pick(&r, &k, &li)) {
+				uint64_t s = k.m.live[li], n = k.m.alen[s - start];
+
+				if (rcache && !(n & (n - 1)) && !(s & (n - 1)) && ik_rng_below(&r, 2)) {
+					k.cached[s - start] = 1;
+					IK_REQUIRE(ik_iova_free_fast(&d, s, n) == 0);
+					km_resync(&d, &k);
+				} else {
+					IK_REQUIRE_MSG(ik_iova_free(&d, s) == 0, "free(%llu)",
+						       (unsigned long long)s);
+					model_free_at(&k.m, li);
+					IK_REQUIRE(ik_iova_free(&d, s) == -ENOENT);
+				}
+			}
+		} else if (op < 76) { /* free of the kept node's successor, or its lo */
+			if (d.tomb) {
+				uint64_t t = d.tomb->lo, ti = t - start;
+
+				if (k.m.st[ti] == ALLOC && k.m.astart[ti] == t && !k.cached[ti]) {
+					IK_REQUIRE(ik_iova_free(&d, t) == 0);
+					model_free_at(&k.m, km_live_index(&k.m, t));
+				} else if (!k.cached[ti]) { /* a cached range is not freed twice */
+					IK_REQUIRE(ik_iova_free(&d, t) == -ENOENT);
+				}
+			}
+		} else if (op < 80 && rcache) { /* flush */
+			if (ik_rng_below(&r, 2))
+				ik_iova_flush_all(&d);
+			else
+				ik_iova_flush_cpu(&d, (unsigned)ik_rng_below(&r, IK_ENV_NR_CPUS()));
+			km_resync(&d, &k);
+		} else if (op < 88) { /* reserve */
+			uint64_t lo = start + ik_rng_below(&r, size), hi, len = ik_rng_below(&r, 3);
+			int want, rc = -ENOMEM;
+
+			if (d.tomb && ik_rng_below(&r, 2)) /* around the kept node */
+				lo = d.tomb->gap_lo + ik_rng_below(&r, d.tomb->lo - d.tomb->gap_lo + 1);
+			hi = lo + len > end || lo + len < lo ? end : lo + len;
+			if (ik_rng_below(&r, 2)) {
+				struct km_call kc = { true, lo, hi, 0, NULL };
+
+				rc = km_try_enomem(&fa, &d, &kc);
+			}
+			if (rc == -ENOMEM) {
+				struct snap s0 = snapshot(&d);
+				long live0 = fa.live;
+
+				rc = ik_iova_reserve(&d, lo, hi);
+				ik_iova_stats(&d, &after);
+				if (rc) { /* -EBUSY changes nothing, memory included */
+					SNAP_EQ(snapshot(&d), s0);
+					IK_REQUIRE(fa.live == live0 && after.bytes == before.bytes);
+				}
+			}
+			want = model_reserve(&k.m, lo, hi);
+			IK_REQUIRE_MSG(rc == want, "seed %llx op %ld: reserve(%llu, %llu) %d want %d",
+				       (unsigned long long)seed, i, (unsigned long long)lo,
+				       (unsigned long long)hi, rc, want);
+			model_count_resv(&k.m);
+		} else { /* errors: free inside a range, or a free pfn */
+			uint64_t p = start + ik_rng_below(&r, size), pi = p - start;
+
+			if (k.m.st[pi] == FREE || k.m.st[pi] == RESV || k.m.astart[pi] != p)
+				IK_REQUIRE(ik_iova_free(&d, p) == -ENOENT);
+		}
+		km_verify(&d, &k);
+	}
+	ik_iova_destroy(&d);
+	IK_REQUIRE(fa.live == 0);
+	model_free(&k.m);
+	free(k.cached);
+	free(k.dc.pfn);
+	free(k.dc.pages);
+}
+
+START_TEST(test_kept_node_op_by_op_matches_model)
+{
+	static const struct {
+		uint64_t start, size;
+	} spaces[] = {
+		{ 0, 8 }, { 1, 13 }, { 0, 32 }, { 5, 40 }, { 0, 200 }, { 0ull - 16, 16 }, { 0ull - 33, 33 },
+	};
+	long per = model_iters(2500);
+
+	pin_cpu0();
+	for (size_t s = 0; s < IK_ARRAY_SIZE(spaces); s++)
+		for (int rc = 0; rc < 2; rc++)
+			kept_run(0xcee90000u + s * 2 + (unsigned)rc, spaces[s].start, spaces[s].size,
+				 rc, per);
+}
+END_TEST
+
 Suite *ik_test_suite(void)
 {
 	Suite *s = suite_create("iova");
@@ -1818,6 +2258,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, test_reserve_merges_and_blocks);
 	tcase_add_test(tc, test_iteration_visits_every_range_in_order);
 	tcase_add_test(tc, test_free_then_alloc_in_place_reuses_the_node);
+	tcase_add_test(tc, test_kept_node_op_by_op_matches_model);
 	tcase_add_test(tc, test_node_is_at_most_56_bytes);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("errors");
@@ -1826,6 +2267,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, test_alloc_errors_leave_domain_unchanged);
 	tcase_add_test(tc, test_free_and_find_errors_leave_domain_unchanged);
 	tcase_add_test(tc, test_reserve_errors_leave_domain_unchanged);
+	tcase_add_test(tc, test_failed_reserve_keeps_the_kept_node);
 	tcase_add_test(tc, test_allocation_failure_at_every_point_of_a_sequence);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("rcache");
