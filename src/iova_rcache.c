@@ -154,16 +154,17 @@ void _ik_iova_rcache_destroy(struct ik_iova_domain *d)
 	d->rc_classes = 0;
 }
 
-/* Take a pfn <= limit out of m (the top one if it qualifies, else the
- * highest-placed one that does, bounded by the magazine size). */
-static bool mag_pop(mag_t *m, ik_u64 limit, ik_u64 *pfn)
+/* Take a range whose last pfn (pfn + top) is <= limit out of m (the top
+ * entry if it qualifies, else the highest-placed one that does, bounded by
+ * the magazine size).  pfn + top never overflows: it is a range's last pfn. */
+static bool mag_pop(mag_t *m, ik_u64 limit, ik_u64 top, ik_u64 *pfn)
 {
 	ik_u32 i;
 
 	if (!m || !m->n)
 		return false;
 	for (i = m->n; i-- > 0;) {
-		if (m->pfn[i] <= limit) {
+		if (m->pfn[i] + top <= limit) {
 			*pfn = m->pfn[i];
 			m->pfn[i] = m->pfn[m->n - 1];
 			m->n--;
@@ -179,6 +180,7 @@ int _ik_iova_alloc_fast_slow(struct ik_iova_domain *d, ik_u64 npages, ik_u64 lim
 	struct _ik_iova_cpu *c;
 	struct _ik_iova_depot *dep;
 	unsigned cls;
+	ik_u64 top;
 	bool hit;
 
 	if (npages == 0 || !pfn)
@@ -186,16 +188,17 @@ int _ik_iova_alloc_fast_slow(struct ik_iova_domain *d, ik_u64 npages, ik_u64 lim
 	if (npages - 1 >= d->rc_max_pages)
 		return ik_iova_alloc(d, npages, limit, IK_IOVA_SIZE_ALIGNED, pfn);
 	cls = (unsigned)IK_ILOG2_64_UP(npages);
+	top = ((ik_u64)1 << cls) - 1;
 	c = _ik_iova_cpu_slot(d, cls);
 	dep = &d->rc_depot[cls];
 	ik_lock(&c->lock);
-	hit = mag_pop(c->loaded, limit, pfn);
+	hit = mag_pop(c->loaded, limit, top, pfn);
 	if (!hit && c->prev && c->prev->n) {
 		mag_t *t = c->loaded;
 
 		c->loaded = c->prev;
 		c->prev = t;
-		hit = mag_pop(c->loaded, limit, pfn);
+		hit = mag_pop(c->loaded, limit, top, pfn);
 	}
 	if (!hit && (!c->loaded || !c->loaded->n)) {
 		mag_t *m = NULL;
@@ -211,7 +214,7 @@ int _ik_iova_alloc_fast_slow(struct ik_iova_domain *d, ik_u64 npages, ik_u64 lim
 			mag_free(d, c->loaded);
 			c->loaded = m;
 			mark_cached(d); /* under the slot lock: see the top comment */
-			hit = mag_pop(m, limit, pfn);
+			hit = mag_pop(m, limit, top, pfn);
 		}
 	}
 	ik_unlock(&c->lock);

@@ -619,7 +619,9 @@ static void fast_run(uint64_t seed, uint64_t start, uint64_t size, long ops, uns
 			ik_iova_stats(&d, &after);
 			if (rc == 0 && after.ranges == before.ranges && in_cached(&f, got, pages)) {
 				/* a cache hit: a range that was cached, under the limit */
-				IK_REQUIRE(got <= lim);
+				IK_REQUIRE_MSG(got + pages - 1 <= lim, "cache hit [%llu, %llu] above limit %llu",
+					       (unsigned long long)got, (unsigned long long)(got + pages - 1),
+					       (unsigned long long)lim);
 			} else if (after.flushes == before.flushes) {
 				IK_REQUIRE_MSG(rc == (fit ? 0 : -ENOSPC), "fast alloc rc %d fit %d", rc, fit);
 				if (fit)
@@ -2124,7 +2126,9 @@ static void kept_run(uint64_t seed, uint64_t start, uint64_t size, bool rcache, 
 			if (rc == 0 && after.flushes == before.flushes && got >= start && got <= end &&
 			    k.cached[got - start] && k.m.alen[got - start] == pages) {
 				k.cached[got - start] = 0; /* a hit */
-				IK_REQUIRE(got <= lim);
+				IK_REQUIRE_MSG(got + pages - 1 <= lim, "cache hit [%llu, %llu] above limit %llu",
+					       (unsigned long long)got, (unsigned long long)(got + pages - 1),
+					       (unsigned long long)lim);
 			} else {
 				bool fit;
 

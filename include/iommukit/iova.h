@@ -335,7 +335,7 @@ IK_INLINE struct _ik_iova_cpu *_ik_iova_cpu_slot(struct ik_iova_domain *d, unsig
  * ik_iova_alloc_fast - allocate npages, rounded up to a power of two when that
  * is at most the rcache bound, size-aligned, with the last pfn <= limit.
  * A hit pops the loaded magazine of this CPU's slot for the size class,
- * under that slot's lock only; a cached range above the limit is not used.
+ * under that slot's lock only; a cached range ending above the limit is not used.
  * A miss swaps in the previous magazine or a full one from the depot, else
  * allocates from the tree (ik_iova_alloc with IK_IOVA_SIZE_ALIGNED, flushing
  * the rcaches and retrying on -ENOSPC).  Free the range with
@@ -349,12 +349,14 @@ IK_INLINE int ik_iova_alloc_fast(struct ik_iova_domain *d, ik_u64 npages, ik_u64
 				 ik_u64 *pfn)
 {
 	if (npages - 1 < d->rc_max_pages) {
-		struct _ik_iova_cpu *c = _ik_iova_cpu_slot(d, (unsigned)IK_ILOG2_64_UP(npages));
+		unsigned cls = (unsigned)IK_ILOG2_64_UP(npages);
+		struct _ik_iova_cpu *c = _ik_iova_cpu_slot(d, cls);
 		struct _ik_iova_mag *m;
 
 		ik_lock(&c->lock);
 		m = c->loaded;
-		if (IK_LIKELY(m && m->n && m->pfn[m->n - 1] <= limit)) {
+		/* The whole cached range, [pfn, pfn + 2^cls - 1], must be <= limit. */
+		if (IK_LIKELY(m && m->n && m->pfn[m->n - 1] + (((ik_u64)1 << cls) - 1) <= limit)) {
 			*pfn = m->pfn[--m->n];
 			ik_unlock(&c->lock);
 			return 0;
