@@ -761,12 +761,9 @@ static int alloc_locked(struct ik_iova_domain *d, const struct req *q, ik_u64 *p
 	if (owner && owner == d->tomb && (pa.done || s + q->n == owner->lo)) {
 		/* The kept node takes the range at the top of its gap. */
 		d->tomb = NULL;
-		if (!pa.done) {
+		if (!pa.done) { /* found from the root: no path recorded */
 			owner->lo = s;
-			if (pa.len)
-				propagate_path(&pa);
-			else
-				aug_propagate(&owner->rb, NULL);
+			aug_propagate(&owner->rb, NULL);
 		}
 		d->nr_ranges++;
 		d->nr_pages += q->n;
