@@ -58,10 +58,10 @@
  * top of that gap gives it a range again.  When the hint is the kept node
  * and the request goes at the top of its gap, nothing but that node
  * changes, so the climb also writes the new summaries on its way up
- * (hint_reuse()).  A free followed by an allocation of the same place (W1,
- * every rcache miss after a free) then costs a descent and a propagation
- * for the free and one climb for the allocation: no rebalancing, no node
- * allocated or freed.
+ * (hint_reuse()).  A free followed by an allocation of the same place (W1;
+ * a driver that unmaps and maps again without an rcache) then costs a
+ * descent and a propagation for the free and one climb for the allocation:
+ * no rebalancing, no node allocated or freed.
  */
 #include <iommukit/iova.h>
 #include "iova_int.h"
