@@ -54,9 +54,7 @@ IK_API int ik_flushq_destroy(struct ik_flushq *fq)
 
 	if (!fq || !fq->ent)
 		return -EINVAL;
-	ik_lock(&fq->lock);
-	err = fq_flush_locked(fq);
-	ik_unlock(&fq->lock);
+	err = ik_flushq_flush(fq);
 	ik_lock_destroy(&fq->lock);
 	ik_free(fq->alloc, fq->ent, (ik_size)fq->cap * sizeof(*fq->ent));
 	fq->ent = NULL;
