@@ -5,6 +5,7 @@
  */
 #include <iommukit/env.h>
 #include <iommukit/atomic.h>
+#include <iommukit/lock.h>
 
 #ifndef IK_VERSION_STRING
 #define IK_VERSION_STRING "0.1.0"
@@ -41,65 +42,44 @@ IK_API const char *ik_strerror(int err)
 
 #if IK_HAVE_U128
 /*
- * 64 spin words hashed by the 16-byte block's address.  Not ik_lock_t: an
- * env lock (a kernel spinlock_t, say) may need run-time initialisation, and
- * nothing here runs before the first call; a zeroed word is unlocked from
- * the start.  Each is held for one 16-byte compare and copy.
+ * 64 built-in spinlocks hashed by the 16-byte block's address.  Not
+ * ik_lock_t: an env lock (a kernel spinlock_t under lockdep, say) may need
+ * run-time initialisation, and nothing here runs before the first call; a
+ * zeroed ik_spinlock_t is unlocked from the start.  Each is held for one
+ * 16-byte compare and copy.
  */
-static ik_u32 cas128_locks[64];
+static ik_spinlock_t cas128_locks[64];
 
-static ik_u32 *cas128_lock(const void *p)
+static ik_spinlock_t *cas128_lock(const void *p)
 {
 	ik_uptr a = (ik_uptr)p >> 4;
 
 	return &cas128_locks[(a ^ (a >> 6) ^ (a >> 12)) & 63];
 }
 
-static void cas128_spin_lock(ik_u32 *l)
-{
-	unsigned spins = 0;
-
-	/* Acquire: pairs with the release in cas128_spin_unlock(). */
-	while (ik_atomic_xchg(l, 1, IK_MO_ACQUIRE) != 0) {
-		while (ik_load_relaxed(l) != 0) {
-			if (++spins < 128) {
-				ik_cpu_relax();
-			} else {
-				spins = 0;
-				IK_ENV_YIELD();
-			}
-		}
-	}
-}
-
-static void cas128_spin_unlock(ik_u32 *l)
-{
-	ik_store_release(l, 0);
-}
-
 IK_API bool _ik_cas128_locked(ik_u128 *p, ik_u128 *expected, ik_u128 desired)
 {
-	ik_u32 *l = cas128_lock(p);
+	ik_spinlock_t *l = cas128_lock(p);
 	bool ok;
 
-	cas128_spin_lock(l);
+	ik_spin_lock(l);
 	ok = *p == *expected;
 	if (ok)
 		*p = desired;
 	else
 		*expected = *p;
-	cas128_spin_unlock(l);
+	ik_spin_unlock(l);
 	return ok;
 }
 
 IK_API ik_u128 _ik_load128_locked(ik_u128 *p)
 {
-	ik_u32 *l = cas128_lock(p);
+	ik_spinlock_t *l = cas128_lock(p);
 	ik_u128 v;
 
-	cas128_spin_lock(l);
+	ik_spin_lock(l);
 	v = *p;
-	cas128_spin_unlock(l);
+	ik_spin_unlock(l);
 	return v;
 }
 #endif

@@ -21,12 +21,59 @@
  * Cost: one atomic exchange to acquire, one release store to release, when
  * uncontended.  Acquire pairs with release: what a holder wrote before
  * ik_unlock() is visible to the next holder after ik_lock().
+ *
+ * The built-in spinlock itself, ik_spinlock_t with ik_spin_lock(),
+ * ik_spin_trylock() and ik_spin_unlock(), exists whatever the env: it needs
+ * no initialisation call (all zero is unlocked), so it serves static locks
+ * that nothing could initialise first, around a few instructions (the
+ * 128-bit CAS fallback).  Everything else uses ik_lock_t, which an env
+ * lock may need (lockdep, interrupt masking).
  */
 #ifndef IOMMUKIT_LOCK_H
 #define IOMMUKIT_LOCK_H
 
 #include <iommukit/env.h>
 #include <iommukit/atomic.h>
+
+/* The built-in spinlock (see above).  Zero is unlocked. */
+typedef struct ik_spinlock {
+	ik_u32 locked;
+} ik_spinlock_t;
+
+/* Spins of ik_cpu_relax() before each IK_ENV_YIELD() while waiting. */
+#ifndef IK_LOCK_SPINS
+#define IK_LOCK_SPINS 128
+#endif
+
+IK_INLINE bool ik_spin_trylock(ik_spinlock_t *l)
+{
+	/* Acquire: pairs with the release in ik_spin_unlock(). */
+	return ik_load_relaxed(&l->locked) == 0 &&
+	       ik_atomic_xchg(&l->locked, 1, IK_MO_ACQUIRE) == 0;
+}
+
+IK_INLINE void ik_spin_lock(ik_spinlock_t *l)
+{
+	unsigned spins = 0;
+
+	/* Acquire: pairs with the release in ik_spin_unlock(). */
+	while (ik_atomic_xchg(&l->locked, 1, IK_MO_ACQUIRE) != 0) {
+		while (ik_load_relaxed(&l->locked) != 0) {
+			if (++spins < IK_LOCK_SPINS) {
+				ik_cpu_relax();
+			} else {
+				spins = 0;
+				IK_ENV_YIELD();
+			}
+		}
+	}
+}
+
+IK_INLINE void ik_spin_unlock(ik_spinlock_t *l)
+{
+	/* Release: pairs with the acquire in ik_spin_lock()/ik_spin_trylock(). */
+	ik_store_release(&l->locked, 0);
+}
 
 #ifdef IK_ENV_LOCK_T
 /* An env lock is all six macros or none. */
@@ -56,14 +103,7 @@ typedef IK_ENV_LOCK_T ik_lock_t;
 	defined(IK_ENV_UNLOCK) || defined(IK_ENV_LOCK_DESTROY)
 #error "iommukit env (locks): IK_ENV_LOCK_T is not defined but other IK_ENV_LOCK macros are"
 #endif
-typedef struct ik_spinlock {
-	ik_u32 locked;
-} ik_lock_t;
-
-/* Spins of ik_cpu_relax() before each IK_ENV_YIELD() while waiting. */
-#ifndef IK_LOCK_SPINS
-#define IK_LOCK_SPINS 128
-#endif
+typedef ik_spinlock_t ik_lock_t;
 
 IK_INLINE void ik_lock_init(ik_lock_t *l)
 {
@@ -72,32 +112,17 @@ IK_INLINE void ik_lock_init(ik_lock_t *l)
 
 IK_INLINE bool ik_trylock(ik_lock_t *l)
 {
-	/* Acquire: pairs with the release in ik_unlock(). */
-	return ik_load_relaxed(&l->locked) == 0 &&
-	       ik_atomic_xchg(&l->locked, 1, IK_MO_ACQUIRE) == 0;
+	return ik_spin_trylock(l);
 }
 
 IK_INLINE void ik_lock(ik_lock_t *l)
 {
-	unsigned spins = 0;
-
-	/* Acquire: pairs with the release in ik_unlock(). */
-	while (ik_atomic_xchg(&l->locked, 1, IK_MO_ACQUIRE) != 0) {
-		while (ik_load_relaxed(&l->locked) != 0) {
-			if (++spins < IK_LOCK_SPINS) {
-				ik_cpu_relax();
-			} else {
-				spins = 0;
-				IK_ENV_YIELD();
-			}
-		}
-	}
+	ik_spin_lock(l);
 }
 
 IK_INLINE void ik_unlock(ik_lock_t *l)
 {
-	/* Release: pairs with the acquire in ik_lock()/ik_trylock(). */
-	ik_store_release(&l->locked, 0);
+	ik_spin_unlock(l);
 }
 
 IK_INLINE void ik_lock_destroy(ik_lock_t *l)
