@@ -105,6 +105,7 @@ static void pin_to(unsigned cpu)
 	(void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
 
+#if defined(HAVE_CK) || defined(HAVE_DPDK)
 /* The consumer's per-entry work for the reference rings: what the software
  * consumer does for ours (classify, complete a sync). */
 static void ref_consume(const struct entry *e)
@@ -114,6 +115,7 @@ static void ref_consume(const struct entry *e)
 	if (ik_cmdq_fmt_smmuv3.classify(e->w, &si) == IK_CMDQ_KIND_SYNC && e->w[1])
 		__atomic_store_n((int *)(uintptr_t)e->w[1], 1, __ATOMIC_RELEASE);
 }
+#endif
 
 static void *consumer(void *arg)
 {
