@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * Shared helpers for iommukit's libFuzzer harnesses (tests/fuzz/fuzz_*.c).
+ *
+ * A harness reads its input as a stream of operations: fz_u8(), fz_u64() and
+ * friends consume bytes from the front and return 0 once the input is used
+ * up, so every input, however short, is a valid (possibly empty) program.
+ * After every operation the harness compares the unit with a shadow model
+ * and calls FZ_CHECK(), which aborts (a libFuzzer "crash") with a message
+ * when they disagree.
+ *
+ * struct fz_alloc is a fault-injecting allocator: fail_at = n makes the n-th
+ * allocation from the last fz_alloc_arm() fail, so a harness can ask for a
+ * failure midway through any operation and then check that the operation
+ * returned -ENOMEM and changed nothing.  live/live_bytes catch leaks.
+ *
+ * Harnesses are built and run by tests/fuzz/run.sh (make fuzz-smoke); see
+ * tests/fuzz/README.md.
+ */
+#ifndef IK_FUZZLIB_H
+#define IK_FUZZLIB_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <iommukit/env.h>
+
+struct fz {
+	const uint8_t *p;
+	size_t n;
+};
+
+static inline void fz_init(struct fz *f, const uint8_t *data, size_t size)
+{
+	f->p = data;
+	f->n = size;
+}
+
+static inline size_t fz_left(const struct fz *f)
+{
+	return f->n;
+}
+
+/* Up to `bytes` bytes, little-endian; missing bytes read as 0. */
+static inline uint64_t fz_bytes(struct fz *f, unsigned bytes)
+{
+	uint64_t v = 0;
+
+	for (unsigned i = 0; i < bytes && f->n; i++, f->p++, f->n--)
+		v |= (uint64_t)*f->p << (8 * i);
+	return v;
+}
+
+static inline uint8_t fz_u8(struct fz *f)
+{
+	return (uint8_t)fz_bytes(f, 1);
+}
+
+static inline uint16_t fz_u16(struct fz *f)
+{
+	return (uint16_t)fz_bytes(f, 2);
+}
+
+static inline uint32_t fz_u32(struct fz *f)
+{
+	return (uint32_t)fz_bytes(f, 4);
+}
+
+static inline uint64_t fz_u64(struct fz *f)
+{
+	return fz_bytes(f, 8);
+}
+
+static inline bool fz_bool(struct fz *f)
+{
+	return fz_u8(f) & 1;
+}
+
+/* In [0, n) for n > 0 (modulo: a fuzzer does not care about bias). */
+static inline uint64_t fz_below(struct fz *f, uint64_t n)
+{
+	uint64_t v = n <= 0x100 ? fz_u8(f) : n <= 0x10000 ? fz_u16(f) :
+		     n <= 0x100000000ull ? fz_u32(f) : fz_u64(f);
+
+	return v % n;
+}
+
+/* One of the interesting 64-bit values near the edges, or an arbitrary one:
+ * what a hostile guest writes into a descriptor field. */
+static inline uint64_t fz_edgy(struct fz *f)
+{
+	static const uint64_t edge[] = {
+		0, 1, 2, 3, 4, 0xfff, 0x1000, 0xffffffffull, 0x100000000ull,
+		(1ull << 48) - 1, 1ull << 48, (1ull << 52) - 4, 1ull << 52,
+		1ull << 63, ~0ull - 7, ~0ull - 3, ~0ull,
+	};
+	uint8_t k = fz_u8(f);
+
+	if (k < 2 * (sizeof(edge) / sizeof(edge[0])))
+		return edge[k % (sizeof(edge) / sizeof(edge[0]))] ^ (k & 1 ? fz_u8(f) : 0);
+	return fz_u64(f);
+}
+
+#define FZ_CHECK(cond, ...)                                                          \
+	do {                                                                         \
+		if (!(cond)) {                                                       \
+			fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, \
+				#cond);                                              \
+			fprintf(stderr, __VA_ARGS__);                                \
+			fprintf(stderr, "\n");                                       \
+			abort();                                                     \
+		}                                                                    \
+	} while (0)
+
+/* ---- fault-injecting allocator ---- */
+struct fz_alloc {
+	struct ik_allocator a;
+	long fail_at;	 /* 1-based index of the failing call since arming; 0: none */
+	long calls;	 /* calls since arming */
+	long failures;	 /* calls refused since arming */
+	long live;	 /* blocks not yet freed */
+	long live_bytes;
+};
+
+static void *fz_alloc_fn(void *ctx, ik_size size, ik_size align)
+{
+	struct fz_alloc *fa = (struct fz_alloc *)ctx;
+	void *p;
+
+	if (++fa->calls == fa->fail_at) {
+		fa->failures++;
+		return NULL;
+	}
+	if (align < sizeof(void *))
+		align = sizeof(void *);
+	if (posix_memalign(&p, align, size ? size : 1) != 0)
+		return NULL;
+	fa->live++;
+	fa->live_bytes += (long)size;
+	return p;
+}
+
+static void fz_free_fn(void *ctx, void *ptr, ik_size size)
+{
+	struct fz_alloc *fa = (struct fz_alloc *)ctx;
+
+	if (!ptr)
+		return;
+	FZ_CHECK(fa->live > 0, "free without a live allocation");
+	fa->live--;
+	fa->live_bytes -= (long)size;
+	FZ_CHECK(fa->live_bytes >= 0, "freed more bytes than allocated");
+	free(ptr);
+}
+
+static inline void fz_alloc_init(struct fz_alloc *fa)
+{
+	memset(fa, 0, sizeof(*fa));
+	fa->a.alloc = fz_alloc_fn;
+	fa->a.free = fz_free_fn;
+	fa->a.ctx = fa;
+}
+
+/* The n-th allocation from now fails (n >= 1); 0 disarms. */
+static inline void fz_alloc_arm(struct fz_alloc *fa, long n)
+{
+	fa->calls = 0;
+	fa->failures = 0;
+	fa->fail_at = n;
+}
+
+#endif

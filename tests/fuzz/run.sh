@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+#
+# Build and run iommukit's libFuzzer harnesses (tests/fuzz/fuzz_*.c).
+#
+#   tests/fuzz/run.sh [--time S] [--out DIR] [--build-only] [--replay-only]
+#                     [--jobs N] [HARNESS...]
+#
+# For each harness (default: every tests/fuzz/fuzz_*.c; a name like "iova"
+# or "fuzz_iova" picks one):
+#   1. build DIR/fuzz_NAME with clang -fsanitize=fuzzer,address,undefined
+#      from the library's sources (IK_DEBUG on, so internal assertions fire);
+#   2. replay every file of the seed corpus tests/fuzz/corpus/NAME/ once;
+#   3. fuzz for S seconds (default 20) from a working corpus DIR/corpus/NAME
+#      (seeded from the repo's corpus; kept between runs), writing any
+#      crashing input to DIR/artifacts/NAME/.
+# Prints "# PASS: N" / "# FAIL: N" (automake style) at the end; exits 1 if a
+# build, a replay or a fuzz run failed.  `make fuzz-smoke` runs it with the
+# defaults; a long run is e.g. `tests/fuzz/run.sh --time 1800 pgtable`.
+# Reproduce a finding: DIR/fuzz_NAME DIR/artifacts/NAME/crash-... (see
+# tests/fuzz/README.md).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+out=${FUZZ_OUT:-$PWD/_fuzz}
+secs=20 build_only=0 replay_only=0 jobs=1
+names=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--time) secs=$2; shift 2 ;;
+	--time=*) secs=${1#*=}; shift ;;
+	--out) out=$2; shift 2 ;;
+	--out=*) out=${1#*=}; shift ;;
+	--jobs) jobs=$2; shift 2 ;;
+	--jobs=*) jobs=${1#*=}; shift ;;
+	--build-only) build_only=1; shift ;;
+	--replay-only) replay_only=1; shift ;;
+	-h|--help) sed -n '3,/^set -u/p' "$0" | sed -e '/^set -u/d' -e 's/^# \{0,1\}//'; exit 0 ;;
+	-*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
+	*) n=${1#fuzz_}; names+=("${n%.c}"); shift ;;
+	esac
+done
+if [ ${#names[@]} -eq 0 ]; then
+	for f in "$here"/fuzz_*.c; do
+		n=$(basename "$f" .c); names+=("${n#fuzz_}")
+	done
+fi
+CLANG=${FUZZ_CC:-clang}
+if ! command -v "$CLANG" >/dev/null 2>&1; then
+	echo "run.sh: $CLANG not found (apt-get install clang)" >&2
+	echo "# PASS: 0"; echo "# FAIL: ${#names[@]}"; exit 1
+fi
+mkdir -p "$out"
+srcs=$(ls "$top"/src/*.c)
+flags="-std=c11 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined
+ -fno-sanitize-recover=all -DIK_DEBUG=1 -DIK_FUZZ=1 -I$top/include -I$here -Wall -Wextra -Werror"
+
+pass=0 fail=0
+for n in "${names[@]}"; do
+	h=$here/fuzz_$n.c bin=$out/fuzz_$n
+	if [ ! -f "$h" ]; then
+		echo "FAIL: fuzz_$n: no such harness ($h)"; fail=$((fail + 1)); continue
+	fi
+	# Build (the library's sources compiled into the harness, so the whole
+	# library is instrumented for coverage and the sanitizers).
+	if [ ! -x "$bin" ] || [ -n "$(find "$top/src" "$top/include" "$here" -newer "$bin" -name '*.[ch]' | head -1)" ]; then
+		# shellcheck disable=SC2086
+		if ! "$CLANG" $flags -o "$bin" "$h" $srcs -lpthread -lm > "$out/build_$n.log" 2>&1; then
+			echo "FAIL: fuzz_$n: build failed"; sed 's/^/  | /' "$out/build_$n.log" | head -40
+			fail=$((fail + 1)); continue
+		fi
+	fi
+	[ "$build_only" = 1 ] && { echo "PASS: fuzz_$n (built)"; pass=$((pass + 1)); continue; }
+	seeds=$top/tests/fuzz/corpus/$n
+	art=$out/artifacts/$n
+	mkdir -p "$art"
+	# Replay the seed corpus: every input once.
+	if [ -d "$seeds" ] && [ -n "$(ls -A "$seeds")" ]; then
+		if ! "$bin" -runs=1 -error_exitcode=77 "$seeds"/* > "$out/replay_$n.log" 2>&1; then
+			echo "FAIL: fuzz_$n: seed corpus replay"; tail -n 30 "$out/replay_$n.log" | sed 's/^/  | /'
+			fail=$((fail + 1)); continue
+		fi
+	fi
+	[ "$replay_only" = 1 ] && { echo "PASS: fuzz_$n (replayed)"; pass=$((pass + 1)); continue; }
+	work=$out/corpus/$n
+	mkdir -p "$work"
+	args=(-max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
+	      -artifact_prefix="$art/" "$work")
+	[ -d "$seeds" ] && args+=("$seeds")
+	[ "$jobs" -gt 1 ] && args=(-jobs="$jobs" -workers="$jobs" "${args[@]}")
+	if "$bin" "${args[@]}" > "$out/fuzz_$n.log" 2>&1; then
+		execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$out/fuzz_$n.log" | tail -1)
+		cov=$(grep -Eo 'cov: [0-9]+' "$out/fuzz_$n.log" | tail -1)
+		echo "PASS: fuzz_$n (${secs} s, ${execs:-?} execs, ${cov:-cov: ?})"
+		pass=$((pass + 1))
+	else
+		echo "FAIL: fuzz_$n: finding in $art:"; ls "$art" | sed 's/^/  | /'
+		grep -E 'ERROR|check failed|runtime error|SUMMARY' "$out/fuzz_$n.log" | head -10 | sed 's/^/  | /'
+		fail=$((fail + 1))
+	fi
+done
+echo "# PASS: $pass"
+echo "# FAIL: $fail"
+[ "$fail" -eq 0 ]
