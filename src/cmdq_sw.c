@@ -39,17 +39,21 @@ IK_API const struct ik_cmdq_regs ik_cmdq_sw_regs = {
 
 IK_API int ik_cmdq_sw_init(struct ik_cmdq_sw *sw, const struct ik_cmdq_sw_config *cfg)
 {
+	ik_u64 ring_dma;
 	ik_u32 size;
 
 	if (!sw || !cfg || !cfg->fmt || !cfg->ring || !cfg->fmt->classify ||
 	    cfg->log2_entries < IK_CMDQ_LOG2_MIN || cfg->log2_entries > IK_CMDQ_LOG2_MAX ||
 	    (cfg->flags & ~(IK_CMDQ_CFG_NO_WRAP | IK_CMDQ_CFG_MSI)))
 		return -EINVAL;
+	size = (ik_u32)1 << cfg->log2_entries;
+	ring_dma = cfg->ring_dma ? cfg->ring_dma : (ik_u64)(ik_uptr)cfg->ring;
+	/* The ring's device addresses must not wrap past 2^64. */
+	if ((ik_u64)cfg->fmt->entry_size * size - 1 > IK_U64_MAX - ring_dma)
+		return -EINVAL;
 	IK_ENV_MEMSET(sw, 0, sizeof(*sw));
 	sw->cfg = *cfg;
-	if (!sw->cfg.ring_dma)
-		sw->cfg.ring_dma = (ik_u64)(ik_uptr)cfg->ring;
-	size = (ik_u32)1 << cfg->log2_entries;
+	sw->cfg.ring_dma = ring_dma;
 	sw->mask = size - 1;
 	sw->regmask = (cfg->flags & IK_CMDQ_CFG_NO_WRAP) ? size - 1 : 2 * size - 1;
 	sw->inject_at = ~(ik_u64)0;
@@ -73,10 +77,13 @@ IK_API ik_u32 ik_cmdq_sw_error(const struct ik_cmdq_sw *sw)
  * release: everything consumed before it is done), elsewhere via the hook. */
 static void sw_complete(struct ik_cmdq_sw *sw, const struct ik_cmdq_sync_info *si)
 {
-	ik_u32 es = sw->cfg.fmt->entry_size;
-	ik_u64 lo = sw->cfg.ring_dma, hi = lo + (ik_u64)es * (sw->mask + 1);
+	ik_u64 lo = sw->cfg.ring_dma;
+	ik_u64 bytes = (ik_u64)sw->cfg.fmt->entry_size * (sw->mask + 1);
 
-	if (si->addr >= lo && si->addr + 4 <= hi && !(si->addr & 3)) {
+	/* addr is what the submitter (a guest) wrote: any 64-bit value.  No
+	 * sum may wrap, so compare the offset into the ring, never addr + 4. */
+	if (si->addr >= lo && si->addr - lo < bytes && bytes - (si->addr - lo) >= 4 &&
+	    !(si->addr & 3)) {
 		ik_u32 *p = (ik_u32 *)(void *)((ik_u8 *)sw->cfg.ring + (si->addr - lo));
 
 		ik_store_release(p, si->data);

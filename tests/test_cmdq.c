@@ -728,7 +728,11 @@ START_TEST(full_queue_times_out_then_recovers_without_loss)
 	mk_cmd(cmds[0], 0, seq);
 	uint64_t t0 = ik_hosted_time_ns();
 	ck_assert_int_eq(ik_cmdq_issue(r.q, cmds, 1, 0), -ETIMEDOUT); /* no consumer */
-	ck_assert_uint_ge(ik_hosted_time_ns() - t0, 20000000ull);
+	uint64_t waited = ik_hosted_time_ns() - t0;
+	ck_assert_uint_ge(waited, 20000000ull);
+	/* Bounded above too: the backoff must not overshoot the timeout by more
+	 * than a scheduling hiccup (generous: a shared machine may stall us). */
+	ck_assert_msg(waited < 20000000ull + 2000000000ull, "waited %llu ns", (unsigned long long)waited);
 	ik_cmdq_get_stats(r.q, &st);
 	ck_assert_uint_eq(st.timeouts, 1);
 	/* Nothing was dropped or overwritten: the 8 come out, in order. */
@@ -1155,6 +1159,76 @@ START_TEST(sw_consumer_config_and_external_completion_write)
 }
 END_TEST
 
+/* Issue #13 item 1: a guest's wait descriptor may carry any status address.
+ * One near 2^64 made `addr + 4` wrap, so the consumer wrote the status data
+ * before the ring.  Every address outside the ring goes to write32; the
+ * ring's last word is still written in place; nothing else is touched. */
+START_TEST(sw_consumer_status_address_anywhere_in_64_bits)
+{
+	static const uint64_t addrs[] = {
+		0xfffffffffffffffcull, 0xfffffffffffffff8ull, 0x8000000000000000ull, 4, 0,
+	};
+	struct {
+		uint64_t guard_lo[4];
+		uint64_t ring[8][2];
+		uint64_t guard_hi[4];
+	} m;
+	struct ik_cmdq_sw sw;
+	struct ik_cmdq_sw_config sc;
+	struct ik_vtd_desc d;
+	uint64_t ring_dma;
+
+	for (unsigned a = 0; a < sizeof(addrs) / sizeof(addrs[0]) + 2; a++) {
+		memset(&m, 0xa5, sizeof(m));
+		memset(m.ring, 0, sizeof(m.ring));
+		memset(&sc, 0, sizeof(sc));
+		sc.fmt = &ik_cmdq_fmt_vtd128;
+		sc.log2_entries = 3;
+		sc.flags = IK_CMDQ_CFG_NO_WRAP;
+		sc.ring = m.ring;
+		sc.write32 = ext_write32;
+		ck_assert_int_eq(ik_cmdq_sw_init(&sw, &sc), 0);
+		ring_dma = (uint64_t)(uintptr_t)m.ring;
+		memset(&d, 0, sizeof(d));
+		d.type = IK_VTD_DESC_WAIT;
+		d.sw = 1;
+		d.status_data = 0x5a5a0000u + a;
+		if (a < sizeof(addrs) / sizeof(addrs[0]))
+			d.status_addr = addrs[a];
+		else if (a == sizeof(addrs) / sizeof(addrs[0]))
+			d.status_addr = ring_dma + sizeof(m.ring) - 4;	/* last word: in the ring */
+		else
+			d.status_addr = ring_dma + sizeof(m.ring);	/* one past: outside */
+		ck_assert_int_eq(ik_vtd_desc_encode(&d, m.ring[0], 2), 0);
+		ext_addr = 0;
+		ext_val = 0;
+		ik_cmdq_sw_regs.write_prod(&sw, 1);
+		ck_assert_int_eq(ik_cmdq_sw_consume(&sw, 4), 1);
+		for (unsigned k = 0; k < 4; k++) {
+			ck_assert_uint_eq(m.guard_lo[k], 0xa5a5a5a5a5a5a5a5ull);
+			ck_assert_uint_eq(m.guard_hi[k], 0xa5a5a5a5a5a5a5a5ull);
+		}
+		if (a == sizeof(addrs) / sizeof(addrs[0])) {
+			uint32_t last;
+
+			memcpy(&last, (char *)m.ring + sizeof(m.ring) - 4, 4);
+			ck_assert_uint_eq(last, d.status_data);
+			ck_assert_uint_eq(ext_addr, 0);
+		} else {
+			ck_assert_uint_eq(ext_addr, d.status_addr);
+			ck_assert_uint_eq(ext_val, d.status_data);
+			for (unsigned i = 1; i < 8; i++)
+				ck_assert(m.ring[i][0] == 0 && m.ring[i][1] == 0);
+		}
+	}
+	/* A ring whose device addresses would wrap past 2^64 is refused. */
+	sc.ring_dma = 0xffffffffffffff80ull;	/* 128 bytes fit exactly */
+	ck_assert_int_eq(ik_cmdq_sw_init(&sw, &sc), 0);
+	sc.ring_dma = 0xffffffffffffff90ull;
+	ck_assert_int_eq(ik_cmdq_sw_init(&sw, &sc), -EINVAL);
+}
+END_TEST
+
 /* ================================================================ stress */
 
 #define SP_MAX 4
@@ -1408,6 +1482,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(q, preempted_reserver_delays_only_the_consumer);
 	tcase_add_test(q, counters_doorbell_hook_and_batch_timeout);
 	tcase_add_test(q, sw_consumer_config_and_external_completion_write);
+	tcase_add_test(q, sw_consumer_status_address_anywhere_in_64_bits);
 	tcase_set_timeout(q, 120);
 	suite_add_tcase(s, q);
 

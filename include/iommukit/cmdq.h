@@ -422,7 +422,12 @@ struct ik_cmdq_sw {
 /* The register hooks; regs_ctx = the struct ik_cmdq_sw. */
 IK_API extern const struct ik_cmdq_regs ik_cmdq_sw_regs;
 
-/* Initialise (no allocation): registers at 0.  -EINVAL on a bad config. */
+/* Initialise (no allocation): registers at 0.  -EINVAL on a bad config
+ * (no fmt, ring or classify, a size out of range, unknown flags, or a ring
+ * whose device addresses [ring_dma, ring_dma + size) would wrap past 2^64).
+ * Entries and the completion addresses in them are untrusted (a guest wrote
+ * them): a completion write lands in the ring only when all 4 bytes lie
+ * inside it, else it goes to write32; no address is ever summed unchecked. */
 IK_API int ik_cmdq_sw_init(struct ik_cmdq_sw *sw, const struct ik_cmdq_sw_config *cfg);
 
 /* Consume up to `budget` entries: the number consumed (0 when empty), or
