@@ -934,7 +934,9 @@ static void pt_unmap_leaves(struct pt_unmap *u, struct _ik_pt_tbl *t, ik_u64 sta
 	if (run_n)
 		pt_run_add(&u->c, 0, t, run_lo, run_lo + run_n - 1);
 	if (cleared) {
-		ik_u64 base = start & ~((1ull << (sh + g->bits)) - 1);
+		/* The table's base: level 0 may be the root, whose index can
+		 * span more bits than a level's (concatenated stage-2 roots). */
+		ik_u64 base = start & ~((1ull << (sh + pt_nbits(g, 0))) - 1);
 
 		ik_atomic_fetch_sub(&t->nleaf, cleared, IK_MO_RELAXED);
 		pt_unmap_note(u, base + ((ik_u64)lo << sh), base + ((ik_u64)(hi + 1) << sh), 1ull << sh,

@@ -1790,6 +1790,77 @@ START_TEST(default_hooks_work)
 }
 END_TEST
 
+/*
+ * Issue #13 item 2: the gather of an unmap must name exactly the range
+ * unmapped, for every format, granule and input size.  It did not where the
+ * root is level 0 and indexes more bits than a level (LPAE stage 2, 64K, ias
+ * 32/33: eight or sixteen concatenated one-level roots), so a stale IOTLB
+ * entry could survive.  Scan every combination the formats accept, unmapping
+ * single pages and a two-page run at the top, the middle and the bottom of
+ * the input space.
+ */
+START_TEST(gather_names_the_unmapped_range_for_every_geometry)
+{
+	static const struct { enum ik_pt_fmt fmt; ik_u64 gran; ik_u32 ias_lo, ias_hi; ik_u32 oas; } fam[] = {
+		{ IK_PT_LPAE_S1, SZ_4K, 25, 48, 48 },  { IK_PT_LPAE_S1, SZ_16K, 25, 48, 48 },
+		{ IK_PT_LPAE_S1, SZ_64K, 25, 48, 48 }, { IK_PT_LPAE_S2, SZ_4K, 25, 48, 48 },
+		{ IK_PT_LPAE_S2, SZ_16K, 25, 48, 48 }, { IK_PT_LPAE_S2, SZ_64K, 25, 48, 48 },
+		{ IK_PT_VTD_SL, SZ_4K, 25, 57, 48 },   { IK_PT_VTD_FL, SZ_4K, 25, 56, 48 },
+	};
+	unsigned combos = 0, checks = 0;
+
+	for (unsigned f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
+		for (ik_u32 ias = fam[f].ias_lo; ias <= fam[f].ias_hi; ias++) {
+			struct fmt_case fc = { "scan", fam[f].fmt, ias, fam[f].oas, fam[f].gran, 0, 0, 0 };
+			struct ik_pgtable_cfg cfg;
+			struct ik_pt_geometry g;
+			struct th *h;
+
+			memset(&cfg, 0, sizeof(cfg));
+			cfg.fmt = fc.fmt;
+			cfg.ias = fc.ias;
+			cfg.oas = fc.oas;
+			cfg.pgsize_bitmap = fc.pgsizes;
+			if (ik_pt_geometry_init(&g, &cfg))
+				continue;	/* not a size this format has */
+			combos++;
+			h = th_new_cfg(&fc, true, 0);
+			const uint64_t gr = fam[f].gran, top = (ias >= 64) ? 0 : 1ull << ias;
+			const uint64_t at[] = { top - gr, top - 2 * gr, (top >> 1) + 0x12 * gr,
+						(top >> 1) - gr, 0x12 * gr, 0 };
+
+			for (unsigned k = 0; k < sizeof(at) / sizeof(at[0]); k++) {
+				for (uint64_t n = 1; n <= 2; n++) {
+					struct ik_gather ga;
+					uint64_t len = n * gr;
+
+					if (at[k] + len > top || at[k] + len < at[k])
+						continue;
+					ck_assert_int_eq(ik_pgtable_map(h->pt, at[k], 0x10000000ull, len,
+									IK_PROT_READ), 0);
+					ik_gather_init(&ga);
+					ck_assert_int_eq(ik_pgtable_unmap(h->pt, at[k], len, &ga), (ik_s64)len);
+					ck_assert_msg(ga.start == at[k] && ga.end == at[k] + len,
+						      "fmt %d gran %llu ias %u: unmap [%#llx, %#llx) gathered "
+						      "[%#llx, %#llx)", (int)fc.fmt, (unsigned long long)gr,
+						      ias, (unsigned long long)at[k],
+						      (unsigned long long)(at[k] + len),
+						      (unsigned long long)ga.start, (unsigned long long)ga.end);
+					ck_assert_uint_eq(ga.granule, gr);
+					ik_pgtable_gather_sync(h->pt, &ga);
+					checks++;
+				}
+			}
+			th_destroy(h);
+		}
+	}
+	/* LPAE: 24 sizes per granule and stage (with the 64K stage-2 roots of
+	 * ias 32/33); VT-d: every size its levels cover. */
+	ck_assert_uint_ge(combos, 6 * 20);
+	ck_assert_uint_ge(checks, combos * 8);
+}
+END_TEST
+
 Suite *ik_test_suite(void)
 {
 	Suite *s = suite_create("pgtable");
@@ -1816,6 +1887,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(fmt, lpae_geometry_and_registers);
 	tcase_add_test(fmt, lpae_stage1_bits_match_the_architecture);
 	tcase_add_test(fmt, default_hooks_work);
+	tcase_add_test(fmt, gather_names_the_unmapped_range_for_every_geometry);
 	suite_add_tcase(s, fmt);
 	return s;
 }
