@@ -87,14 +87,25 @@ static ik_size pt_tbl_bytes(const struct ik_pgtable *pt, bool root)
 	return root ? (ik_size)pt->geom.root_size : (ik_size)8u << pt->geom.bits;
 }
 
+/* Whether a table page at IOMMU address `iommu` can be pointed to: aligned
+ * to its size and inside the output address size (a walker that reads an
+ * entry with a wider address takes an address-size fault). */
+static bool pt_tbl_addr_ok(const struct ik_pgtable *pt, ik_u64 iommu, ik_size bytes)
+{
+	return !(iommu & (bytes - 1)) && (pt->geom.oas >= 64 || !(iommu >> pt->geom.oas));
+}
+
 /* Allocate the root, or a non-root table with (upper) or without a child
- * array. */
-static struct _ik_pt_tbl *pt_tbl_alloc(struct ik_pgtable *pt, bool root, bool upper)
+ * array.  NULL with *err = -ENOMEM, or -ERANGE when the page lies beyond
+ * the output address size (default allocator) or the hook returned such a
+ * page or a misaligned one. */
+static struct _ik_pt_tbl *pt_tbl_alloc(struct ik_pgtable *pt, bool root, bool upper, int *err)
 {
 	ik_u32 nent = 1u << (root ? pt->geom.top_bits : pt->geom.bits);
 	ik_size bytes = pt_tbl_bytes(pt, root);
 	struct _ik_pt_tbl *t;
 
+	*err = -ENOMEM;
 	t = (struct _ik_pt_tbl *)ik_alloc(pt->cfg.allocator, pt_book_bytes(nent, upper), 16);
 	if (!t)
 		return NULL;
@@ -107,22 +118,35 @@ static struct _ik_pt_tbl *pt_tbl_alloc(struct ik_pgtable *pt, bool root, bool up
 
 		t->cpu = (ik_u64 *)pt->hooks.alloc_table(pt->cfg.cookie, bytes, &iommu);
 		t->iommu = iommu;
-		if (t->cpu && ((iommu & (bytes - 1)) || (pt->geom.oas < 64 && (iommu >> pt->geom.oas)))) {
+		if (t->cpu && !pt_tbl_addr_ok(pt, iommu, bytes)) {
 			/* A hook bug: refuse the page rather than corrupt tables. */
 			pt->hooks.free_table(pt->cfg.cookie, t->cpu, iommu, bytes);
 			t->cpu = NULL;
+			*err = -ERANGE;
 		}
-	} else if (bytes <= 4096) {
-		t->cpu = (ik_u64 *)ik_alloc(pt->cfg.allocator, bytes, bytes);
-		t->iommu = (ik_u64)(ik_uptr)t->cpu;
 	} else {
-		/* The env promises alignment up to 4096 only: over-allocate. */
-		t->raw = ik_alloc(pt->cfg.allocator, bytes * 2, 4096);
-		if (t->raw) {
-			ik_uptr a = ((ik_uptr)t->raw + bytes - 1) & ~(ik_uptr)(bytes - 1);
+		if (bytes <= 4096) {
+			t->cpu = (ik_u64 *)ik_alloc(pt->cfg.allocator, bytes, bytes);
+			t->iommu = (ik_u64)(ik_uptr)t->cpu;
+		} else {
+			/* The env promises alignment up to 4096 only: over-allocate. */
+			t->raw = ik_alloc(pt->cfg.allocator, bytes * 2, 4096);
+			if (t->raw) {
+				ik_uptr a = ((ik_uptr)t->raw + bytes - 1) & ~(ik_uptr)(bytes - 1);
 
-			t->cpu = (ik_u64 *)(void *)a;
-			t->iommu = (ik_u64)a;
+				t->cpu = (ik_u64 *)(void *)a;
+				t->iommu = (ik_u64)a;
+			}
+		}
+		/* The default allocator's pages are at their CPU addresses,
+		 * which may lie beyond a small oas: refuse them. */
+		if (t->cpu && !pt_tbl_addr_ok(pt, t->iommu, bytes)) {
+			if (t->raw)
+				ik_free(pt->cfg.allocator, t->raw, bytes * 2);
+			else
+				ik_free(pt->cfg.allocator, t->cpu, bytes);
+			t->cpu = NULL;
+			*err = -ERANGE;
 		}
 	}
 	if (!t->cpu) {
@@ -149,10 +173,11 @@ void _ik_pt_tbl_release(struct ik_pgtable *pt, struct _ik_pt_tbl *t)
 	ik_atomic_fetch_sub(&pt->st_tables_live, 1, IK_MO_RELAXED);
 }
 
-struct _ik_pt_tbl *_ik_pt_tbl_get(struct ik_pgtable *pt, unsigned level)
+struct _ik_pt_tbl *_ik_pt_tbl_get(struct ik_pgtable *pt, unsigned level, int *err)
 {
 	struct _ik_pt_tbl *t;
 	bool upper = level > 0;
+	int e;
 
 	ik_lock(&pt->cache_lock);
 	t = upper ? pt->cache_upper : pt->cache_leaf;
@@ -174,9 +199,11 @@ struct _ik_pt_tbl *_ik_pt_tbl_get(struct ik_pgtable *pt, unsigned level)
 	}
 	/* Non-root tables are all the same size; level only decides whether a
 	 * child array comes with the page. */
-	t = pt_tbl_alloc(pt, false, upper);
+	t = pt_tbl_alloc(pt, false, upper, &e);
 	if (t)
 		t->level = level;
+	else if (err)
+		*err = e;
 	return t;
 }
 
@@ -207,11 +234,12 @@ int _ik_pt_pool_fill(struct ik_pgtable *pt, struct _ik_pt_pool *pool, ik_u64 upp
 {
 	while (upper || leaf) {
 		unsigned lvl = upper ? 1u : 0u;
-		struct _ik_pt_tbl *t = _ik_pt_tbl_get(pt, lvl);
+		int err = -ENOMEM;
+		struct _ik_pt_tbl *t = _ik_pt_tbl_get(pt, lvl, &err);
 
 		if (!t) {
 			_ik_pt_pool_drain(pt, pool);
-			return -ENOMEM;
+			return err;
 		}
 		if (lvl) {
 			t->next = pool->upper;
@@ -287,11 +315,11 @@ int ik_pgtable_create(const struct ik_pgtable_cfg *cfg, struct ik_pgtable **out)
 		pt->hooks = *cfg->hooks;
 	pt->ops = o;
 	ik_lock_init(&pt->cache_lock);
-	pt->root = pt_tbl_alloc(pt, true, g.nlevels > 1);
+	pt->root = pt_tbl_alloc(pt, true, g.nlevels > 1, &ret);
 	if (!pt->root) {
 		ik_lock_destroy(&pt->cache_lock);
 		ik_free(cfg->allocator, pt, sizeof(*pt));
-		return -ENOMEM;
+		return ret;
 	}
 	pt->root->level = g.nlevels - 1u;
 	IK_ENV_MEMSET(pt->root->cpu, 0, (ik_size)g.root_size);

@@ -231,8 +231,9 @@ struct _ik_pt_ops {
 /* ---- engine services shared by every instantiation (src/pgtable.c) ---- */
 
 /* Table page + bookkeeping for `level`, from the cache or the hooks; entries
- * NOT zeroed.  NULL on failure (nothing leaked). */
-struct _ik_pt_tbl *_ik_pt_tbl_get(struct ik_pgtable *pt, unsigned level);
+ * NOT zeroed.  NULL on failure (nothing leaked), with *err (if err is not
+ * NULL) -ENOMEM or -ERANGE (a page beyond oas, or misaligned). */
+struct _ik_pt_tbl *_ik_pt_tbl_get(struct ik_pgtable *pt, unsigned level, int *err);
 /* Return a table that was never visible (or whose gather was synced): to the
  * cache, or freed.  Its child array must be all NULL. */
 void _ik_pt_tbl_put(struct ik_pgtable *pt, struct _ik_pt_tbl *t);

@@ -376,7 +376,7 @@ static struct _ik_pt_tbl *pt_newtbl(struct pt_map *m, unsigned lvl)
 	if (t)
 		*list = t->next;
 	else
-		t = _ik_pt_tbl_get(pt, lvl);	/* only when racing with an overlap */
+		t = _ik_pt_tbl_get(pt, lvl, NULL);	/* only when racing with an overlap */
 	if (!t)
 		return NULL;
 	t->level = lvl;
@@ -744,7 +744,7 @@ static struct _ik_pt_tbl *pt_unmap_newtbl(struct pt_unmap *u, unsigned lvl)
 	if (t)
 		*list = t->next;
 	else
-		t = _ik_pt_tbl_get(u->c.pt, lvl);
+		t = _ik_pt_tbl_get(u->c.pt, lvl, NULL);
 	if (!t)
 		return NULL;
 	t->level = lvl;

@@ -10,6 +10,7 @@
  * cleans, syncs and gather calls are counted.
  */
 #include <pthread.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1861,6 +1862,124 @@ START_TEST(gather_names_the_unmapped_range_for_every_geometry)
 }
 END_TEST
 
+/* An allocator that hands out memory from one of two mmap'd arenas, one
+ * below 4 GiB and one far above, so that a test controls where the default
+ * table allocator's pages (CPU address = IOMMU address) land. */
+struct arena_alloc {
+	struct ik_allocator a;
+	char *base[2];
+	size_t used[2], size;
+	int which;	/* arena for the next allocation */
+	long live;
+};
+
+static void *arena_alloc_fn(void *ctx, ik_size size, ik_size align)
+{
+	struct arena_alloc *aa = ctx;
+	size_t off = (aa->used[aa->which] + align - 1) & ~(size_t)(align - 1);
+
+	if (off + size > aa->size)
+		return NULL;
+	aa->used[aa->which] = off + size;
+	aa->live++;
+	return aa->base[aa->which] + off;
+}
+
+static void arena_free_fn(void *ctx, void *p, ik_size size)
+{
+	struct arena_alloc *aa = ctx;
+
+	(void)p, (void)size;
+	aa->live--;
+}
+
+static int host_read64(void *ctx, ik_u64 addr, ik_u64 *val)
+{
+	(void)ctx;
+	*val = *(const ik_u64 *)(uintptr_t)addr;
+	return 0;
+}
+
+/* Issue #13 item 3: with no alloc_table hook, table pages are at their CPU
+ * addresses, which need not fit a small oas; the hardware walker then takes
+ * an address-size fault on every access.  create and map must refuse such a
+ * page with -ERANGE and change nothing. */
+START_TEST(default_allocator_refuses_tables_beyond_oas)
+{
+	static const uintptr_t hint[2] = { 0x10000000u, (uintptr_t)0x6e0000000000ull };
+	struct arena_alloc aa;
+	struct ik_pgtable_cfg c;
+	struct ik_pgtable *pt = NULL;
+	struct ik_pt_walker w;
+	struct ik_pt_walk_result res;
+	struct ik_pt_mem mem = { host_read64, NULL, NULL };
+	ik_u64 pa, sz;
+
+	memset(&aa, 0, sizeof(aa));
+	aa.a.alloc = arena_alloc_fn;
+	aa.a.free = arena_free_fn;
+	aa.a.ctx = &aa;
+	aa.size = 1u << 20;
+	for (int i = 0; i < 2; i++) {
+		void *m = mmap((void *)hint[i], aa.size, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		ck_assert(m != MAP_FAILED);
+		aa.base[i] = m;
+	}
+	/* The kernel may not honour a hint: the test needs one arena on each
+	 * side of 4 GiB. */
+	ck_assert_msg((uintptr_t)aa.base[0] + aa.size <= (1ull << 32) &&
+		      (uint64_t)(uintptr_t)aa.base[1] >= (1ull << 32),
+		      "arenas at %p and %p", (void *)aa.base[0], (void *)aa.base[1]);
+	memset(&c, 0, sizeof(c));
+	c.fmt = IK_PT_LPAE_S1;
+	c.ias = 32;
+	c.oas = 32;
+	c.pgsize_bitmap = SZ_4K;
+	c.allocator = &aa.a;
+	/* Root beyond oas: create refuses, nothing leaked. */
+	aa.which = 1;
+	ck_assert_int_eq(ik_pgtable_create(&c, &pt), -ERANGE);
+	ck_assert_ptr_null(pt);
+	ck_assert_int_eq(aa.live, 0);
+	/* Root below 4 GiB: fine; then a leaf table from above 4 GiB: map
+	 * refuses and changes nothing. */
+	aa.which = 0;
+	ck_assert_int_eq(ik_pgtable_create(&c, &pt), 0);
+	long live = aa.live;
+
+	aa.which = 1;
+	ck_assert_int_eq(ik_pgtable_map(pt, 0x40000000u, 0x80000000u, SZ_4K, PROT_RW), -ERANGE);
+	ck_assert_int_eq(aa.live, live);
+	ck_assert_int_eq(ik_pgtable_iova_to_phys(pt, 0x40000000u, &pa, &sz), -ENOENT);
+	/* From low memory the same map works, and the hardware view agrees. */
+	aa.which = 0;
+	ck_assert_int_eq(ik_pgtable_map(pt, 0x40000000u, 0x80000000u, SZ_4K, PROT_RW), 0);
+	ik_pgtable_walker(pt, &w);
+	ck_assert_int_eq(ik_pt_walk(&w, &mem, 0x40000123u, IK_ACCESS_READ, &res), 0);
+	ck_assert_int_eq(res.fault, IK_PT_FAULT_NONE);
+	ck_assert_uint_eq(res.oa, 0x80000123u);
+	ik_pgtable_destroy(pt);
+	ck_assert_int_eq(aa.live, 0);
+	munmap(aa.base[0], aa.size);
+	munmap(aa.base[1], aa.size);
+
+	/* An alloc_table hook that returns a page beyond oas: handed back
+	 * through free_table, -ERANGE, nothing changed. */
+	struct fmt_case fc = { "oas32", IK_PT_LPAE_S1, 32, 32, SZ_4K, 0, 0, 0 };
+	struct th *h = th_new_cfg(&fc, false, 0);
+	uint64_t before = th_digest(h);
+	long frees = h->frees;
+
+	h->next_iommu = 1ull << 32;
+	ck_assert_int_eq(ik_pgtable_map(h->pt, 0x40000000u, 0x80000000u, SZ_4K, PROT_RW), -ERANGE);
+	ck_assert_uint_eq(th_digest(h), before);
+	ck_assert_int_eq(h->frees, frees + 1);
+	th_destroy(h);
+}
+END_TEST
+
 Suite *ik_test_suite(void)
 {
 	Suite *s = suite_create("pgtable");
@@ -1888,6 +2007,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(fmt, lpae_stage1_bits_match_the_architecture);
 	tcase_add_test(fmt, default_hooks_work);
 	tcase_add_test(fmt, gather_names_the_unmapped_range_for_every_geometry);
+	tcase_add_test(fmt, default_allocator_refuses_tables_beyond_oas);
 	suite_add_tcase(s, fmt);
 	return s;
 }

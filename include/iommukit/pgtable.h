@@ -242,8 +242,13 @@ IK_INLINE void ik_gather_add(struct ik_gather *g, ik_u64 iova, ik_u64 size, ik_u
  *     *iommu_addr the address the IOMMU uses for it (must fit oas and be
  *     aligned to `size`).  Contents need not be zeroed (the engine writes
  *     every entry before the table is reachable).  NULL on failure (the
- *     request fails with -ENOMEM and changes nothing).
- *     Default: ik_alloc(cfg->allocator) with iommu_addr = the CPU address.
+ *     request fails with -ENOMEM and changes nothing).  A page whose
+ *     iommu_addr is misaligned or does not fit oas is handed back through
+ *     free_table and the request fails with -ERANGE (nothing changed).
+ *     Default: ik_alloc(cfg->allocator) with iommu_addr = the CPU address;
+ *     a page whose CPU address does not fit oas (a host whose heap lies
+ *     above 2^oas) is refused the same way (-ERANGE): supply alloc_table
+ *     where table memory must come from low physical memory.
  * free_table(cookie, cpu, iommu_addr, size)
  *     Free a table page.  Default: ik_free(cfg->allocator).
  * clean(cookie, cpu, iommu_addr, size)
@@ -368,7 +373,9 @@ IK_API int ik_pt_geometry_init(struct ik_pt_geometry *g, const struct ik_pgtable
  * hooks->alloc_table) and the engine's state (through cfg->allocator), and
  * return the table set in *out.  The config (not the hooks struct, which must
  * outlive the table set) is copied.  The root is zeroed and, if not coherent,
- * cleaned.  Errors: those of ik_pt_geometry_init(); -ENOMEM (nothing leaked).
+ * cleaned.  Errors: those of ik_pt_geometry_init(); -ENOMEM (nothing leaked);
+ * -ERANGE if the root page's IOMMU address does not fit oas (see
+ * alloc_table).
  */
 IK_API int ik_pgtable_create(const struct ik_pgtable_cfg *cfg, struct ik_pgtable **out);
 
@@ -430,8 +437,8 @@ IK_API void ik_pgtable_drain_cache(struct ik_pgtable *pt);
  * the range overflows 64 bits or passes ias (iova) or oas (paddr); no READ and
  * no WRITE in prot, unknown prot bits, CACHE with MMIO.  -EEXIST if any page
  * of the range is already mapped (nothing changed).  -ENOMEM if a table page
- * (or the engine's bookkeeping for one) cannot be allocated (nothing changed,
- * nothing leaked).
+ * (or the engine's bookkeeping for one) cannot be allocated, -ERANGE if the
+ * page's IOMMU address does not fit oas (nothing changed, nothing leaked).
  * Cost: O(pgcount + tables touched); one clean per run of changed entries per
  * table page (non-coherent), one iotlb_sync_map on success.
  * Calls: alloc_table, clean, iotlb_sync_map, free_table (a CAS loser's page
@@ -481,7 +488,7 @@ IK_API int ik_pgtable_map_sg(struct ik_pgtable *pt, ik_u64 iova, const struct ik
  * to the level the range boundary needs) with the block's attributes, then
  * the in-range leaves are cleared; the pages outside the range stay mapped
  * throughout.  The split needs table pages: -ENOMEM if they cannot be
- * allocated (nothing changed).  Splits set gather->walk.
+ * allocated, -ERANGE as for map (nothing changed).  Splits set gather->walk.
  *
  * A table whose whole span lies inside the range is unlinked by clearing the
  * one entry that points to it (its leaves are not touched); it and the tables
