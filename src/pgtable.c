@@ -475,13 +475,12 @@ ik_s64 ik_pgtable_unmap(struct ik_pgtable *pt, ik_u64 iova, ik_u64 size, struct 
 	return pt->ops->unmap(pt, iova, size, gather);
 }
 
-void ik_pgtable_gather_sync(struct ik_pgtable *pt, struct ik_gather *gather)
+int ik_pgtable_gather_sync(struct ik_pgtable *pt, struct ik_gather *gather)
 {
 	struct _ik_pt_tbl *t;
 
-	if (!gather)
-		return;
-	IK_ASSERT(!gather->tables || gather->pt == pt);
+	if (!gather || (gather->tables && gather->pt != pt))
+		return -EINVAL;
 	if (pt && pt->hooks.iotlb_sync)
 		pt->hooks.iotlb_sync(pt->cfg.cookie, gather);
 	while ((t = gather->tables) != NULL) {
@@ -489,6 +488,7 @@ void ik_pgtable_gather_sync(struct ik_pgtable *pt, struct ik_gather *gather)
 		_ik_pt_tbl_put(pt, t);
 	}
 	ik_gather_init(gather);
+	return 0;
 }
 
 void ik_pgtable_flush_all(struct ik_pgtable *pt)

@@ -1980,6 +1980,41 @@ START_TEST(default_allocator_refuses_tables_beyond_oas)
 }
 END_TEST
 
+/* Issue #13 item 4: a gather holding table pages of table set A, synced
+ * through B, would put A's pages into B's cache and free them through B's
+ * hooks.  It is refused (-EINVAL) with nothing done, in release builds too. */
+START_TEST(gather_sync_refuses_another_table_sets_pages)
+{
+	struct th *a = th_new(_i, false), *b = th_new(_i, false);
+	struct ik_gather ga, copy;
+	uint64_t base = BASE(a), span = T(a);
+	long a_live, b_syncs;
+
+	ck_assert_int_eq(ik_pgtable_map(a->pt, base, 0x100000, span, IK_PROT_READ), 0);
+	ik_gather_init(&ga);
+	ck_assert_int_eq(ik_pgtable_unmap(a->pt, base - span, 3 * span, &ga), (ik_s64)span);
+	ck_assert_uint_ge(ga.nr_tables, 1);
+	copy = ga;
+	a_live = (long)a->nlive;
+	b_syncs = b->iotlb_syncs;
+	ck_assert_int_eq(ik_pgtable_gather_sync(b->pt, &ga), -EINVAL);
+	ck_assert_int_eq(ik_pgtable_gather_sync(NULL, &ga), -EINVAL);
+	ck_assert_int_eq(ik_pgtable_gather_sync(a->pt, NULL), -EINVAL);
+	ck_assert(memcmp(&ga, &copy, sizeof(ga)) == 0);
+	ck_assert_int_eq(b->iotlb_syncs, b_syncs);
+	ck_assert_int_eq((long)a->nlive, a_live);
+	/* An unmap of B into A's gather is refused as well. */
+	ck_assert_int_eq(ik_pgtable_unmap(b->pt, base, span, &ga), -EINVAL);
+	ck_assert_int_eq(ik_pgtable_gather_sync(a->pt, &ga), 0);
+	ck_assert_uint_eq(ga.nr_tables, 0);
+	/* An empty gather syncs anywhere, also with no table set. */
+	ck_assert_int_eq(ik_pgtable_gather_sync(NULL, &ga), 0);
+	ck_assert_int_eq(ik_pgtable_gather_sync(b->pt, &ga), 0);
+	th_destroy(a);
+	th_destroy(b);
+}
+END_TEST
+
 Suite *ik_test_suite(void)
 {
 	Suite *s = suite_create("pgtable");
@@ -1992,6 +2027,7 @@ Suite *ik_test_suite(void)
 	tcase_add_loop_test(gen, enomem_at_every_allocation_rolls_back, 0, NCASES);
 	tcase_add_loop_test(gen, exact_clean_and_sync_counts, 0, NCASES);
 	tcase_add_loop_test(gen, whole_table_unmap_drops_table_after_gather_sync, 0, NCASES);
+	tcase_add_loop_test(gen, gather_sync_refuses_another_table_sets_pages, 0, NCASES);
 	tcase_add_loop_test(gen, page_size_choice, 0, NCASES);
 	tcase_add_loop_test(gen, partial_unmap_splits_block, 0, NCASES);
 	tcase_add_loop_test(gen, deferred_leaf_clean_quirk_cleans_once_per_run, 0, NCASES);

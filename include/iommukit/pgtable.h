@@ -510,9 +510,13 @@ IK_API ik_s64 ik_pgtable_unmap(struct ik_pgtable *pt, ik_u64 iova, ik_u64 size,
  * hooks->iotlb_sync will: it is called first, if set): free the table pages
  * queued on it (into the table set's small cache of free pages, the rest
  * through free_table) and re-initialise the gather.  A gather with no pages
- * and pt NULL is fine.  Cost: O(pages queued).
+ * and pt NULL is fine.  Returns 0, or -EINVAL with nothing done (no hook
+ * called, the gather untouched) when gather is NULL or holds table pages of
+ * another table set than pt (unmaps of two table sets into one gather):
+ * freeing them through pt's hooks and cache would corrupt both.
+ * Cost: O(pages queued).
  */
-IK_API void ik_pgtable_gather_sync(struct ik_pgtable *pt, struct ik_gather *gather);
+IK_API int ik_pgtable_gather_sync(struct ik_pgtable *pt, struct ik_gather *gather);
 
 /* Calls hooks->flush_all, if set.  For completeness of the hook set. */
 IK_API void ik_pgtable_flush_all(struct ik_pgtable *pt);
