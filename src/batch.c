@@ -51,8 +51,11 @@ ik_size ik_segs_coalesce(struct ik_seg *segs, ik_size n)
 	for (i = 0; i < n; i++) {
 		if (segs[i].len == 0)
 			continue;
-		if (out > 0 && segs[out - 1].paddr + segs[out - 1].len == segs[i].paddr &&
-		    segs[out - 1].len + segs[i].len > segs[out - 1].len) {
+		/* Contiguous only without wrapping past 2^64: neither the
+		 * previous segment's end nor the merged one may wrap. */
+		if (out > 0 && segs[out - 1].len <= IK_U64_MAX - segs[out - 1].paddr &&
+		    segs[out - 1].paddr + segs[out - 1].len == segs[i].paddr &&
+		    segs[i].len <= IK_U64_MAX - segs[i].paddr) {
 			segs[out - 1].len += segs[i].len;
 			continue;
 		}

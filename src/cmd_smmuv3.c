@@ -141,7 +141,7 @@ IK_API int ik_smmu_tlbi_range(const struct ik_smmu_cmd *tmpl, ik_u64 iova, ik_u6
 			      unsigned granule_shift, bool ril, struct ik_smmu_cmd *out,
 			      unsigned max)
 {
-	ik_u64 gran, pages;
+	ik_u64 gran, pages, w[2];
 	unsigned n = 0;
 	ik_u8 tg;
 
@@ -158,6 +158,9 @@ IK_API int ik_smmu_tlbi_range(const struct ik_smmu_cmd *tmpl, ik_u64 iova, ik_u6
 		return -EINVAL;
 	if (!ril && tmpl->ttl)
 		return -EINVAL; /* the level hint needs TG, i.e. RIL */
+	/* TLBI_S2_IPA carries IPA[51:12]: the whole range must lie below 2^52. */
+	if (tmpl->op == IK_SMMU_CMD_TLBI_S2_IPA && (iova >> 52 || size > ((ik_u64)1 << 52) - iova))
+		return -EINVAL;
 	pages = size >> granule_shift;
 	while (pages) {
 		ik_u64 span;
@@ -186,6 +189,10 @@ IK_API int ik_smmu_tlbi_range(const struct ik_smmu_cmd *tmpl, ik_u64 iova, ik_u6
 			c->num = (ik_u8)(units - 1);
 			span = units << scale;
 		}
+		/* Whatever else the template holds (ASID, VMID, ttl) must
+		 * encode: never hand back a command the encoder rejects. */
+		if (ik_smmu_cmd_encode(c, w))
+			return -EINVAL;
 		iova += span << granule_shift;
 		pages -= span;
 	}

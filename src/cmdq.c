@@ -513,7 +513,8 @@ IK_API int ik_cmdq_sync(struct ik_cmdq *q)
 static bool config_ok(const struct ik_cmdq_config *cfg)
 {
 	return cfg && cfg->fmt && (cfg->fmt->entry_size == 16 || cfg->fmt->entry_size == 32) &&
-	       cfg->fmt->encode_nop && cfg->fmt->encode_sync && cfg->log2_entries >= IK_CMDQ_LOG2_MIN &&
+	       cfg->fmt->encode_nop && cfg->fmt->encode_sync && cfg->fmt->classify &&
+	       cfg->log2_entries >= IK_CMDQ_LOG2_MIN &&
 	       cfg->log2_entries <= IK_CMDQ_LOG2_MAX && cfg->regs && cfg->regs->read_cons &&
 	       cfg->regs->write_prod && cfg->regs->ack_error &&
 	       !(cfg->flags & ~(IK_CMDQ_CFG_NO_WRAP | IK_CMDQ_CFG_MSI)) &&
@@ -539,18 +540,43 @@ IK_API ik_size ik_cmdq_memsize(const struct ik_cmdq_config *cfg)
 	return sz;
 }
 
+/* Whether a sync whose completion word is at device address `addr` encodes
+ * and reads back with that address (SMMUv3's MSI address holds 52 bits). */
+static bool msi_addr_ok(const struct ik_cmdq_fmt *fmt, ik_u64 addr)
+{
+	ik_u64 ent[4] = { 0, 0, 0, 0 };
+	struct ik_cmdq_sync_info si = { false, 0, 0 };
+
+	fmt->encode_sync(ent, addr, 0x600dd00eu);
+	return fmt->classify(ent, &si) == IK_CMDQ_KIND_SYNC && si.write && si.addr == addr &&
+	       si.data == 0x600dd00eu;
+}
+
 IK_API int ik_cmdq_init(void *mem, ik_size size, const struct ik_cmdq_config *cfg,
 			struct ik_cmdq **out)
 {
 	ik_size need = ik_cmdq_memsize(cfg), n;
 	struct ik_cmdq *q = (struct ik_cmdq *)mem;
-	ik_u8 *p = (ik_u8 *)mem;
+	ik_u8 *p = (ik_u8 *)mem, *ring;
 	ik_u32 cerror = 0, base;
+	ik_u64 ring_dma, bytes;
 
 	if (!need || !mem || !out || size < need ||
 	    !IK_IS_ALIGNED((ik_uptr)mem, (ik_uptr)IK_CACHELINE))
 		return -EINVAL;
 	n = (ik_size)1 << cfg->log2_entries;
+	ring = cfg->ring ? (ik_u8 *)cfg->ring :
+			   p + hdr_size() + IK_ALIGN_UP(n * sizeof(ik_u32), (ik_size)IK_CACHELINE) +
+				   IK_ALIGN_UP(n * sizeof(struct owner *), (ik_size)IK_CACHELINE);
+	ring_dma = cfg->ring_dma ? cfg->ring_dma : (ik_u64)(ik_uptr)ring;
+	bytes = (ik_u64)n * cfg->fmt->entry_size;
+	/* With MSI every sync names its own slot as the completion address:
+	 * the ring must not wrap 2^64, and the format must be able to carry
+	 * the first and the last slot's address (else syncs never complete). */
+	if ((cfg->flags & IK_CMDQ_CFG_MSI) &&
+	    (bytes - 1 > IK_U64_MAX - ring_dma || !msi_addr_ok(cfg->fmt, ring_dma) ||
+	     !msi_addr_ok(cfg->fmt, ring_dma + bytes - cfg->fmt->entry_size)))
+		return -EINVAL;
 	IK_ENV_MEMSET(mem, 0, need);
 	q->fmt = cfg->fmt;
 	q->regs = cfg->regs;
@@ -578,8 +604,8 @@ IK_API int ik_cmdq_init(void *mem, ik_size size, const struct ik_cmdq_config *cf
 	p += IK_ALIGN_UP(n * sizeof(ik_u32), (ik_size)IK_CACHELINE);
 	q->owner = (struct owner **)(void *)p;
 	p += IK_ALIGN_UP(n * sizeof(struct owner *), (ik_size)IK_CACHELINE);
-	q->ring = cfg->ring ? (ik_u8 *)cfg->ring : p;
-	q->ring_dma = cfg->ring_dma ? cfg->ring_dma : (ik_u64)(ik_uptr)q->ring;
+	q->ring = ring;
+	q->ring_dma = ring_dma;
 	ik_lock_init(&q->pub_lock);
 	ik_lock_init(&q->err_lock);
 

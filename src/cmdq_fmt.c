@@ -31,8 +31,9 @@ static void smmu_sync(void *ent, ik_u64 addr, ik_u32 data)
 		c.msidata = data;
 		c.msiaddr = addr;
 	}
+	/* An address the command cannot hold (>= 2^52): a sync without the
+	 * write.  ik_cmdq_init() refuses a ring where that could happen. */
 	err = ik_smmu_cmd_encode(&c, (ik_u64 *)ent);
-	IK_ASSERT(err == 0);
 	if (err)
 		smmu_nop(ent);
 }

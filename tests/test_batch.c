@@ -99,6 +99,23 @@ START_TEST(segments_coalesce_and_reject_overflow)
 	ck_assert_int_eq(ik_segs_from_runs(r, 2, 12, out), -EINVAL);
 	ck_assert_int_eq(ik_segs_from_runs(r, 1, 0, out), 1);
 	ck_assert_uint_eq(out[0].paddr, 1);
+
+	/* Issue #13 item 5: a segment ending at 2^64 is not "contiguous" with
+	 * one at 0 (the end wrapped), nor may a merge produce a wrapping one. */
+	struct ik_seg w[4] = { { 0xfffffffffffff000ull, 0x1000 }, { 0, 0x1000 },
+			       { 0x1000, 0x1000 }, { 0x3000, 0x1000 } };
+
+	ck_assert_uint_eq(ik_segs_coalesce(w, 4), 3);
+	ck_assert(w[0].paddr == 0xfffffffffffff000ull && w[0].len == 0x1000);
+	ck_assert(w[1].paddr == 0 && w[1].len == 0x2000);
+	ck_assert(w[2].paddr == 0x3000 && w[2].len == 0x1000);
+	struct ik_seg v[2] = { { 0xffffffffffffe000ull, 0x1000 }, { 0xfffffffffffff000ull, 0x2000 } };
+
+	ck_assert_uint_eq(ik_segs_coalesce(v, 2), 2);	/* the second wraps itself */
+	ck_assert(v[0].len == 0x1000 && v[1].len == 0x2000);
+	v[1].len = 0xfff;	/* up to 2^64 - 1: mergeable */
+	ck_assert_uint_eq(ik_segs_coalesce(v, 2), 1);
+	ck_assert(v[0].paddr == 0xffffffffffffe000ull && v[0].len == 0x1fff);
 }
 END_TEST
 

@@ -255,6 +255,27 @@ START_TEST(smmu_tlbi_range_covers_exactly)
 	ck_assert_int_eq(ik_smmu_tlbi_range(&t, 0, 0x1000, 12, false, out, 64), -EINVAL);
 	t = scmd(IK_SMMU_CMD_TLBI_NH_ASID);
 	ck_assert_int_eq(ik_smmu_tlbi_range(&t, 0, 0x1000, 12, true, out, 64), -EINVAL);
+
+	/* Issue #13 item 5: TLBI_S2_IPA holds IPA[51:12]; a range at or past
+	 * 2^52 was accepted and gave commands the encoder rejects. */
+	uint64_t w[2];
+
+	t = scmd(IK_SMMU_CMD_TLBI_S2_IPA);
+	t.vmid = 7;
+	ck_assert_int_eq(ik_smmu_tlbi_range(&t, (1ull << 52) - 0x1000, 0x1000, 12, true, out, 64), 1);
+	ck_assert_int_eq(ik_smmu_cmd_encode(&out[0], w), 0);
+	ck_assert_int_eq(ik_smmu_tlbi_range(&t, (1ull << 52) - 0x1000, 0x1000, 12, false, out, 64), 1);
+	ck_assert_int_eq(ik_smmu_tlbi_range(&t, 1ull << 52, 0x1000, 12, true, out, 64), -EINVAL);
+	ck_assert_int_eq(ik_smmu_tlbi_range(&t, (1ull << 52) - 0x1000, 0x2000, 12, true, out, 64), -EINVAL);
+	ck_assert_int_eq(ik_smmu_tlbi_range(&t, 0xfffffffffffff000ull, 0x1000, 12, false, out, 64), -EINVAL);
+	/* Stage 1 VAs use all 64 bits. */
+	t = scmd(IK_SMMU_CMD_TLBI_NH_VA);
+	ck_assert_int_eq(ik_smmu_tlbi_range(&t, 0xffffffffffffe000ull, 0x1000, 12, true, out, 64), 1);
+	ck_assert_int_eq(ik_smmu_cmd_encode(&out[0], w), 0);
+	/* A template field the encoder rejects: -EINVAL, not bad commands. */
+	t.ttl = 3;
+	t.leaf = 2;
+	ck_assert_int_eq(ik_smmu_tlbi_range(&t, 0x1000, 0x1000, 12, true, out, 64), -EINVAL);
 }
 END_TEST
 
@@ -669,6 +690,43 @@ START_TEST(bad_arguments_change_nothing)
 	ck_assert_int_eq(ik_cmdq_init(mem, sizeof(mem), &c, &q), 0);
 	ck_assert_ptr_nonnull(q);
 	ck_assert(ik_cmdq_ring(q) >= (void *)mem && (char *)ik_cmdq_ring(q) < mem + sizeof(mem));
+
+	/* Issue #13 item 6: a format without classify was accepted. */
+	struct ik_cmdq_fmt nocls = ik_cmdq_fmt_smmuv3;
+
+	nocls.classify = NULL;
+	c = r.cfg;
+	c.fmt = &nocls;
+	ck_assert_uint_eq(ik_cmdq_memsize(&c), 0);
+	q = NULL;
+	ck_assert_int_eq(ik_cmdq_create(&c, &q), -EINVAL);
+	ck_assert_ptr_null(q);
+
+	/* Issue #13 item 5: with MSI every sync names its slot; an SMMUv3
+	 * CMD_SYNC holds MSIAddr[51:2], so a ring at or above 2^52 (or one
+	 * whose last slot is) would lose every completion.  Refused, and the
+	 * caller's memory is untouched. */
+	c = r.cfg;
+	c.flags = IK_CMDQ_CFG_MSI;
+	c.ring = NULL;
+	c.ring_dma = (1ull << 52) - 16 * 16;		/* 16 slots end at 2^52 */
+	ck_assert_int_eq(ik_cmdq_init(mem, sizeof(mem), &c, &q), 0);
+	memset(mem, 0x3c, sizeof(mem));
+	c.ring_dma = (1ull << 52) - 15 * 16;		/* the last slot is past it */
+	ck_assert_int_eq(ik_cmdq_init(mem, sizeof(mem), &c, &q), -EINVAL);
+	c.ring_dma = 1ull << 52;
+	ck_assert_int_eq(ik_cmdq_init(mem, sizeof(mem), &c, &q), -EINVAL);
+	c.ring_dma = 0xffffffffffffff00ull;		/* wraps 2^64 */
+	ck_assert_int_eq(ik_cmdq_create(&c, &q), -EINVAL);
+	for (size_t k = 0; k < sizeof(mem); k++)
+		ck_assert_int_eq(mem[k], 0x3c);
+	/* VT-d's status address holds 62 bits: fine up high, not wrapping. */
+	c.fmt = &ik_cmdq_fmt_vtd128;
+	c.flags = IK_CMDQ_CFG_MSI | IK_CMDQ_CFG_NO_WRAP;
+	c.ring_dma = 0xfffffffffffff000ull;
+	ck_assert_int_eq(ik_cmdq_init(mem, sizeof(mem), &c, &q), 0);
+	c.ring_dma = 0xffffffffffffff80ull;
+	ck_assert_int_eq(ik_cmdq_init(mem, sizeof(mem), &c, &q), -EINVAL);
 	rig_fini(&r);
 }
 END_TEST

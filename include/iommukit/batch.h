@@ -68,8 +68,10 @@ IK_API ik_s64 ik_segs_from_runs(const struct ik_pfn_run *runs, ik_size nruns,
 
 /*
  * ik_segs_coalesce - merge, in place, neighbouring segments that are
- * physically contiguous (segs[i].paddr + segs[i].len == segs[i+1].paddr).
- * Empty segments (len 0) are dropped.  Returns the new count (<= n).
+ * physically contiguous (segs[i].paddr + segs[i].len == segs[i+1].paddr,
+ * computed without wrapping: a segment that reaches or wraps past 2^64 is
+ * never merged with anything, so the result covers exactly the input's
+ * bytes).  Empty segments (len 0) are dropped.  Returns the new count (<= n).
  * Cost: one pass.
  */
 IK_API ik_size ik_segs_coalesce(struct ik_seg *segs, ik_size n);

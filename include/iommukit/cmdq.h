@@ -132,7 +132,9 @@ struct ik_cmdq_sync_info {
  *   encode_nop(ent)          a command with no effect (replaces a bad entry)
  *   encode_sync(ent, addr, data)  a sync; addr != 0: on completion the
  *                            consumer writes the 32-bit `data` at device
- *                            address addr
+ *                            address addr (an address the format cannot
+ *                            hold gives a sync without the write, which
+ *                            ik_cmdq_init() detects through classify)
  *   classify(ent, si)        IK_CMDQ_KIND_*, or -EINVAL for an illegal entry;
  *                            fills *si for a sync
  */
@@ -245,7 +247,11 @@ IK_API ik_size ik_cmdq_memsize(const struct ik_cmdq_config *cfg);
  * ik_cmdq_init - build a queue in caller memory `mem` (IK_CACHELINE aligned,
  * `size` >= ik_cmdq_memsize(cfg)).  Reads CONS once (read_cons) and starts
  * with PROD == CONS, which the hardware must already have.  No allocation.
- * Errors: -EINVAL (bad config, memory too small or misaligned, NULL hooks).
+ * Errors: -EINVAL (bad config, memory too small or misaligned, NULL hooks or
+ * format functions; with IK_CMDQ_CFG_MSI, a ring whose device addresses wrap
+ * past 2^64 or that the format's sync cannot name, e.g. an SMMUv3 ring at
+ * or above 2^52, whose syncs would never complete), `mem` untouched then.
+ * Cost: with IK_CMDQ_CFG_MSI two trial encodes of a sync.
  * The queue needs no teardown; it never frees `mem`.
  */
 IK_API int ik_cmdq_init(void *mem, ik_size size, const struct ik_cmdq_config *cfg,

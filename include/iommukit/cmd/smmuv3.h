@@ -133,10 +133,13 @@ IK_API const char *ik_smmu_cmd_name(unsigned op);
  * granule is produced, with TG = 0 (ttl must then be 0); with `ril` each
  * command covers (NUM+1) * 2^SCALE granules, so any range takes at most a few
  * commands per power of two of its length.  iova and size must be multiples
- * of the granule, size > 0.
+ * of the granule, size > 0, and iova + size must not wrap; for TLBI_S2_IPA
+ * the range must end at or below 2^52 (the command holds IPA[51:12]).
+ * Every command returned encodes with ik_smmu_cmd_encode().
  *
  * Returns the number of commands written to out[0..max), or -EINVAL (bad
- * argument), -ENOSPC (more than `max` needed; nothing useful written).
+ * argument, or a template field the encoder rejects), -ENOSPC (more than
+ * `max` needed; nothing useful written).
  * O(result).
  */
 IK_API int ik_smmu_tlbi_range(const struct ik_smmu_cmd *tmpl, ik_u64 iova, ik_u64 size,
