@@ -9,6 +9,12 @@ IK_API int ik_flushq_init(struct ik_flushq *fq, ik_u32 capacity, ik_u64 timeout_
 
 	if (!fq || !ops || !ops->flush || !ops->release || capacity < 1 || capacity > 65536)
 		return -EINVAL;
+#ifdef IK_DEBUG
+	/* See ik_iova_init(): only debug builds may read a maybe-uninitialised
+	 * queue to catch a re-init that would leak its entries. */
+	if (fq->live == IK_FLUSHQ_LIVE)
+		return -EBUSY;
+#endif
 	ent = (struct ik_flushq_entry *)ik_alloc(alloc, (ik_size)capacity * sizeof(*ent), 64);
 	if (!ent)
 		return -ENOMEM;
@@ -19,6 +25,7 @@ IK_API int ik_flushq_init(struct ik_flushq *fq, ik_u32 capacity, ik_u64 timeout_
 	fq->cap = capacity;
 	fq->timeout_ns = timeout_ns;
 	fq->alloc = alloc;
+	fq->live = IK_FLUSHQ_LIVE;
 	return 0;
 }
 
@@ -58,6 +65,7 @@ IK_API int ik_flushq_destroy(struct ik_flushq *fq)
 	ik_lock_destroy(&fq->lock);
 	ik_free(fq->alloc, fq->ent, (ik_size)fq->cap * sizeof(*fq->ent));
 	fq->ent = NULL;
+	fq->live = 0;
 	return err;
 }
 

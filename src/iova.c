@@ -480,8 +480,16 @@ int ik_iova_init(struct ik_iova_domain *d, const struct ik_iova_config *cfg)
 	int err;
 
 	if (!d || !cfg || !IK_IS_POW2(cfg->granule) || cfg->start_pfn > cfg->end_pfn ||
-	    cfg->end_pfn - cfg->start_pfn > IK_IOVA_MAX_PAGES - 1)
+	    cfg->end_pfn - cfg->start_pfn > IK_IOVA_MAX_PAGES - 1 ||
+	    (cfg->flags & ~IK_IOVA_CFG_NO_RCACHE))
 		return -EINVAL;
+#ifdef IK_DEBUG
+	/* Re-initialising a live domain would leak its nodes and arrays.  Only
+	 * checked in debug builds: `d` may be uninitialised memory, which a
+	 * release build must not read (valgrind would rightly object). */
+	if (d->live == IK_IOVA_LIVE)
+		return -EBUSY;
+#endif
 	IK_ENV_MEMSET(d, 0, sizeof(*d));
 	ik_lock_init(&d->lock);
 	d->root.node = NULL;
@@ -497,6 +505,7 @@ int ik_iova_init(struct ik_iova_domain *d, const struct ik_iova_config *cfg)
 		ik_lock_destroy(&d->lock);
 		return err;
 	}
+	d->live = IK_IOVA_LIVE;
 	return 0;
 }
 
@@ -504,6 +513,8 @@ void ik_iova_destroy(struct ik_iova_domain *d)
 {
 	struct ik_rb_node *rb, *nx;
 
+	if (!d)
+		return;
 	_ik_iova_rcache_destroy(d);
 	for (rb = ik_rb_first_postorder(&d->root); rb; rb = nx) {
 		nx = ik_rb_next_postorder(rb);
@@ -515,6 +526,7 @@ void ik_iova_destroy(struct ik_iova_domain *d)
 	d->tomb = NULL;
 	d->nr_ranges = d->nr_pages = d->nr_reserved = d->reserved_pages = 0;
 	ik_lock_destroy(&d->lock);
+	d->live = 0;
 }
 
 /* ---- allocation ---- */
@@ -783,7 +795,8 @@ int ik_iova_alloc(struct ik_iova_domain *d, ik_u64 npages, ik_u64 limit, unsigne
 	struct req q;
 	int err;
 
-	if (npages == 0 || npages - 1 > d->end_pfn - d->start_pfn || limit < d->start_pfn || !pfn)
+	if (!d || !pfn || npages == 0 || npages - 1 > d->end_pfn - d->start_pfn ||
+	    limit < d->start_pfn || (flags & ~(IK_IOVA_SIZE_ALIGNED | IK_IOVA_NO_FLUSH)))
 		return -EINVAL;
 	q.n = npages;
 	q.aligned = (flags & IK_IOVA_SIZE_ALIGNED) != 0;

@@ -1076,6 +1076,34 @@ START_TEST(test_init_rejects_bad_config)
 	ck_assert_int_eq(ik_iova_init(&d, &c), 0);
 	ik_iova_destroy(&d);
 	ck_assert_int_eq(fa.live, 0);
+	/* Issue #13 item 6: unknown flag bits and NULL are refused. */
+	c.flags = 0x2;
+	ck_assert_int_eq(ik_iova_init(&d, &c), -EINVAL);
+	c.flags = 0x80000000u;
+	ck_assert_int_eq(ik_iova_init(&d, &c), -EINVAL);
+	c.flags = 0;
+	ck_assert_int_eq(ik_iova_init(NULL, &c), -EINVAL);
+	ck_assert_int_eq(ik_iova_init(&d, NULL), -EINVAL);
+	ck_assert_int_eq(fa.live, 0);
+	/* Destroy is idempotent and takes NULL; a destroyed domain can be
+	 * initialised again. */
+	ck_assert_int_eq(ik_iova_init(&d, &c), 0);
+	ik_iova_destroy(&d);
+	ik_iova_destroy(&d);
+	ik_iova_destroy(NULL);
+	ck_assert_int_eq(ik_iova_init(&d, &c), 0);
+#ifdef IK_TEST_LIB_DEBUG
+	/* A debug library refuses to re-initialise a live domain (which would
+	 * leak its arrays and ranges) and changes nothing. */
+	uint64_t p;
+
+	ck_assert_int_eq(ik_iova_alloc(&d, 4, 100, 0, &p), 0);
+	ck_assert_int_eq(ik_iova_init(&d, &c), -EBUSY);
+	ck_assert_int_eq(ik_iova_free(&d, p), 0);
+	CHECK_OK(&d);
+#endif
+	ik_iova_destroy(&d);
+	ck_assert_int_eq(fa.live, 0);
 }
 END_TEST
 
@@ -1111,6 +1139,15 @@ START_TEST(test_alloc_errors_leave_domain_unchanged)
 	ck_assert_int_eq(ik_iova_alloc(&d, 1, 15, 0, &p), -EINVAL);	  /* limit < start */
 	ck_assert_int_eq(ik_iova_alloc_fast(&d, 0, 1023, &p), -EINVAL);
 	ck_assert_int_eq(ik_iova_alloc_fast(&d, 1, 15, &p), -EINVAL);
+	/* Issue #13 item 6: unknown flags, and NULL pfn also on a cache hit
+	 * (the cache holds 1-page ranges here; it crashed before). */
+	ck_assert_int_eq(ik_iova_alloc(&d, 1, 1023, 0x4, &p), -EINVAL);
+	ck_assert_int_eq(ik_iova_alloc(&d, 1, 1023, 0, NULL), -EINVAL);
+	ck_assert_int_eq(ik_iova_alloc(NULL, 1, 1023, 0, &p), -EINVAL);
+	ck_assert_int_eq(ik_iova_alloc_fast(&d, 1, 1023, NULL), -EINVAL);
+	ck_assert_int_eq(ik_iova_alloc_fast(&d, 64, 1023, NULL), -EINVAL);
+	ck_assert_int_eq(ik_iova_alloc_fast(NULL, 1, 1023, &p), -EINVAL);
+	ck_assert_int_eq(ik_iova_free_fast(NULL, 20, 1), -EINVAL);
 	/* fits the space, not the gaps */
 	ck_assert_int_eq(ik_iova_alloc(&d, 1008, 1023, IK_IOVA_NO_FLUSH, &p), -ENOSPC);
 	ck_assert_int_eq(ik_iova_alloc(&d, 600, 1023, IK_IOVA_NO_FLUSH | IK_IOVA_SIZE_ALIGNED, &p),

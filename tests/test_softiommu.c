@@ -973,6 +973,12 @@ START_TEST(flushq_flush_failure_keeps_entries)
 	ck_assert_int_eq(fa.live, 0);
 	ik_fault_alloc_disarm(&fa);
 	ck_assert_int_eq(ik_flushq_init(&fq, 2, 0, &ops, &fa.a), 0);
+#ifdef IK_TEST_LIB_DEBUG
+	/* Issue #13 item 6: re-initialising a live queue would leak its
+	 * entries; a debug library refuses it. */
+	ck_assert_int_eq(ik_flushq_init(&fq, 2, 0, &ops, &fa.a), -EBUSY);
+	ck_assert_int_eq(fa.live, 1);
+#endif
 	ck_assert_int_eq(ik_flushq_add(&fq, 0x1000, 0, NULL), -EINVAL);
 	ck_assert_int_eq(ik_flushq_add(&fq, ~0ull, 2, NULL), -EINVAL);
 	ck_assert_int_eq(ik_flushq_add(&fq, 0x1000, 0x1000, (void *)1), 0);

@@ -63,13 +63,21 @@ struct ik_flushq {
 	ik_u64 timeout_ns;
 	const struct ik_allocator *alloc;
 	ik_u64 adds, flushes, released, flush_errors;
+	ik_u64 live;	/* IK_FLUSHQ_LIVE between init and destroy */
 };
+
+/* What `live` holds while a queue is initialised (debug builds check it). */
+#define IK_FLUSHQ_LIVE 0x666c7573687121ull
 
 /*
  * ik_flushq_init - a queue of `capacity` entries (1..65536) that flushes when
  * full, or on an add when its oldest entry is older than `timeout_ns` (0:
  * only when full).  ops->flush and ops->release are required.
  * Errors: -EINVAL (NULL, capacity out of range, missing callback), -ENOMEM.
+ * Precondition: `fq` is not a live queue (initialised and not destroyed):
+ * re-initialising one would leak its entries.  Builds with IK_DEBUG detect
+ * it and return -EBUSY (changing nothing); release builds do not read `fq`
+ * before writing it, so it may be uninitialised memory.
  * O(1) plus one allocation of capacity entries.
  */
 IK_API int ik_flushq_init(struct ik_flushq *fq, ik_u32 capacity, ik_u64 timeout_ns,

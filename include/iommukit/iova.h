@@ -180,7 +180,11 @@ struct ik_iova_domain {
 	struct _ik_iova_cpu *rc_cpu;	 /* [class * rc_ncpus + cpu] */
 	struct _ik_iova_depot *rc_depot; /* [class] */
 	ik_u64 rc_mags;		/* magazines allocated (atomic) */
+	ik_u64 live;		/* IK_IOVA_LIVE between init and destroy */
 };
+
+/* What `live` holds while a domain is initialised (debug builds check it). */
+#define IK_IOVA_LIVE 0x69766f61646f6dull
 
 /* ---- lifetime ---- */
 
@@ -188,15 +192,22 @@ struct ik_iova_domain {
  * ik_iova_init - set up `d` over cfg's space.  Allocates the per-CPU and depot
  * arrays (IK_ENV_NR_CPUS() x classes cache lines); magazines are allocated
  * when first needed.
- * Errors: -EINVAL (granule not a power of two, start > end, more than 2^63
- * pfns, rcache bound not a power of two or above 2^20), -ENOMEM.
+ * Errors: -EINVAL (d or cfg NULL, granule not a power of two, start > end,
+ * more than 2^63 pfns, rcache bound not a power of two or above 2^20, unknown
+ * cfg->flags bits), -ENOMEM.
+ * Precondition: `d` is not a live domain (initialised and not destroyed):
+ * re-initialising one would leak its ranges and arrays.  Builds with
+ * IK_DEBUG detect it and return -EBUSY (changing nothing); release builds do
+ * not read `d` before writing it, so it may be uninitialised memory.
  * Cost: O(cpus x classes).  Calls the allocator.
  */
 IK_API int ik_iova_init(struct ik_iova_domain *d, const struct ik_iova_config *cfg);
 
 /*
  * ik_iova_destroy - free every node, magazine and array of `d`.  Every range
- * is forgotten.  O(n + cached).  No other call may run on `d`.
+ * is forgotten.  O(n + cached).  No other call may run on `d`.  NULL, or a
+ * domain already destroyed, is ignored; afterwards `d` may be initialised
+ * again.
  */
 IK_API void ik_iova_destroy(struct ik_iova_domain *d);
 
@@ -208,7 +219,8 @@ IK_API void ik_iova_destroy(struct ik_iova_domain *d);
  * pfn in *pfn.  flags: IK_IOVA_SIZE_ALIGNED, IK_IOVA_NO_FLUSH.  When the tree
  * has no fitting range and the rcaches may hold ranges, flushes every rcache
  * and tries once more (unless IK_IOVA_NO_FLUSH).
- * Errors: -EINVAL (npages 0 or more than the space, limit < start_pfn),
+ * Errors: -EINVAL (d or pfn NULL, npages 0 or more than the space, limit <
+ * start_pfn, unknown flags),
  * -ENOSPC (no fitting range), -ENOMEM (node allocation failed).
  * Cost: O(log n) tree steps, failing or not; plus a flush on -ENOSPC.
  * Calls the allocator at most once, under the tree lock (not at all when
@@ -348,6 +360,8 @@ IK_INLINE struct _ik_iova_cpu *_ik_iova_cpu_slot(struct ik_iova_domain *d, unsig
 IK_INLINE int ik_iova_alloc_fast(struct ik_iova_domain *d, ik_u64 npages, ik_u64 limit,
 				 ik_u64 *pfn)
 {
+	if (IK_UNLIKELY(!d || !pfn))
+		return -EINVAL;
 	if (npages - 1 < d->rc_max_pages) {
 		unsigned cls = (unsigned)IK_ILOG2_64_UP(npages);
 		struct _ik_iova_cpu *c = _ik_iova_cpu_slot(d, cls);
@@ -381,6 +395,8 @@ IK_INLINE int ik_iova_alloc_fast(struct ik_iova_domain *d, ik_u64 npages, ik_u64
  */
 IK_INLINE int ik_iova_free_fast(struct ik_iova_domain *d, ik_u64 pfn, ik_u64 npages)
 {
+	if (IK_UNLIKELY(!d))
+		return -EINVAL;
 	if (npages - 1 < d->rc_max_pages) {
 		struct _ik_iova_cpu *c = _ik_iova_cpu_slot(d, (unsigned)IK_ILOG2_64_UP(npages));
 		struct _ik_iova_mag *m;
