@@ -22,6 +22,9 @@
  * Synchronization: none needed; the functions are pure over caller memory.
  * Concurrent calls on disjoint arrays are safe; the caller serialises calls
  * that share an output array.
+ *
+ * Pointer arguments follow the rule of <iommukit/env.h> ("Conventions:
+ * pointer arguments").
  */
 #ifndef IOMMUKIT_BATCH_H
 #define IOMMUKIT_BATCH_H

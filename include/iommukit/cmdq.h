@@ -99,6 +99,9 @@
  *
  * Hosted-only assumptions: entries are stored little-endian, as both
  * architectures define them; a big-endian host must byte-swap in its fmt.
+ *
+ * Pointer arguments follow the rule of <iommukit/env.h> ("Conventions:
+ * pointer arguments").
  */
 #ifndef IOMMUKIT_CMDQ_H
 #define IOMMUKIT_CMDQ_H

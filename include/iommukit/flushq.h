@@ -25,6 +25,9 @@
  * run from any threads.  flush() and release() are called with that lock
  * held: they must not call back into the same queue.  Use one queue per CPU
  * (or per thread) when the lock would be contended.
+ *
+ * Pointer arguments follow the rule of <iommukit/env.h> ("Conventions:
+ * pointer arguments").
  */
 #ifndef IOMMUKIT_FLUSHQ_H
 #define IOMMUKIT_FLUSHQ_H

@@ -69,6 +69,9 @@
  * Errors are negative errno values; on error nothing changes, except that a
  * request that fails with -ENOSPC may first have flushed the rcaches (which
  * changes no allocation, only where free ranges are kept).
+ *
+ * Pointer arguments follow the rule of <iommukit/env.h> ("Conventions:
+ * pointer arguments").
  */
 #ifndef IOMMUKIT_IOVA_H
 #define IOMMUKIT_IOVA_H

@@ -79,6 +79,9 @@
  * ik_pgtable_hooks` (and the config's allocator for its own small
  * bookkeeping).  Hooks are called from the thread of the request, never with
  * an iommukit lock held; they must not call back into the same table set.
+ *
+ * Pointer arguments follow the rule of <iommukit/env.h> ("Conventions:
+ * pointer arguments").
  */
 #ifndef IOMMUKIT_PGTABLE_H
 #define IOMMUKIT_PGTABLE_H

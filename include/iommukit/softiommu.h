@@ -96,6 +96,9 @@
  * run outside it (the walker reads table memory that the driver may be
  * changing, as hardware does).  Callbacks (walker, phys_to_host) are called
  * without the lock held and may not call back into the same soft IOMMU.
+ *
+ * Pointer arguments follow the rule of <iommukit/env.h> ("Conventions:
+ * pointer arguments").
  */
 #ifndef IOMMUKIT_SOFTIOMMU_H
 #define IOMMUKIT_SOFTIOMMU_H

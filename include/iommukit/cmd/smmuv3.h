@@ -41,6 +41,9 @@
  *
  * Synchronization: every function here is pure (no shared state); call them
  * from any thread.
+ *
+ * Pointer arguments follow the rule of <iommukit/env.h> ("Conventions:
+ * pointer arguments").
  */
 #ifndef IOMMUKIT_CMD_SMMUV3_H
 #define IOMMUKIT_CMD_SMMUV3_H

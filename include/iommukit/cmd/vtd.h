@@ -29,6 +29,9 @@
  * for a range.
  *
  * Synchronization: pure functions; call them from any thread.
+ *
+ * Pointer arguments follow the rule of <iommukit/env.h> ("Conventions:
+ * pointer arguments").
  */
 #ifndef IOMMUKIT_CMD_VTD_H
 #define IOMMUKIT_CMD_VTD_H

@@ -21,6 +21,9 @@
  *
  * Synchronization: ik_lpae_get_regs() only reads the table set's immutable
  * geometry; it may run concurrently with anything but destroy.
+ *
+ * Pointer arguments follow the rule of <iommukit/env.h> ("Conventions:
+ * pointer arguments").
  */
 #ifndef IOMMUKIT_FMT_LPAE_H
 #define IOMMUKIT_FMT_LPAE_H

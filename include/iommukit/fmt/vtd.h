@@ -158,6 +158,9 @@
  * pure functions of their arguments; ik_vtd_get_regs() reads only a table
  * set's immutable geometry and root, so it may run concurrently with
  * anything but ik_pgtable_destroy().
+ *
+ * Pointer arguments follow the rule of <iommukit/env.h> ("Conventions:
+ * pointer arguments").
  */
 #ifndef IOMMUKIT_FMT_VTD_H
 #define IOMMUKIT_FMT_VTD_H
