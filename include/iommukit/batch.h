@@ -63,8 +63,9 @@ IK_API ik_size ik_pfn_runs(const ik_u64 *pfns, ik_size n, struct ik_pfn_run *run
  * ik_segs_from_runs - one segment per run: paddr = pfn << page_shift,
  * len = count << page_shift.  `segs` has room for `nruns` entries (it may be
  * the same memory as nothing else).  Returns nruns, or -EINVAL (as ik_s64)
- * when page_shift > 63 or a run's address or length overflows 64 bits, in
- * which case `segs` may hold partial output.  Cost: O(nruns).
+ * when runs or segs is NULL (nothing written), page_shift > 63 or a run's
+ * address or length overflows 64 bits, in which case `segs` may hold partial
+ * output.  Cost: O(nruns).
  */
 IK_API ik_s64 ik_segs_from_runs(const struct ik_pfn_run *runs, ik_size nruns,
 				unsigned page_shift, struct ik_seg *segs);
