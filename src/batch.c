@@ -6,6 +6,7 @@ ik_size ik_pfn_runs(const ik_u64 *pfns, ik_size n, struct ik_pfn_run *runs, ik_s
 {
 	ik_size i, nr = 0;
 
+	IK_ASSERT(pfns && runs);
 	for (i = 0; i < n; i++) {
 		if (i > 0 && pfns[i - 1] != IK_U64_MAX && pfns[i] == pfns[i - 1] + 1) {
 			if (nr <= max_runs)
@@ -27,7 +28,7 @@ ik_s64 ik_segs_from_runs(const struct ik_pfn_run *runs, ik_size nruns, unsigned 
 {
 	ik_size i;
 
-	if (page_shift > 63)
+	if (!runs || !segs || page_shift > 63)
 		return -EINVAL;
 	for (i = 0; i < nruns; i++) {
 		ik_u64 pfn = runs[i].pfn, cnt = runs[i].count;
@@ -48,6 +49,7 @@ ik_size ik_segs_coalesce(struct ik_seg *segs, ik_size n)
 {
 	ik_size i, out = 0;
 
+	IK_ASSERT(segs);
 	for (i = 0; i < n; i++) {
 		if (segs[i].len == 0)
 			continue;

@@ -109,11 +109,12 @@ static int smmu_check(const struct ik_smmu_cmd *c)
 
 IK_API int ik_smmu_cmd_encode(const struct ik_smmu_cmd *c, ik_u64 w[2])
 {
-	ik_u64 t[2] = { c->op, 0 };
+	ik_u64 t[2] = { 0, 0 };
 	int err;
 
-	if (!ik_smmu_cmd_name(c->op))
+	if (!c || !w || !ik_smmu_cmd_name(c->op))
 		return -EINVAL;
+	t[0] = c->op;
 	err = smmu_check(c);
 	if (!err)
 		err = _ik_codec_encode(smmu_fields, IK_ARRAY_SIZE(smmu_fields), c->op, c, t);
@@ -129,6 +130,8 @@ IK_API int ik_smmu_cmd_decode(const ik_u64 w[2], struct ik_smmu_cmd *c)
 	static const ik_u64 opmask[2] = { 0xff, 0 };
 	int err;
 
+	if (!w || !c)
+		return -EINVAL;
 	IK_ENV_MEMSET(c, 0, sizeof(*c));
 	c->op = (ik_u8)(w[0] & 0xff);
 	if (!ik_smmu_cmd_name(c->op))

@@ -78,11 +78,12 @@ static int vtd_check(const struct ik_vtd_desc *d)
 
 IK_API int ik_vtd_desc_encode(const struct ik_vtd_desc *d, ik_u64 *w, unsigned words)
 {
-	ik_u64 t[4] = { d->type, 0, 0, 0 };
+	ik_u64 t[4] = { 0, 0, 0, 0 };
 	int err;
 
-	if (words != 2 && words != 4)
+	if (!d || !w || (words != 2 && words != 4))
 		return -EINVAL;
+	t[0] = d->type;
 	if (!ik_vtd_desc_name(d->type))
 		return -EINVAL;
 	err = vtd_check(d);
@@ -100,6 +101,8 @@ IK_API int ik_vtd_desc_decode(const ik_u64 *w, unsigned words, struct ik_vtd_des
 	static const ik_u64 opmask[4] = { 0xf, 0, 0, 0 };
 	int err;
 
+	if (!w || !d)
+		return -EINVAL;
 	IK_ENV_MEMSET(d, 0, sizeof(*d));
 	if (words != 2 && words != 4)
 		return -EINVAL;
@@ -116,7 +119,7 @@ IK_API int ik_vtd_psi_mask(ik_u64 pfn, ik_u64 npages, unsigned max_am, ik_u64 *b
 	ik_u64 last;
 	unsigned a;
 
-	if (npages == 0 || pfn + npages < pfn || max_am > 63)
+	if (!base_pfn || !am || npages == 0 || pfn + npages < pfn || max_am > 63)
 		return -EINVAL;
 	last = pfn + npages - 1;
 	/* The block of 2^a pages holding pfn also holds last once the two

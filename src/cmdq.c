@@ -246,6 +246,7 @@ IK_API int ik_cmdq_poll_errors(struct ik_cmdq *q)
 {
 	ik_u32 cerror = 0;
 
+	IK_ASSERT(q);
 	(void)q->regs->read_cons(q->regs_ctx, &cerror);
 	return cerror ? handle_error(q) : 0;
 }
@@ -648,26 +649,31 @@ IK_API void ik_cmdq_destroy(struct ik_cmdq *q)
 
 IK_API void *ik_cmdq_ring(const struct ik_cmdq *q)
 {
+	IK_ASSERT(q);
 	return q->ring;
 }
 
 IK_API ik_u64 ik_cmdq_ring_dma(const struct ik_cmdq *q)
 {
+	IK_ASSERT(q);
 	return q->ring_dma;
 }
 
 IK_API ik_u32 ik_cmdq_entries(const struct ik_cmdq *q)
 {
+	IK_ASSERT(q);
 	return q->size;
 }
 
 IK_API ik_u32 ik_cmdq_capacity(const struct ik_cmdq *q)
 {
+	IK_ASSERT(q);
 	return q->cap;
 }
 
 IK_API void ik_cmdq_get_stats(const struct ik_cmdq *q, struct ik_cmdq_stats *st)
 {
+	IK_ASSERT(q && st);
 	st->doorbells = ik_load_relaxed(&q->doorbells);
 	st->errors = ik_load_relaxed(&q->errors);
 	st->retried = ik_load_relaxed(&q->retried);
@@ -679,6 +685,7 @@ IK_API void ik_cmdq_get_stats(const struct ik_cmdq *q, struct ik_cmdq_stats *st)
 
 IK_API void ik_cmdq_batch_init(struct ik_cmdq_batch *b, struct ik_cmdq *q)
 {
+	IK_ASSERT(b && q);
 	b->q = q;
 	b->n = 0;
 	b->own.status = 0;
@@ -710,6 +717,8 @@ static int batch_flush(struct ik_cmdq_batch *b, bool sync)
 
 IK_API int ik_cmdq_batch_add(struct ik_cmdq_batch *b, const void *cmd)
 {
+	if (IK_UNLIKELY(!b || !cmd))
+		return -EINVAL;
 	IK_ENV_MEMCPY((char *)b->ents + (ik_size)b->n * b->q->es, cmd, b->q->es);
 	if (++b->n < IK_CMDQ_BATCH_MAX)
 		return 0;
@@ -718,10 +727,13 @@ IK_API int ik_cmdq_batch_add(struct ik_cmdq_batch *b, const void *cmd)
 
 IK_API int ik_cmdq_batch_submit(struct ik_cmdq_batch *b)
 {
-	int err = batch_flush(b, true);
-	/* Written by the handler before the consumer passed our sync. */
-	int st = ik_atomic_load(&b->own.status, IK_MO_RELAXED);
+	int err, st;
 
+	if (!b)
+		return -EINVAL;
+	err = batch_flush(b, true);
+	/* Written by the handler before the consumer passed our sync. */
+	st = ik_atomic_load(&b->own.status, IK_MO_RELAXED);
 	b->own.status = 0;
 	b->own.started = false;
 	return st ? st : err;
@@ -785,22 +797,27 @@ IK_API void ik_cmdq_set_destroy(struct ik_cmdq_set *s)
 
 IK_API unsigned ik_cmdq_set_size(const struct ik_cmdq_set *s)
 {
+	IK_ASSERT(s);
 	return s->nr;
 }
 
 IK_API struct ik_cmdq *ik_cmdq_set_queue(struct ik_cmdq_set *s, unsigned i)
 {
+	IK_ASSERT(s);
 	return i < s->nr ? s->q[i] : NULL;
 }
 
 IK_API struct ik_cmdq *ik_cmdq_set_pick(struct ik_cmdq_set *s)
 {
+	IK_ASSERT(s);
 	return s->q[IK_ENV_CPU_ID() % s->nr];
 }
 
 IK_API int ik_cmdq_set_issue(struct ik_cmdq_set *s, const void *cmds, unsigned n,
 			     unsigned flags)
 {
+	if (!s)
+		return -EINVAL;
 	return ik_cmdq_issue(ik_cmdq_set_pick(s), cmds, n, flags);
 }
 
@@ -809,6 +826,8 @@ IK_API int ik_cmdq_set_sync_all(struct ik_cmdq_set *s)
 	ik_u32 idx[32];
 	int first = 0;
 
+	if (!s)
+		return -EINVAL;
 	/* Queue a sync on up to 32 queues, then wait for them: the queues drain
 	 * in parallel. */
 	for (unsigned base = 0; base < s->nr; base += 32) {

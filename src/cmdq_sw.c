@@ -63,6 +63,7 @@ IK_API int ik_cmdq_sw_init(struct ik_cmdq_sw *sw, const struct ik_cmdq_sw_config
 IK_API void ik_cmdq_sw_inject(struct ik_cmdq_sw *sw, ik_u64 after, ik_u32 cerror,
 			      unsigned times)
 {
+	IK_ASSERT(sw);
 	sw->inject_at = sw->consumed + after;
 	sw->inject_cerror = cerror;
 	sw->inject_times = times;
@@ -70,6 +71,7 @@ IK_API void ik_cmdq_sw_inject(struct ik_cmdq_sw *sw, ik_u64 after, ik_u32 cerror
 
 IK_API ik_u32 ik_cmdq_sw_error(const struct ik_cmdq_sw *sw)
 {
+	IK_ASSERT(sw);
 	return ik_load_acquire(&sw->cerror);
 }
 
@@ -103,10 +105,14 @@ static void sw_stop(struct ik_cmdq_sw *sw, ik_u32 cerror)
 
 IK_API int ik_cmdq_sw_consume(struct ik_cmdq_sw *sw, unsigned budget)
 {
-	const struct ik_cmdq_fmt *fmt = sw->cfg.fmt;
-	unsigned words = fmt->entry_size / 4, n = 0;
+	const struct ik_cmdq_fmt *fmt;
+	unsigned words, n = 0;
 	ik_u32 prod;
 
+	if (!sw)
+		return -EINVAL;
+	fmt = sw->cfg.fmt;
+	words = fmt->entry_size / 4;
 	/* E1 acquire: after an acknowledgement, the repaired entry. */
 	if (ik_load_acquire(&sw->cerror))
 		return -EAGAIN;

@@ -848,6 +848,8 @@ int ik_iova_free(struct ik_iova_domain *d, ik_u64 pfn)
 {
 	int err;
 
+	if (IK_UNLIKELY(!d))
+		return -EINVAL;
 	ik_lock(&d->lock);
 	err = _ik_iova_free_locked(d, pfn);
 	ik_unlock(&d->lock);
@@ -859,6 +861,8 @@ int ik_iova_find(struct ik_iova_domain *d, ik_u64 pfn, struct ik_iova_range *r)
 	node_t *next, *x;
 	int err = -ENOENT;
 
+	if (!d || !r)
+		return -EINVAL;
 	ik_lock(&d->lock);
 	x = floor_node(d, pfn, &next);
 	if (x && pfn <= hi_of(d, x, next)) {
@@ -876,6 +880,8 @@ int ik_iova_next(struct ik_iova_domain *d, ik_u64 from, struct ik_iova_range *r)
 	node_t *next, *x;
 	int err = -ENOENT;
 
+	if (!d || !r)
+		return -EINVAL;
 	ik_lock(&d->lock);
 	x = floor_node(d, from, &next);
 	if (!x || x->lo != from)
@@ -898,6 +904,8 @@ int ik_iova_for_each(struct ik_iova_domain *d,
 	struct ik_rb_node *rb, *nx;
 	int ret = 0;
 
+	if (!d || !fn)
+		return -EINVAL;
 	ik_lock(&d->lock);
 	for (rb = ik_rb_first(&d->root); rb; rb = nx) {
 		struct ik_iova_range r;
@@ -922,7 +930,7 @@ int ik_iova_largest_free(struct ik_iova_domain *d, ik_u64 limit, ik_u64 *pages)
 	const node_t *strad = NULL;
 	ik_u64 L, best = 0;
 
-	if (limit < d->start_pfn)
+	if (!d || !pages || limit < d->start_pfn)
 		return -EINVAL;
 	L = IK_MIN(limit, d->end_pfn);
 	ik_lock(&d->lock);
@@ -960,7 +968,7 @@ int ik_iova_reserve(struct ik_iova_domain *d, ik_u64 lo, ik_u64 hi)
 	node_t *x, *next, *first = NULL, *nn = NULL, *after;
 	ik_u64 qlo, qhi, ulo = lo, uhi = hi, xhi, nmerge = 0;
 
-	if (lo > hi || lo < d->start_pfn || hi > d->end_pfn)
+	if (!d || lo > hi || lo < d->start_pfn || hi > d->end_pfn)
 		return -EINVAL;
 	qlo = lo > d->start_pfn ? lo - 1 : lo;
 	qhi = hi < d->end_pfn ? hi + 1 : hi;
@@ -1043,6 +1051,7 @@ void ik_iova_stats(struct ik_iova_domain *d, struct ik_iova_stats *st)
 {
 	ik_u64 cr, cp, nodes;
 
+	IK_ASSERT(d && st);
 	IK_ENV_MEMSET(st, 0, sizeof(*st));
 	_ik_iova_rcache_count(d, &cr, &cp);
 	ik_lock(&d->lock);
@@ -1154,6 +1163,8 @@ int ik_iova_check(struct ik_iova_domain *d)
 {
 	int err;
 
+	if (!d)
+		return -EINVAL;
 	_ik_iova_rcache_lock_all(d);
 	ik_lock(&d->lock);
 	err = check_tree(d);

@@ -287,7 +287,7 @@ int ik_iova_flush_cpu(struct ik_iova_domain *d, unsigned cpu)
 {
 	unsigned cls;
 
-	if (cpu >= IK_ENV_NR_CPUS())
+	if (!d || cpu >= IK_ENV_NR_CPUS())
 		return -EINVAL;
 	if (cpu >= d->rc_ncpus)
 		return 0;
@@ -312,6 +312,7 @@ void ik_iova_flush_all(struct ik_iova_domain *d)
 {
 	unsigned cls, cpu;
 
+	IK_ASSERT(d);
 	if (!d->rc_classes)
 		return;
 	/* Cleared before any slot is visited: see the top comment. */
@@ -429,6 +430,8 @@ int ik_iova_for_each_cached(struct ik_iova_domain *d,
 	struct user_ctx u;
 	int r;
 
+	if (!d || !fn)
+		return -EINVAL;
 	u.fn = fn;
 	u.ctx = ctx;
 	_ik_iova_rcache_lock_all(d);

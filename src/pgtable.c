@@ -273,6 +273,7 @@ void ik_pgtable_drain_cache(struct ik_pgtable *pt)
 	struct _ik_pt_tbl *list[2], *t;
 	int i;
 
+	IK_ASSERT(pt);
 	ik_lock(&pt->cache_lock);
 	list[0] = pt->cache_leaf;
 	list[1] = pt->cache_upper;
@@ -296,7 +297,7 @@ int ik_pgtable_create(const struct ik_pgtable_cfg *cfg, struct ik_pgtable **out)
 	const struct _ik_pt_ops *o;
 	int ret;
 
-	if (!out)
+	if (!cfg || !out)
 		return -EINVAL;
 	*out = NULL;
 	ret = ik_pt_geometry_init(&g, cfg);
@@ -353,6 +354,7 @@ void ik_pgtable_destroy(struct ik_pgtable *pt)
 
 void ik_pgtable_get_info(const struct ik_pgtable *pt, struct ik_pgtable_info *info)
 {
+	IK_ASSERT(pt && info);
 	info->geom = pt->geom;
 	info->root_iommu = pt->root->iommu;
 	info->root_cpu = pt->root->cpu;
@@ -362,6 +364,7 @@ void ik_pgtable_get_stats(const struct ik_pgtable *pt, struct ik_pgtable_stats *
 {
 	struct ik_pgtable *p = (struct ik_pgtable *)(ik_uptr)pt;
 
+	IK_ASSERT(pt && st);
 	st->tables_alloc = ik_load_relaxed(&p->st_tables_alloc);
 	st->tables_freed = ik_load_relaxed(&p->st_tables_freed);
 	st->tables_live = ik_load_relaxed(&p->st_tables_live);
@@ -399,11 +402,12 @@ static bool pt_range_ok(ik_u64 start, ik_u64 len, ik_u32 bits)
 int ik_pgtable_map_pages(struct ik_pgtable *pt, ik_u64 iova, ik_u64 paddr, ik_u64 pgsize,
 			 ik_u64 pgcount, unsigned prot)
 {
-	const struct ik_pt_geometry *g = &pt->geom;
+	const struct ik_pt_geometry *g;
 	struct ik_seg seg;
 
-	if (_ik_pt_check_prot(prot))
+	if (!pt || _ik_pt_check_prot(prot))
 		return -EINVAL;
+	g = &pt->geom;
 	if (!IK_IS_POW2(pgsize) || !(g->pgsize_bitmap & pgsize) || pgcount == 0)
 		return -EINVAL;
 	if ((iova | paddr) & (pgsize - 1))
@@ -419,12 +423,14 @@ int ik_pgtable_map_pages(struct ik_pgtable *pt, ik_u64 iova, ik_u64 paddr, ik_u6
 
 int ik_pgtable_map(struct ik_pgtable *pt, ik_u64 iova, ik_u64 paddr, ik_u64 size, unsigned prot)
 {
-	const struct ik_pt_geometry *g = &pt->geom;
-	ik_u64 gmask = (1ull << g->lg2_granule) - 1;
+	const struct ik_pt_geometry *g;
+	ik_u64 gmask;
 	struct ik_seg seg;
 
-	if (_ik_pt_check_prot(prot))
+	if (!pt || _ik_pt_check_prot(prot))
 		return -EINVAL;
+	g = &pt->geom;
+	gmask = (1ull << g->lg2_granule) - 1;
 	if ((iova | paddr | size) & gmask)
 		return -EINVAL;
 	if (!pt_range_ok(iova, size, g->ias) || !pt_range_ok(paddr, size, g->oas))
@@ -437,14 +443,19 @@ int ik_pgtable_map(struct ik_pgtable *pt, ik_u64 iova, ik_u64 paddr, ik_u64 size
 int ik_pgtable_map_sg(struct ik_pgtable *pt, ik_u64 iova, const struct ik_seg *segs, ik_size n,
 		      unsigned prot, ik_u64 *mapped)
 {
-	const struct ik_pt_geometry *g = &pt->geom;
-	ik_u64 gmask = (1ull << g->lg2_granule) - 1, total = 0;
+	const struct ik_pt_geometry *g;
+	ik_u64 gmask, total = 0;
 	ik_size i;
 	int ret;
 
+	/* `mapped` reads 0 after any failure, these checks included. */
 	if (mapped)
 		*mapped = 0;
-	if (_ik_pt_check_prot(prot) || !segs || n == 0 || (iova & gmask))
+	if (!pt || !segs || _ik_pt_check_prot(prot) || n == 0)
+		return -EINVAL;
+	g = &pt->geom;
+	gmask = (1ull << g->lg2_granule) - 1;
+	if (iova & gmask)
 		return -EINVAL;
 	for (i = 0; i < n; i++) {
 		if ((segs[i].paddr | segs[i].len) & gmask)
@@ -465,10 +476,14 @@ int ik_pgtable_map_sg(struct ik_pgtable *pt, ik_u64 iova, const struct ik_seg *s
 
 ik_s64 ik_pgtable_unmap(struct ik_pgtable *pt, ik_u64 iova, ik_u64 size, struct ik_gather *gather)
 {
-	const struct ik_pt_geometry *g = &pt->geom;
-	ik_u64 gmask = (1ull << g->lg2_granule) - 1;
+	const struct ik_pt_geometry *g;
+	ik_u64 gmask;
 
-	if (!gather || ((iova | size) & gmask) || !pt_range_ok(iova, size, g->ias))
+	if (!pt || !gather)
+		return -EINVAL;
+	g = &pt->geom;
+	gmask = (1ull << g->lg2_granule) - 1;
+	if (((iova | size) & gmask) || !pt_range_ok(iova, size, g->ias))
 		return -EINVAL;
 	if (gather->tables && gather->pt != pt)
 		return -EINVAL;
@@ -493,13 +508,14 @@ int ik_pgtable_gather_sync(struct ik_pgtable *pt, struct ik_gather *gather)
 
 void ik_pgtable_flush_all(struct ik_pgtable *pt)
 {
+	IK_ASSERT(pt);
 	if (pt->hooks.flush_all)
 		pt->hooks.flush_all(pt->cfg.cookie);
 }
 
 int ik_pgtable_iova_to_phys(const struct ik_pgtable *pt, ik_u64 iova, ik_u64 *paddr, ik_u64 *pgsize)
 {
-	if (!paddr)
+	if (!pt || !paddr)
 		return -EINVAL;
 	if (pt->geom.ias < 64 && (iova >> pt->geom.ias))
 		return -EINVAL;
@@ -510,11 +526,14 @@ ik_s64 ik_pgtable_read_and_clear_dirty(struct ik_pgtable *pt, ik_u64 iova, ik_u6
 				       unsigned flags, ik_u64 *bitmap, unsigned lg2_page,
 				       struct ik_gather *gather)
 {
-	const struct ik_pt_geometry *g = &pt->geom;
+	const struct ik_pt_geometry *g;
 
+	if (!pt || !bitmap)
+		return -EINVAL;
+	g = &pt->geom;
 	if (!pt->ops->dirty || !(g->quirks & IK_PT_QUIRK_DIRTY))
 		return -EOPNOTSUPP;
-	if (!bitmap || flags & ~IK_DIRTY_NO_CLEAR || lg2_page < g->lg2_granule || lg2_page > 63)
+	if (flags & ~IK_DIRTY_NO_CLEAR || lg2_page < g->lg2_granule || lg2_page > 63)
 		return -EINVAL;
 	if (((iova | size) & ((1ull << lg2_page) - 1)) || !pt_range_ok(iova, size, g->ias))
 		return -EINVAL;
@@ -526,7 +545,7 @@ ik_s64 ik_pgtable_read_and_clear_dirty(struct ik_pgtable *pt, ik_u64 iova, ik_u6
 int ik_pgtable_dump(const struct ik_pgtable *pt, ik_u64 iova, ik_u64 size, ik_pt_range_fn fn,
 		    void *ctx)
 {
-	if (!fn || !pt_range_ok(iova, size, pt->geom.ias))
+	if (!pt || !fn || !pt_range_ok(iova, size, pt->geom.ias))
 		return -EINVAL;
 	return pt->ops->dump(pt, iova, size, fn, ctx);
 }
@@ -550,6 +569,7 @@ int ik_pt_walker_init(struct ik_pt_walker *w, const struct ik_pgtable_cfg *cfg, 
 
 void ik_pgtable_walker(const struct ik_pgtable *pt, struct ik_pt_walker *w)
 {
+	IK_ASSERT(pt && w);
 	w->geom = pt->geom;
 	w->root = pt->root->iommu;
 }
@@ -576,7 +596,7 @@ int ik_pt_walker_dump(const struct ik_pt_walker *w, const struct ik_pt_mem *mem,
 	ik_u64 a, end;
 	int ret;
 
-	if (!w || !fn || !pt_range_ok(iova, size, w->geom.ias))
+	if (!w || !mem || !fn || !pt_range_ok(iova, size, w->geom.ias))
 		return -EINVAL;
 	g = &w->geom;
 	a = iova;

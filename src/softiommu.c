@@ -64,7 +64,8 @@ struct ik_softiommu {
 
 IK_API void ik_softiommu_config_init(struct ik_softiommu_config *cfg)
 {
-	if (!cfg)
+	IK_ASSERT(cfg);
+	if (!cfg)	/* release builds: still a harmless no-op */
 		return;
 	IK_ENV_MEMSET(cfg, 0, sizeof(*cfg));
 	cfg->iotlb_entries = 512;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /* batch: pfn runs, segments from runs, coalescing (<iommukit/batch.h>). */
 #include <stdlib.h>
+#include <string.h>
 #include <iommukit/batch.h>
 #include "testlib.h"
 
@@ -119,6 +120,29 @@ START_TEST(segments_coalesce_and_reject_overflow)
 }
 END_TEST
 
+/*
+ * The pointer-argument rule of <iommukit/env.h>: ik_segs_from_runs, the one
+ * error-returning helper here, refuses a NULL runs or segs with -EINVAL and
+ * writes nothing.  (ik_pfn_runs and ik_segs_coalesce return counts: NULL is
+ * a precondition violation there, caught by IK_ASSERT in debug builds.)
+ */
+START_TEST(null_pointer_arguments_are_einval)
+{
+	struct ik_pfn_run r[2] = { { 1, 0, 2 }, { 9, 2, 1 } }, r0[2];
+	struct ik_seg out[2] = { { 0x77, 0x88 }, { 0x99, 0xaa } }, out0[2];
+
+	memcpy(r0, r, sizeof(r));
+	memcpy(out0, out, sizeof(out));
+	ck_assert_int_eq(ik_segs_from_runs(NULL, 2, 12, out), -EINVAL);
+	ck_assert_int_eq(ik_segs_from_runs(r, 2, 12, NULL), -EINVAL);
+	ck_assert(memcmp(r, r0, sizeof(r)) == 0);
+	ck_assert(memcmp(out, out0, sizeof(out)) == 0);
+	ck_assert_int_eq(ik_segs_from_runs(r, 2, 12, out), 2);
+	ck_assert(out[0].paddr == 0x1000 && out[0].len == 0x2000);
+	ck_assert(out[1].paddr == 0x9000 && out[1].len == 0x1000);
+}
+END_TEST
+
 Suite *ik_test_suite(void)
 {
 	Suite *s = suite_create("batch");
@@ -128,6 +152,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, pfn_runs_edge_cases);
 	tcase_add_test(tc, random_runs_match_brute_force);
 	tcase_add_test(tc, segments_coalesce_and_reject_overflow);
+	tcase_add_test(tc, null_pointer_arguments_are_einval);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1508,6 +1508,123 @@ START_TEST(stress_with_random_error_injection)
 }
 END_TEST
 
+/*
+ * The pointer-argument rule of <iommukit/env.h> for the queue, the software
+ * consumer and both command codecs: each error-returning call, given NULL in
+ * one pointer position at a time (everything else valid), answers -EINVAL,
+ * queues nothing, writes nothing and leaves the queue's counters alone.
+ * Optional arguments (issue_ex's cnt, cmds with n == 0) are not part of it.
+ */
+START_TEST(null_pointer_arguments_are_einval)
+{
+	struct ik_smmu_cmd sc = scmd(IK_SMMU_CMD_TLBI_NH_VA), sdec, sdec0, tout[4], tout0[4];
+	struct ik_vtd_desc vd = vdesc(IK_VTD_DESC_IOTLB), vdec, vdec0;
+	struct ik_cmdq_counters cnt, cnt0;
+	struct ik_cmdq_stats st0, st1;
+	struct ik_cmdq_sw_config swc;
+	struct ik_cmdq_sw sw2, sw20;
+	struct ik_cmdq_batch b, b0;
+	struct ik_cmdq_config c;
+	struct ik_cmdq *q = NULL;
+	struct ik_cmdq_set *set = (struct ik_cmdq_set *)0x1;
+	uint64_t w[4] = { 1, 2, 3, 4 }, cmd[2], base = 5;
+	unsigned am = 6;
+	struct rig r;
+	char mem[4096] __attribute__((aligned(64)));
+
+	/* the codecs */
+	sc.asid = 1;
+	sc.addr = 0x1000;
+	vd.g = IK_VTD_G_DOMAIN;
+	vd.did = 3;
+	memset(&sdec, 0x5a, sizeof(sdec));
+	memcpy(&sdec0, &sdec, sizeof(sdec));
+	memset(&vdec, 0x5a, sizeof(vdec));
+	memcpy(&vdec0, &vdec, sizeof(vdec));
+	memset(tout, 0x5a, sizeof(tout));
+	memcpy(tout0, tout, sizeof(tout));
+	ck_assert_int_eq(ik_smmu_cmd_encode(NULL, w), -EINVAL);
+	ck_assert_int_eq(ik_smmu_cmd_encode(&sc, NULL), -EINVAL);
+	ck_assert_int_eq(ik_smmu_cmd_decode(NULL, &sdec), -EINVAL);
+	ck_assert_int_eq(ik_smmu_cmd_decode(w, NULL), -EINVAL);
+	ck_assert_int_eq(ik_smmu_tlbi_range(NULL, 0x1000, 0x2000, 12, true, tout, 4), -EINVAL);
+	ck_assert_int_eq(ik_smmu_tlbi_range(&sc, 0x1000, 0x2000, 12, true, NULL, 4), -EINVAL);
+	ck_assert_int_eq(ik_vtd_desc_encode(NULL, w, 2), -EINVAL);
+	ck_assert_int_eq(ik_vtd_desc_encode(&vd, NULL, 2), -EINVAL);
+	ck_assert_int_eq(ik_vtd_desc_decode(NULL, 2, &vdec), -EINVAL);
+	ck_assert_int_eq(ik_vtd_desc_decode(w, 2, NULL), -EINVAL);
+	ck_assert_int_eq(ik_vtd_psi_mask(16, 4, 10, NULL, &am), -EINVAL);
+	ck_assert_int_eq(ik_vtd_psi_mask(16, 4, 10, &base, NULL), -EINVAL);
+	ck_assert(w[0] == 1 && w[1] == 2 && w[2] == 3 && w[3] == 4);
+	ck_assert(memcmp(&sdec, &sdec0, sizeof(sdec)) == 0);
+	ck_assert(memcmp(&vdec, &vdec0, sizeof(vdec)) == 0);
+	ck_assert(memcmp(tout, tout0, sizeof(tout)) == 0);
+	ck_assert(base == 5 && am == 6);
+
+	/* the queue: init/create write neither `mem` nor *out */
+	rig_init(&r, &ik_cmdq_fmt_smmuv3, 4, 0, 0);
+	c = r.cfg;
+	c.ring = NULL;
+	ck_assert_uint_le(ik_cmdq_memsize(&c), sizeof(mem));
+	memset(mem, 0x3c, sizeof(mem));
+	ck_assert_int_eq(ik_cmdq_init(NULL, sizeof(mem), &c, &q), -EINVAL);
+	ck_assert_int_eq(ik_cmdq_init(mem, sizeof(mem), NULL, &q), -EINVAL);
+	ck_assert_int_eq(ik_cmdq_init(mem, sizeof(mem), &c, NULL), -EINVAL);
+	for (size_t k = 0; k < sizeof(mem); k++)
+		IK_REQUIRE(mem[k] == 0x3c);
+	ck_assert_int_eq(ik_cmdq_create(NULL, &q), -EINVAL);
+	ck_assert_int_eq(ik_cmdq_create(&r.cfg, NULL), -EINVAL);
+	ck_assert_ptr_null(q);
+	ik_cmdq_destroy(NULL);
+
+	/* issuing, batches, sets */
+	mk_cmd(cmd, 0, 0);
+	memset(&cnt, 0x5a, sizeof(cnt));
+	memcpy(&cnt0, &cnt, sizeof(cnt));
+	ik_cmdq_get_stats(r.q, &st0);
+	ck_assert_int_eq(ik_cmdq_issue(NULL, cmd, 1, 0), -EINVAL);
+	ck_assert_int_eq(ik_cmdq_issue(r.q, NULL, 1, 0), -EINVAL);
+	ck_assert_int_eq(ik_cmdq_issue_ex(NULL, cmd, 1, 0, &cnt), -EINVAL);
+	ck_assert_int_eq(ik_cmdq_issue_ex(r.q, NULL, 1, 0, &cnt), -EINVAL);
+	ck_assert(memcmp(&cnt, &cnt0, sizeof(cnt)) == 0);
+	ck_assert_int_eq(ik_cmdq_sync(NULL), -EINVAL);
+	ik_cmdq_batch_init(&b, r.q);
+	memcpy(&b0, &b, sizeof(b));
+	ck_assert_int_eq(ik_cmdq_batch_add(NULL, cmd), -EINVAL);
+	ck_assert_int_eq(ik_cmdq_batch_add(&b, NULL), -EINVAL);
+	ck_assert_int_eq(ik_cmdq_batch_submit(NULL), -EINVAL);
+	ck_assert(memcmp(&b, &b0, sizeof(b)) == 0);
+	ck_assert_int_eq(ik_cmdq_set_create(1, NULL, &set), -EINVAL);
+	ck_assert_int_eq(ik_cmdq_set_create(1, &r.cfg, NULL), -EINVAL);
+	ck_assert_ptr_eq(set, (struct ik_cmdq_set *)0x1);
+	ck_assert_int_eq(ik_cmdq_set_issue(NULL, cmd, 1, 0), -EINVAL);
+	ck_assert_int_eq(ik_cmdq_set_sync_all(NULL), -EINVAL);
+	ik_cmdq_set_destroy(NULL);
+
+	/* the software consumer */
+	memset(&swc, 0, sizeof(swc));
+	swc.fmt = &ik_cmdq_fmt_smmuv3;
+	swc.log2_entries = 4;
+	swc.ring = r.ring;
+	memset(&sw2, 0x5a, sizeof(sw2));
+	memcpy(&sw20, &sw2, sizeof(sw2));
+	ck_assert_int_eq(ik_cmdq_sw_init(NULL, &swc), -EINVAL);
+	ck_assert_int_eq(ik_cmdq_sw_init(&sw2, NULL), -EINVAL);
+	ck_assert(memcmp(&sw2, &sw20, sizeof(sw2)) == 0);
+	ck_assert_int_eq(ik_cmdq_sw_consume(NULL, 100), -EINVAL);
+
+	/* nothing was queued, published or counted */
+	ik_cmdq_get_stats(r.q, &st1);
+	ck_assert(memcmp(&st0, &st1, sizeof(st0)) == 0);
+	ck_assert_int_eq(ik_cmdq_sw_consume(&r.sw, 100), 0);
+	ck_assert_uint_eq(r.seen, 0);
+	rig_start(&r);
+	ck_assert_int_eq(ik_cmdq_batch_submit(&b), 0); /* the batch still works */
+	rig_stop(&r);
+	rig_fini(&r);
+}
+END_TEST
+
 Suite *ik_test_suite(void)
 {
 	Suite *s = suite_create("cmdq");
@@ -1541,6 +1658,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(q, counters_doorbell_hook_and_batch_timeout);
 	tcase_add_test(q, sw_consumer_config_and_external_completion_write);
 	tcase_add_test(q, sw_consumer_status_address_anywhere_in_64_bits);
+	tcase_add_test(q, null_pointer_arguments_are_einval);
 	tcase_set_timeout(q, 120);
 	suite_add_tcase(s, q);
 

@@ -2285,6 +2285,81 @@ START_TEST(test_kept_node_op_by_op_matches_model)
 }
 END_TEST
 
+/*
+ * The pointer-argument rule of <iommukit/env.h>: each error-returning call,
+ * given NULL in one pointer position at a time (everything else valid),
+ * answers -EINVAL and leaves the domain, its caches and the caller's other
+ * arguments as they were; callbacks are not called.
+ */
+static int count_range_calls(void *ctx, const struct ik_iova_range *r)
+{
+	(void)r;
+	++*(int *)ctx;
+	return 0;
+}
+
+static int count_cached_calls(void *ctx, ik_u64 pfn, ik_u64 pages)
+{
+	(void)pfn;
+	(void)pages;
+	++*(int *)ctx;
+	return 0;
+}
+
+START_TEST(null_pointer_arguments_are_einval)
+{
+	struct ik_iova_domain d, raw, raw0;
+	struct ik_iova_config c;
+	struct ik_iova_range r = { 11, 22, true };
+	uint64_t p = 77, pages = 88, q;
+	int calls = 0;
+	struct snap s0;
+
+	pin_cpu0();
+	/* init: `d` is not written when cfg is NULL */
+	cfg_init(&c, 0, 100);
+	memset(&raw, 0x5a, sizeof(raw));
+	memcpy(&raw0, &raw, sizeof(raw));
+	ck_assert_int_eq(ik_iova_init(NULL, &c), -EINVAL);
+	ck_assert_int_eq(ik_iova_init(&raw, NULL), -EINVAL);
+	ck_assert(memcmp(&raw, &raw0, sizeof(raw)) == 0);
+	ik_iova_destroy(NULL);
+
+	busy_domain(&d, NULL);
+	ck_assert_int_eq(ik_iova_alloc(&d, 1, 1023, 0, &q), 0);
+	s0 = snapshot(&d);
+	ck_assert_int_eq(ik_iova_alloc(NULL, 1, 1023, 0, &p), -EINVAL);
+	ck_assert_int_eq(ik_iova_alloc(&d, 1, 1023, 0, NULL), -EINVAL);
+	ck_assert_int_eq(ik_iova_alloc_fast(NULL, 1, 1023, &p), -EINVAL);
+	ck_assert_int_eq(ik_iova_alloc_fast(&d, 1, 1023, NULL), -EINVAL);
+	ck_assert_int_eq(ik_iova_free(NULL, q), -EINVAL);
+	ck_assert_int_eq(ik_iova_free_fast(NULL, q, 1), -EINVAL);
+	ck_assert_int_eq(ik_iova_reserve(NULL, 40, 41), -EINVAL);
+	ck_assert_int_eq(ik_iova_find(NULL, q, &r), -EINVAL);
+	ck_assert_int_eq(ik_iova_find(&d, q, NULL), -EINVAL);
+	ck_assert_int_eq(ik_iova_next(NULL, 16, &r), -EINVAL);
+	ck_assert_int_eq(ik_iova_next(&d, 16, NULL), -EINVAL);
+	ck_assert_int_eq(ik_iova_for_each(NULL, count_range_calls, &calls), -EINVAL);
+	ck_assert_int_eq(ik_iova_for_each(&d, NULL, &calls), -EINVAL);
+	ck_assert_int_eq(ik_iova_largest_free(NULL, 1023, &pages), -EINVAL);
+	ck_assert_int_eq(ik_iova_largest_free(&d, 1023, NULL), -EINVAL);
+	ck_assert_int_eq(ik_iova_check(NULL), -EINVAL);
+	ck_assert_int_eq(ik_iova_flush_cpu(NULL, 0), -EINVAL);
+	ck_assert_int_eq(ik_iova_for_each_cached(NULL, count_cached_calls, &calls), -EINVAL);
+	ck_assert_int_eq(ik_iova_for_each_cached(&d, NULL, &calls), -EINVAL);
+	/* nothing written, nothing called, nothing changed */
+	ck_assert_uint_eq(p, 77);
+	ck_assert_uint_eq(pages, 88);
+	ck_assert(r.lo == 11 && r.hi == 22 && r.reserved);
+	ck_assert_int_eq(calls, 0);
+	SNAP_EQ(snapshot(&d), s0);
+	ck_assert_int_eq(ik_iova_find(&d, q, &r), 0);
+	ck_assert(r.lo == q && r.hi == q && !r.reserved);
+	CHECK_OK(&d);
+	ik_iova_destroy(&d);
+}
+END_TEST
+
 Suite *ik_test_suite(void)
 {
 	Suite *s = suite_create("iova");
@@ -2310,6 +2385,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, test_reserve_errors_leave_domain_unchanged);
 	tcase_add_test(tc, test_failed_reserve_keeps_the_kept_node);
 	tcase_add_test(tc, test_allocation_failure_at_every_point_of_a_sequence);
+	tcase_add_test(tc, null_pointer_arguments_are_einval);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("rcache");
 	tcase_set_timeout(tc, 120);

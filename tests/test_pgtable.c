@@ -2015,6 +2015,118 @@ START_TEST(gather_sync_refuses_another_table_sets_pages)
 }
 END_TEST
 
+/*
+ * The pointer-argument rule of <iommukit/env.h> for the generic engine, the
+ * walker and the LPAE register helpers: each error-returning call, given
+ * NULL in one pointer position at a time (everything else valid), answers
+ * -EINVAL with the table set (th_digest), its hooks, its memory and the
+ * caller's other arguments untouched and no callback called.  Optional
+ * arguments (map_sg's mapped, iova_to_phys's pgsize, the gathers of
+ * read_and_clear_dirty and gather_sync's pt) are not part of it.
+ */
+static int count_dump_calls(void *ctx, const struct ik_pt_range *r)
+{
+	(void)r;
+	++*(int *)ctx;
+	return 0;
+}
+
+START_TEST(null_pointer_arguments_are_einval)
+{
+	struct th *h = th_new_cfg(&fmt_cases[1], false, 0); /* a dirty-tracking LPAE s1 */
+	uint64_t base = BASE(h), g = G(h), d0, pa = 5, pgsz = 6, mapped = 7, bm[2] = { 0, 0 };
+	struct ik_pgtable *pt = (struct ik_pgtable *)0x1;
+	struct ik_pt_geometry geo, geo0;
+	struct ik_pt_walker w, w2, w20;
+	struct ik_pt_walk_result res, res0;
+	struct ik_lpae_regs regs;
+	struct ik_gather ga, ga0;
+	struct ik_pt_mem mem;
+	struct ik_seg seg = { 0x200000, 0 };
+	int calls = 0;
+	long live, allocs;
+
+	ck_assert(h->cfg.quirks & IK_PT_QUIRK_DIRTY);
+	seg.len = g;
+	ck_assert_int_eq(ik_pgtable_map(h->pt, base, 0x100000, g, PROT_RW), 0);
+	ck_assert_int_eq(ik_lpae_get_regs(h->pt, &regs), 0);
+	ik_pgtable_walker(h->pt, &w);
+	th_mem(h, &mem, false);
+	ik_pgtable_drain_cache(h->pt);
+	d0 = th_digest(h);
+	live = h->fa.live;
+	allocs = h->allocs;
+	th_reset_counts(h);
+	memset(&geo, 0x5a, sizeof(geo));
+	memcpy(&geo0, &geo, sizeof(geo));
+	memset(&w2, 0x5a, sizeof(w2));
+	memcpy(&w20, &w2, sizeof(w2));
+	memset(&res, 0x5a, sizeof(res));
+	memcpy(&res0, &res, sizeof(res));
+	ik_gather_init(&ga);
+	memcpy(&ga0, &ga, sizeof(ga));
+
+	/* configs and creation */
+	ck_assert_int_eq(ik_pt_geometry_init(NULL, &h->cfg), -EINVAL);
+	ck_assert_int_eq(ik_pt_geometry_init(&geo, NULL), -EINVAL);
+	ck_assert_int_eq(ik_pgtable_create(NULL, &pt), -EINVAL);
+	ck_assert_int_eq(ik_pgtable_create(&h->cfg, NULL), -EINVAL);
+	ck_assert_ptr_eq(pt, (struct ik_pgtable *)0x1);
+	ik_pgtable_destroy(NULL);
+	/* mapping, unmapping, lookups */
+	ck_assert_int_eq(ik_pgtable_map_pages(NULL, base + g, 0x200000, g, 1, PROT_RW), -EINVAL);
+	ck_assert_int_eq(ik_pgtable_map(NULL, base + g, 0x200000, g, PROT_RW), -EINVAL);
+	ck_assert_int_eq(ik_pgtable_map_sg(NULL, base + g, &seg, 1, PROT_RW, &mapped), -EINVAL);
+	ck_assert_uint_eq(mapped, 0); /* documented: 0 after any failure */
+	mapped = 7;
+	ck_assert_int_eq(ik_pgtable_map_sg(h->pt, base + g, NULL, 1, PROT_RW, &mapped), -EINVAL);
+	ck_assert_uint_eq(mapped, 0);
+	ck_assert_int_eq(ik_pgtable_unmap(NULL, base, g, &ga), -EINVAL);
+	ck_assert_int_eq(ik_pgtable_unmap(h->pt, base, g, NULL), -EINVAL);
+	ck_assert_int_eq(ik_pgtable_gather_sync(h->pt, NULL), -EINVAL);
+	ck_assert_int_eq(ik_pgtable_iova_to_phys(NULL, base, &pa, &pgsz), -EINVAL);
+	ck_assert_int_eq(ik_pgtable_iova_to_phys(h->pt, base, NULL, &pgsz), -EINVAL);
+	ck_assert_int_eq(ik_pgtable_read_and_clear_dirty(NULL, base, g, 0, bm, h->g.lg2_granule,
+							 &ga), -EINVAL);
+	ck_assert_int_eq(ik_pgtable_read_and_clear_dirty(h->pt, base, g, 0, NULL, h->g.lg2_granule,
+							 &ga), -EINVAL);
+	ck_assert_int_eq(ik_pgtable_dump(NULL, base, g, count_dump_calls, &calls), -EINVAL);
+	ck_assert_int_eq(ik_pgtable_dump(h->pt, base, g, NULL, &calls), -EINVAL);
+	/* the walker */
+	ck_assert_int_eq(ik_pt_walker_init(NULL, &h->cfg, w.root), -EINVAL);
+	ck_assert_int_eq(ik_pt_walker_init(&w2, NULL, w.root), -EINVAL);
+	ck_assert_int_eq(ik_pt_walk(NULL, &mem, base, IK_ACCESS_READ, &res), -EINVAL);
+	ck_assert_int_eq(ik_pt_walk(&w, NULL, base, IK_ACCESS_READ, &res), -EINVAL);
+	ck_assert_int_eq(ik_pt_walk(&w, &mem, base, IK_ACCESS_READ, NULL), -EINVAL);
+	ck_assert_int_eq(ik_pt_walker_dump(NULL, &mem, base, g, count_dump_calls, &calls), -EINVAL);
+	ck_assert_int_eq(ik_pt_walker_dump(&w, NULL, base, g, count_dump_calls, &calls), -EINVAL);
+	ck_assert_int_eq(ik_pt_walker_dump(&w, &mem, base, g, NULL, &calls), -EINVAL);
+	/* LPAE registers */
+	ck_assert_int_eq(ik_lpae_get_regs(NULL, &regs), -EINVAL);
+	ck_assert_int_eq(ik_lpae_get_regs(h->pt, NULL), -EINVAL);
+	ck_assert_int_eq(ik_lpae_walker_from_regs(NULL, 1, regs.tcr, regs.ttbr, 0), -EINVAL);
+
+	/* nothing changed, nothing written, no hook or callback called */
+	ck_assert(memcmp(&geo, &geo0, sizeof(geo)) == 0);
+	ck_assert(memcmp(&w2, &w20, sizeof(w2)) == 0);
+	ck_assert(memcmp(&res, &res0, sizeof(res)) == 0);
+	ck_assert(memcmp(&ga, &ga0, sizeof(ga)) == 0);
+	ck_assert(pa == 5 && pgsz == 6 && bm[0] == 0 && bm[1] == 0);
+	ck_assert_int_eq(calls, 0);
+	ck_assert_int_eq(h->allocs, allocs);
+	ck_assert_int_eq(h->cleans, 0);
+	ck_assert_int_eq(h->sync_maps, 0);
+	ck_assert_int_eq(h->gather_adds, 0);
+	ck_assert_int_eq(h->iotlb_syncs, 0);
+	ck_assert_int_eq(h->flush_walks, 0);
+	ck_assert_int_eq(h->fa.live, live);
+	ck_assert(th_digest(h) == d0);
+	ck_assert_int_eq(ik_pgtable_iova_to_phys(h->pt, base, &pa, &pgsz), 0);
+	ck_assert_uint_eq(pa, 0x100000);
+	th_destroy(h);
+}
+END_TEST
+
 Suite *ik_test_suite(void)
 {
 	Suite *s = suite_create("pgtable");
@@ -2044,6 +2156,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(fmt, default_hooks_work);
 	tcase_add_test(fmt, gather_names_the_unmapped_range_for_every_geometry);
 	tcase_add_test(fmt, default_allocator_refuses_tables_beyond_oas);
+	tcase_add_test(fmt, null_pointer_arguments_are_einval);
 	suite_add_tcase(s, fmt);
 	return s;
 }

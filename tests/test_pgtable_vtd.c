@@ -1095,6 +1095,66 @@ START_TEST(noncoherent_cleans_one_run_per_table_page_in_both_schemes)
 }
 END_TEST
 
+/*
+ * The pointer-argument rule of <iommukit/env.h> for the VT-d helpers: each
+ * one, given NULL in one pointer position at a time (everything else valid),
+ * answers -EINVAL and writes nothing; the table set it is asked about is
+ * left as it was (same mapping, same entries, no hook called).
+ */
+START_TEST(null_pointer_arguments_are_einval)
+{
+	struct tenv e = { 0 };
+	struct ik_pgtable *pt = mkpt(IK_PT_VTD_SL, 48, 48, 0, 0, false, &e);
+	struct ik_pgtable_cfg c, c0;
+	struct ik_vtd_caps caps;
+	struct ik_vtd_regs r, r0;
+	struct ik_pt_walker w, w0;
+	struct ik_pgtable_stats st0, st1;
+	uint64_t *leaf, leaf0, pa = 0;
+
+	ck_assert_int_eq(ik_pgtable_map(pt, 0x40000000, 0x80000000, SZ_4K, RW), 0);
+	ck_assert_int_eq(ik_vtd_get_regs(pt, 9, &r), 0);
+	leaf = raw_entry(pt, 0x40000000, 0);
+	ck_assert_ptr_nonnull(leaf);
+	leaf0 = *leaf;
+	ik_pgtable_get_stats(pt, &st0);
+	reset_counts(&e);
+	memset(&caps, 0, sizeof(caps));
+	caps.cap = CAP_SAGAW(0x4) | CAP_MGAW(48);
+	caps.haw = 48;
+	memset(&c, 0x5a, sizeof(c));
+	memcpy(&c0, &c, sizeof(c));
+	memset(&w, 0x5a, sizeof(w));
+	memcpy(&w0, &w, sizeof(w));
+	memcpy(&r0, &r, sizeof(r));
+
+	ck_assert_int_eq(ik_vtd_cfg_init(NULL, IK_PT_VTD_SL, &caps, 48, 0), -EINVAL);
+	ck_assert_int_eq(ik_vtd_cfg_init(&c, IK_PT_VTD_SL, NULL, 48, 0), -EINVAL);
+	ck_assert_int_eq(ik_vtd_get_regs(NULL, 9, &r), -EINVAL);
+	ck_assert_int_eq(ik_vtd_get_regs(pt, 9, NULL), -EINVAL);
+	ck_assert_int_eq(ik_vtd_walker_from_context(NULL, r.context, 0, 48), -EINVAL);
+	ck_assert_int_eq(ik_vtd_walker_from_context(&w, NULL, 0, 48), -EINVAL);
+	ck_assert_int_eq(ik_vtd_walker_from_pasid(NULL, r.pasid, 0, 48), -EINVAL);
+	ck_assert_int_eq(ik_vtd_walker_from_pasid(&w, NULL, 0, 48), -EINVAL);
+
+	ck_assert(memcmp(&c, &c0, sizeof(c)) == 0);
+	ck_assert(memcmp(&w, &w0, sizeof(w)) == 0);
+	ck_assert(memcmp(&r, &r0, sizeof(r)) == 0);
+	ck_assert_uint_eq(*leaf, leaf0);
+	ik_pgtable_get_stats(pt, &st1);
+	ck_assert(memcmp(&st0, &st1, sizeof(st0)) == 0);
+	ck_assert(e.cleans == 0 && e.syncs == 0);
+	ck_assert_int_eq(ik_pgtable_iova_to_phys(pt, 0x40000000, &pa, NULL), 0);
+	ck_assert_uint_eq(pa, 0x80000000);
+	/* the same values with nothing NULL do work */
+	ck_assert_int_eq(ik_vtd_cfg_init(&c, IK_PT_VTD_SL, &caps, 48, 0), 0);
+	ck_assert_int_eq(ik_vtd_walker_from_context(&w, r.context, 0, 48), 0);
+	ck_assert_int_eq(ik_vtd_walker_from_pasid(&w, r.pasid, 0, 48), 0);
+	ik_pgtable_destroy(pt);
+	ck_assert_int_eq(e.allocs, e.frees);
+}
+END_TEST
+
 Suite *ik_test_suite(void)
 {
 	Suite *s = suite_create("pgtable-vtd");
@@ -1116,6 +1176,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, sl_dirty_tracking_uses_the_d_bit_under_ssads);
 	tcase_add_test(tc, fl_presets_a_and_d_so_the_unit_never_updates_entries);
 	tcase_add_test(tc, noncoherent_cleans_one_run_per_table_page_in_both_schemes);
+	tcase_add_test(tc, null_pointer_arguments_are_einval);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1893,6 +1893,148 @@ START_TEST(deferred_flush_frees_iova_only_after_the_sync)
 }
 END_TEST
 
+/*
+ * The pointer-argument rule of <iommukit/env.h> for the soft IOMMU, its
+ * command-queue front end and the flush queue: each error-returning call,
+ * given NULL in one pointer position at a time (everything else valid),
+ * answers -EINVAL, writes nothing, calls no hook and changes no cache,
+ * queue, history or counter.  Destroy functions take NULL.  Optional
+ * arguments (translate's out, attach_pt's mem, buffers with len 0, the
+ * history array with max 0) are not part of it.
+ */
+START_TEST(null_pointer_arguments_are_einval)
+{
+	struct ik_softiommu *s = mk(64, 4, 0), *s2 = (struct ik_softiommu *)0x1;
+	struct ik_softiommu_config cfg;
+	struct fake f;
+	struct ik_softiommu_walker fw;
+	struct ik_pt_walker pw;
+	struct ik_softiommu_cmd cmd = { IK_SOFTIOMMU_OP_INV_ALL, 0, 0, 0, false };
+	struct ik_smmu_cmd sc;
+	struct ik_vtd_desc vd;
+	struct ik_softiommu_xlate x, x0;
+	struct ik_softiommu_fault fl, fl0;
+	struct ik_softiommu_stale stl, stl0;
+	struct ik_softiommu_event ev[4], ev0[4];
+	struct ik_softiommu_stats st0, st1, sts, sts0;
+	struct ik_softiommu_cq cq, cq2, cq20, *cqs[1] = { &cq };
+	struct ik_softiommu_cq_config cc;
+	struct fq_ctx c;
+	struct ik_flushq_ops ops = { fq_flush, fq_release, &c };
+	struct ik_flushq fq, fq2, fq20;
+	unsigned char buf[16], buf0[16];
+	void *ring = xmemalign(64, 16u << 6);
+	int stop = 1;
+
+	ik_softiommu_config_init(&cfg);
+	fake_init(&f);
+	fw = fake_walker(&f, false);
+	memset(&pw, 0, sizeof(pw));
+	pw.geom.fmt = IK_PT_LPAE_S1;
+	pw.geom.nlevels = 4;
+	memset(&sc, 0, sizeof(sc));
+	sc.op = IK_SMMU_CMD_TLBI_NH_ALL;
+	memset(&vd, 0, sizeof(vd));
+	vd.type = IK_VTD_DESC_IOTLB;
+	vd.g = IK_VTD_G_GLOBAL;
+	memset(&cc, 0, sizeof(cc));
+	cc.fmt = &ik_cmdq_fmt_smmuv3;
+	cc.log2_entries = 6;
+	cc.ring = ring;
+	ck_assert_int_eq(ik_softiommu_cq_init(&cq, s, &cc), 0);
+	memset(&x, 0x5a, sizeof(x));
+	memcpy(&x0, &x, sizeof(x));
+	memset(&fl, 0x5a, sizeof(fl));
+	memcpy(&fl0, &fl, sizeof(fl));
+	memset(&stl, 0x5a, sizeof(stl));
+	memcpy(&stl0, &stl, sizeof(stl));
+	memset(ev, 0x5a, sizeof(ev));
+	memcpy(ev0, ev, sizeof(ev));
+	memset(&sts, 0x5a, sizeof(sts));
+	memcpy(&sts0, &sts, sizeof(sts));
+	memset(&cq2, 0x5a, sizeof(cq2));
+	memcpy(&cq20, &cq2, sizeof(cq2));
+	memset(buf, 0x5a, sizeof(buf));
+	memcpy(buf0, buf, sizeof(buf));
+	st0 = stats(s);
+
+	/* lifetime and streams */
+	ck_assert_int_eq(ik_softiommu_create(NULL, &s2), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_create(&cfg, NULL), -EINVAL);
+	ck_assert_ptr_eq(s2, (struct ik_softiommu *)0x1);
+	ik_softiommu_destroy(NULL);
+	ck_assert_int_eq(ik_softiommu_attach(NULL, 0, 5, &fw), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_attach(s, 0, 5, NULL), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_attach_pt(NULL, 0, 5, &pw, NULL), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_attach_pt(s, 0, 5, NULL, NULL), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_detach(NULL, 0), -EINVAL);
+	/* device accesses */
+	ck_assert_int_eq(ik_softiommu_translate(NULL, 0, 0x1000, IK_SOFTIOMMU_READ, &x), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_dma_read(NULL, 0, 0x1000, buf, sizeof(buf)), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_dma_read(s, 0, 0x1000, NULL, sizeof(buf)), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_dma_write(NULL, 0, 0x1000, buf, sizeof(buf)), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_dma_write(s, 0, 0x1000, NULL, sizeof(buf)), -EINVAL);
+	/* commands, notes, flags */
+	ck_assert_int_eq(ik_softiommu_exec(NULL, &cmd), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_exec(s, NULL), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_exec_smmu(NULL, &sc), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_exec_smmu(s, NULL), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_exec_vtd(NULL, &vd), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_exec_vtd(s, NULL), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_note(NULL, IK_SOFTIOMMU_EV_MAP, 5, 0, 0x1000), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_set_flags(NULL, 0), -EINVAL);
+	/* queues and counters */
+	ck_assert_int_eq(ik_softiommu_fault_pop(NULL, &fl), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_fault_pop(s, NULL), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_stale_pop(NULL, &stl), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_stale_pop(s, NULL), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_history(NULL, ev, 4), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_history(s, NULL, 4), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_stats(NULL, &sts), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_stats(s, NULL), -EINVAL);
+	/* the command-queue front end */
+	ck_assert_int_eq(ik_softiommu_cq_init(NULL, s, &cc), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_cq_init(&cq2, NULL, &cc), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_cq_init(&cq2, s, NULL), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_cq_poll(NULL, 1), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_cq_run(NULL, 1, &stop), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_cq_run(cqs, 1, NULL), -EINVAL);
+	/* the flush queue */
+	memset(&c, 0, sizeof(c));
+	memset(&fq2, 0x5a, sizeof(fq2));
+	memcpy(&fq20, &fq2, sizeof(fq2));
+	ck_assert_int_eq(ik_flushq_init(NULL, 4, 0, &ops, NULL), -EINVAL);
+	ck_assert_int_eq(ik_flushq_init(&fq2, 4, 0, NULL, NULL), -EINVAL);
+	ck_assert(memcmp(&fq2, &fq20, sizeof(fq2)) == 0);
+	ck_assert_int_eq(ik_flushq_init(&fq, 4, 0, &ops, NULL), 0);
+	ck_assert_int_eq(ik_flushq_add(&fq, 0x1000, 0x1000, (void *)(uintptr_t)1), 0);
+	ck_assert_int_eq(ik_flushq_add(NULL, 0x2000, 0x1000, (void *)(uintptr_t)2), -EINVAL);
+	ck_assert_int_eq(ik_flushq_flush(NULL), -EINVAL);
+	ck_assert_int_eq(ik_flushq_destroy(NULL), 0); /* teardown takes NULL */
+	ck_assert_uint_eq(ik_flushq_pending(&fq), 1);
+	ck_assert(c.flushes == 0 && c.nreleased == 0);
+	ck_assert_int_eq(ik_flushq_destroy(&fq), 0);
+	ck_assert(c.flushes == 1 && c.nreleased == 1);
+
+	/* nothing written, nothing changed */
+	ck_assert(memcmp(&x, &x0, sizeof(x)) == 0);
+	ck_assert(memcmp(&fl, &fl0, sizeof(fl)) == 0);
+	ck_assert(memcmp(&stl, &stl0, sizeof(stl)) == 0);
+	ck_assert(memcmp(ev, ev0, sizeof(ev)) == 0);
+	ck_assert(memcmp(&sts, &sts0, sizeof(sts)) == 0);
+	ck_assert(memcmp(&cq2, &cq20, sizeof(cq2)) == 0);
+	ck_assert(memcmp(buf, buf0, sizeof(buf)) == 0);
+	ck_assert_int_eq(f.walks, 0);
+	st1 = stats(s);
+	ck_assert(memcmp(&st0, &st1, sizeof(st0)) == 0);
+	ck_assert_int_eq(ik_softiommu_history(s, ev, 4), 0);
+	ck_assert_int_eq(ik_softiommu_detach(s, 0), -ENOENT); /* never attached */
+	ck_assert_int_eq(ik_softiommu_fault_pop(s, &fl), -ENOENT);
+	ik_softiommu_destroy(s);
+	free(ring);
+}
+END_TEST
+
 Suite *ik_test_suite(void)
 {
 	Suite *s = suite_create("softiommu");
@@ -1925,6 +2067,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, smmu_commands_map_to_invalidations);
 	tcase_add_test(tc, vtd_descriptors_map_to_invalidations);
 	tcase_add_test(tc, cq_and_attach_pt_validate_inputs);
+	tcase_add_test(tc, null_pointer_arguments_are_einval);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("end_to_end");

@@ -20,6 +20,10 @@
  * address (IK_CAS128_LOCK_FREE is 0): still correct, provided every access to
  * such a location goes through ik_atomic_load128()/ik_atomic_cas128().
  * Neither exists on targets without a 128-bit integer type (IK_HAVE_U128 0).
+ *
+ * Pointer arguments: these primitives are exempt from the NULL rule of
+ * <iommukit/env.h> ("Conventions: pointer arguments"); as in the C library,
+ * valid pointers are a precondition and nothing checks them.
  */
 #ifndef IOMMUKIT_ATOMIC_H
 #define IOMMUKIT_ATOMIC_H

@@ -22,6 +22,9 @@
  * Synchronization: none needed; the functions are pure over caller memory.
  * Concurrent calls on disjoint arrays are safe; the caller serialises calls
  * that share an output array.
+ *
+ * Pointer arguments follow the rule of <iommukit/env.h> ("Conventions:
+ * pointer arguments").
  */
 #ifndef IOMMUKIT_BATCH_H
 #define IOMMUKIT_BATCH_H
@@ -60,8 +63,9 @@ IK_API ik_size ik_pfn_runs(const ik_u64 *pfns, ik_size n, struct ik_pfn_run *run
  * ik_segs_from_runs - one segment per run: paddr = pfn << page_shift,
  * len = count << page_shift.  `segs` has room for `nruns` entries (it may be
  * the same memory as nothing else).  Returns nruns, or -EINVAL (as ik_s64)
- * when page_shift > 63 or a run's address or length overflows 64 bits, in
- * which case `segs` may hold partial output.  Cost: O(nruns).
+ * when runs or segs is NULL (nothing written), page_shift > 63 or a run's
+ * address or length overflows 64 bits, in which case `segs` may hold partial
+ * output.  Cost: O(nruns).
  */
 IK_API ik_s64 ik_segs_from_runs(const struct ik_pfn_run *runs, ik_size nruns,
 				unsigned page_shift, struct ik_seg *segs);

@@ -99,6 +99,9 @@
  *
  * Hosted-only assumptions: entries are stored little-endian, as both
  * architectures define them; a big-endian host must byte-swap in its fmt.
+ *
+ * Pointer arguments follow the rule of <iommukit/env.h> ("Conventions:
+ * pointer arguments").
  */
 #ifndef IOMMUKIT_CMDQ_H
 #define IOMMUKIT_CMDQ_H
@@ -239,7 +242,7 @@ struct ik_cmdq_stats {
 /*
  * ik_cmdq_memsize - bytes that ik_cmdq_init() needs for `cfg` (the queue
  * state, per-slot markers and, when cfg->ring is NULL, the ring), or 0 if the
- * config is invalid.  O(1).
+ * config is invalid or NULL (0 is this function's error report).  O(1).
  */
 IK_API ik_size ik_cmdq_memsize(const struct ik_cmdq_config *cfg);
 
@@ -247,18 +250,20 @@ IK_API ik_size ik_cmdq_memsize(const struct ik_cmdq_config *cfg);
  * ik_cmdq_init - build a queue in caller memory `mem` (IK_CACHELINE aligned,
  * `size` >= ik_cmdq_memsize(cfg)).  Reads CONS once (read_cons) and starts
  * with PROD == CONS, which the hardware must already have.  No allocation.
- * Errors: -EINVAL (bad config, memory too small or misaligned, NULL hooks or
- * format functions; with IK_CMDQ_CFG_MSI, a ring whose device addresses wrap
- * past 2^64 or that the format's sync cannot name, e.g. an SMMUv3 ring at
- * or above 2^52, whose syncs would never complete), `mem` untouched then.
+ * Errors: -EINVAL (NULL mem, cfg or out, bad config, memory too small or
+ * misaligned, NULL hooks or format functions; with IK_CMDQ_CFG_MSI, a ring
+ * whose device addresses wrap past 2^64 or that the format's sync cannot
+ * name, e.g. an SMMUv3 ring at or above 2^52, whose syncs would never
+ * complete), `mem` untouched then.
  * Cost: with IK_CMDQ_CFG_MSI two trial encodes of a sync.
  * The queue needs no teardown; it never frees `mem`.
  */
 IK_API int ik_cmdq_init(void *mem, ik_size size, const struct ik_cmdq_config *cfg,
 			struct ik_cmdq **out);
 
-/* ik_cmdq_create - ik_cmdq_init() on memory from cfg->alloc.  -EINVAL,
- * -ENOMEM (nothing allocated then).  One allocation. */
+/* ik_cmdq_create - ik_cmdq_init() on memory from cfg->alloc.  -EINVAL (NULL
+ * cfg or out, bad config), -ENOMEM (nothing allocated then).  One
+ * allocation. */
 IK_API int ik_cmdq_create(const struct ik_cmdq_config *cfg, struct ik_cmdq **out);
 /* Frees a queue from ik_cmdq_create(); NULL is ignored. */
 IK_API void ik_cmdq_destroy(struct ik_cmdq *q);
@@ -280,7 +285,8 @@ IK_API ik_u32 ik_cmdq_capacity(const struct ik_cmdq *q);
  * order; then only the last chunk carries the sync, and other threads'
  * commands may come between chunks (the sync still follows all of them).
  *
- * Returns 0; -EINVAL (cmds NULL with n > 0, unknown flag; nothing queued);
+ * Returns 0; -EINVAL (q NULL, cmds NULL with n > 0, unknown flag; nothing
+ * queued);
  * -ETIMEDOUT (no free space or no completion within the timeout: the consumer
  * is stuck; commands already queued stay queued); -EIO (IK_CMDQ_SYNC only:
  * the consumer rejected one of this call's commands and it was replaced by a
@@ -294,7 +300,8 @@ IK_API int ik_cmdq_issue(struct ik_cmdq *q, const void *cmds, unsigned n, unsign
 /* As ik_cmdq_issue(), adding this call's counts to *cnt (may be NULL). */
 IK_API int ik_cmdq_issue_ex(struct ik_cmdq *q, const void *cmds, unsigned n, unsigned flags,
 			    struct ik_cmdq_counters *cnt);
-/* A sync alone: wait until everything issued before this call is consumed. */
+/* A sync alone: wait until everything issued before this call is consumed.
+ * Errors as ik_cmdq_issue() (-EINVAL for a NULL q). */
 IK_API int ik_cmdq_sync(struct ik_cmdq *q);
 
 /*
@@ -344,10 +351,12 @@ struct ik_cmdq_batch {
 /* Start an empty batch on q.  O(1). */
 IK_API void ik_cmdq_batch_init(struct ik_cmdq_batch *b, struct ik_cmdq *q);
 /* Append one encoded entry; issues the group (without sync) when full.
- * Returns 0, or -ETIMEDOUT (queue full; the batch remembers it). */
+ * Returns 0, -EINVAL for a NULL b or cmd (nothing appended), or -ETIMEDOUT
+ * (queue full; the batch remembers it). */
 IK_API int ik_cmdq_batch_add(struct ik_cmdq_batch *b, const void *cmd);
 /* Issue what is left with a sync and wait: 0, or the first error of the
- * batch (-ETIMEDOUT, -EIO as ik_cmdq_issue()).  The batch is then empty. */
+ * batch (-ETIMEDOUT, -EIO as ik_cmdq_issue()).  The batch is then empty.
+ * -EINVAL for a NULL b (nothing done). */
 IK_API int ik_cmdq_batch_submit(struct ik_cmdq_batch *b);
 
 /* ---------------------------------------------------------------- sets */
@@ -356,8 +365,9 @@ struct ik_cmdq_set;
 
 /*
  * ik_cmdq_set_create - nr queues (as ECMDQ or VCMDQ give each CPU its own),
- * from nr configs.  -EINVAL, -ENOMEM (everything freed).  nr + 1 allocations
- * from cfgs[0].alloc.
+ * from nr configs.  -EINVAL (NULL cfgs or out, nr 0 or above 4096, a bad
+ * config), -ENOMEM (everything freed).  nr + 1 allocations from
+ * cfgs[0].alloc.
  */
 IK_API int ik_cmdq_set_create(unsigned nr, const struct ik_cmdq_config *cfgs,
 			      struct ik_cmdq_set **out);
@@ -373,11 +383,13 @@ IK_API struct ik_cmdq *ik_cmdq_set_queue(struct ik_cmdq_set *s, unsigned i);
  * belong together (an invalidation and its sync) in ONE issue() call on the
  * returned queue rather than picking twice. */
 IK_API struct ik_cmdq *ik_cmdq_set_pick(struct ik_cmdq_set *s);
-/* ik_cmdq_issue() on ik_cmdq_set_pick(s): a sync waits for that queue only. */
+/* ik_cmdq_issue() on ik_cmdq_set_pick(s): a sync waits for that queue only.
+ * -EINVAL also for a NULL s. */
 IK_API int ik_cmdq_set_issue(struct ik_cmdq_set *s, const void *cmds, unsigned n,
 			     unsigned flags);
 /* Append a sync to every queue, then wait for all: 0 or the first error
- * (-ETIMEDOUT).  Errors of other issuers' commands are not reported here. */
+ * (-ETIMEDOUT), or -EINVAL for a NULL s.  Errors of other issuers' commands
+ * are not reported here. */
 IK_API int ik_cmdq_set_sync_all(struct ik_cmdq_set *s);
 
 /* ---------------------------------------------------------------- software consumer */
@@ -428,16 +440,18 @@ struct ik_cmdq_sw {
 /* The register hooks; regs_ctx = the struct ik_cmdq_sw. */
 IK_API extern const struct ik_cmdq_regs ik_cmdq_sw_regs;
 
-/* Initialise (no allocation): registers at 0.  -EINVAL on a bad config
- * (no fmt, ring or classify, a size out of range, unknown flags, or a ring
- * whose device addresses [ring_dma, ring_dma + size) would wrap past 2^64).
+/* Initialise (no allocation): registers at 0.  -EINVAL for a NULL sw or cfg
+ * or a bad config (no fmt, ring or classify, a size out of range, unknown
+ * flags, or a ring whose device addresses [ring_dma, ring_dma + size) would
+ * wrap past 2^64).
  * Entries and the completion addresses in them are untrusted (a guest wrote
  * them): a completion write lands in the ring only when all 4 bytes lie
  * inside it, else it goes to write32; no address is ever summed unchecked. */
 IK_API int ik_cmdq_sw_init(struct ik_cmdq_sw *sw, const struct ik_cmdq_sw_config *cfg);
 
 /* Consume up to `budget` entries: the number consumed (0 when empty), or
- * -EAGAIN when stopped on an unacknowledged error.  Consumer thread only. */
+ * -EAGAIN when stopped on an unacknowledged error, or -EINVAL for a NULL sw.
+ * Consumer thread only. */
 IK_API int ik_cmdq_sw_consume(struct ik_cmdq_sw *sw, unsigned budget);
 
 /* Error injection: the `after`-th entry from now (0: the next one) fails with

@@ -53,6 +53,26 @@
  *                            the env does not define them.
  *
  * Synchronization: the env's functions must be safe to call from any thread.
+ *
+ * Conventions: pointer arguments.  One rule covers NULL pointers in the whole
+ * public API; every other public header refers to this paragraph.
+ *   - A function that returns an error code checks each pointer argument it
+ *     dereferences (the object handle, configs, inputs, outputs).  A NULL one
+ *     makes it return -EINVAL having changed nothing: the object, the
+ *     caller's memory and the hooks are left alone (only an output that is
+ *     documented to receive a value on every failure still receives it).
+ *   - A function without an error return (void, or a count, a size, a bool
+ *     or a pointer as its result) requires non-NULL pointer arguments; NULL
+ *     is a caller bug.  Builds with IK_DEBUG catch it with IK_ASSERT();
+ *     other builds do not look.
+ *   - Destroy and teardown functions accept NULL and do nothing.
+ *   - An argument documented as optional ("may be NULL", "NULL: ...") is
+ *     exempt: NULL then means what its documentation says.  An opaque
+ *     context pointer that a function only hands back to the caller's
+ *     callbacks is never dereferenced by iommukit and is not checked.
+ *   - The primitives of <iommukit/atomic.h>, <iommukit/lock.h>,
+ *     <iommukit/rbtree.h> and <iommukit/compiler.h> are exempt: as with the
+ *     C library, valid pointers are a precondition, and nothing is checked.
  */
 #ifndef IOMMUKIT_ENV_H
 #define IOMMUKIT_ENV_H
@@ -242,7 +262,8 @@ IK_INLINE void *ik_alloc(const struct ik_allocator *a, ik_size size, ik_size ali
 	return IK_ENV_ALLOC(size, align);
 }
 
-/* Free memory from ik_alloc() with the same allocator and size. */
+/* Free memory from ik_alloc() with the same allocator and size.  `a` may be
+ * NULL as for ik_alloc(); a NULL `ptr` is ignored. */
 IK_INLINE void ik_free(const struct ik_allocator *a, void *ptr, ik_size size)
 {
 	if (!ptr)

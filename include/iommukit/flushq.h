@@ -25,6 +25,9 @@
  * run from any threads.  flush() and release() are called with that lock
  * held: they must not call back into the same queue.  Use one queue per CPU
  * (or per thread) when the lock would be contended.
+ *
+ * Pointer arguments follow the rule of <iommukit/env.h> ("Conventions:
+ * pointer arguments").
  */
 #ifndef IOMMUKIT_FLUSHQ_H
 #define IOMMUKIT_FLUSHQ_H
@@ -87,7 +90,8 @@ IK_API int ik_flushq_init(struct ik_flushq *fq, ik_u32 capacity, ik_u64 timeout_
  * ik_flushq_destroy - flush what is queued (release entries only if the flush
  * succeeded) and free the queue.  Returns 0, or the flush error, in which case
  * the entries were *not* released (their resources are leaked rather than
- * reused while possibly cached) and the queue is freed anyway.
+ * reused while possibly cached) and the queue is freed anyway.  A NULL fq
+ * is ignored (0); a queue already destroyed gives -EINVAL.
  */
 IK_API int ik_flushq_destroy(struct ik_flushq *fq);
 
@@ -102,7 +106,8 @@ IK_API int ik_flushq_add(struct ik_flushq *fq, ik_u64 iova, ik_u64 size, void *c
 
 /*
  * ik_flushq_flush - flush and release everything queued now (no-op on an
- * empty queue).  Errors: -EINVAL; the flush error (entries kept).
+ * empty queue).  Errors: -EINVAL (NULL or destroyed fq); the flush error
+ * (entries kept).
  */
 IK_API int ik_flushq_flush(struct ik_flushq *fq);
 

@@ -69,6 +69,9 @@
  * Errors are negative errno values; on error nothing changes, except that a
  * request that fails with -ENOSPC may first have flushed the rcaches (which
  * changes no allocation, only where free ranges are kept).
+ *
+ * Pointer arguments follow the rule of <iommukit/env.h> ("Conventions:
+ * pointer arguments").
  */
 #ifndef IOMMUKIT_IOVA_H
 #define IOMMUKIT_IOVA_H
@@ -231,13 +234,13 @@ IK_API int ik_iova_alloc(struct ik_iova_domain *d, ik_u64 npages, ik_u64 limit,
 
 /*
  * ik_iova_free - free the allocation that starts at pfn.
- * Errors: -ENOENT (no allocation starts at pfn: never allocated, already
- * freed, inside a range, or a reservation).  A range held by an rcache (given
- * to ik_iova_free_fast) must not be freed again here: that is a double free
- * this call cannot see; ik_iova_check() reports it.  O(log n).  Frees a node
- * through the allocator, or none when it keeps this range's node (empty)
- * for the next allocation there, or two when it also drops the one kept
- * before.
+ * Errors: -EINVAL (d NULL); -ENOENT (no allocation starts at pfn: never
+ * allocated, already freed, inside a range, or a reservation).  A range held
+ * by an rcache (given to ik_iova_free_fast) must not be freed again here:
+ * that is a double free this call cannot see; ik_iova_check() reports it.
+ * O(log n).  Frees a node through the allocator, or none when it keeps this
+ * range's node (empty) for the next allocation there, or two when it also
+ * drops the one kept before.
  */
 IK_API int ik_iova_free(struct ik_iova_domain *d, ik_u64 pfn);
 
@@ -245,37 +248,38 @@ IK_API int ik_iova_free(struct ik_iova_domain *d, ik_u64 pfn);
  * ik_iova_reserve - keep [lo, hi] out of every allocation (MSI windows,
  * reserved regions).  A reservation that overlaps or touches other
  * reservations is merged with them into one range.
- * Errors: -EINVAL (lo > hi, or not inside [start_pfn, end_pfn]), -EBUSY (it
- * overlaps an allocation), -ENOMEM.  Cost: O((1 + merged) log n).
+ * Errors: -EINVAL (d NULL, lo > hi, or not inside [start_pfn, end_pfn]),
+ * -EBUSY (it overlaps an allocation), -ENOMEM.  Cost: O((1 + merged) log n).
  */
 IK_API int ik_iova_reserve(struct ik_iova_domain *d, ik_u64 lo, ik_u64 hi);
 
 /*
  * ik_iova_find - the range (allocation or reservation) containing pfn.  A
  * range held by an rcache is still allocated in the tree and is reported as
- * an allocation.  Errors: -ENOENT (pfn is free or outside the domain).
- * O(log n).
+ * an allocation.  Errors: -EINVAL (d or r NULL); -ENOENT (pfn is free or
+ * outside the domain).  O(log n).
  */
 IK_API int ik_iova_find(struct ik_iova_domain *d, ik_u64 pfn, struct ik_iova_range *r);
 
 /*
  * ik_iova_next - the lowest range whose first pfn is >= from (iteration:
  * start at start_pfn, continue at r.hi + 1 until r.hi == end_pfn or
- * -ENOENT).  Errors: -ENOENT (none).  O(log n).
+ * -ENOENT).  Errors: -EINVAL (d or r NULL); -ENOENT (none).  O(log n).
  */
 IK_API int ik_iova_next(struct ik_iova_domain *d, ik_u64 from, struct ik_iova_range *r);
 
 /*
  * ik_iova_for_each - call fn for every range in ascending order, under the
- * tree lock; stops and returns fn's value when it is not 0.  O(n).
+ * tree lock; stops and returns fn's value when it is not 0.  -EINVAL (fn
+ * never called) when d or fn is NULL; ctx is only passed to fn.  O(n).
  */
 IK_API int ik_iova_for_each(struct ik_iova_domain *d,
 			    int (*fn)(void *ctx, const struct ik_iova_range *r), void *ctx);
 
 /*
  * ik_iova_largest_free - the size in pages of the largest free range whose
- * last pfn is <= limit, in *pages (0: none).  Errors: -EINVAL (limit <
- * start_pfn).  O(log n).
+ * last pfn is <= limit, in *pages (0: none).  Errors: -EINVAL (d or pages
+ * NULL, limit < start_pfn).  O(log n).
  */
 IK_API int ik_iova_largest_free(struct ik_iova_domain *d, ik_u64 limit, ik_u64 *pages);
 
@@ -288,8 +292,9 @@ IK_API void ik_iova_stats(struct ik_iova_domain *d, struct ik_iova_stats *st);
  * contents (each cached pfn starts an allocation of exactly its class size,
  * aligned to it, cached once, magazines and depots within their bounds).
  * Returns 0 or one of IK_IOVA_CHECK_*; -ENOMEM if it could not allocate its
- * scratch array.  O(n + c log c) for c cached ranges; meant for tests and
- * debug builds.  Takes every lock (in the documented order).
+ * scratch array; -EINVAL for a NULL d.  O(n + c log c) for c cached ranges;
+ * meant for tests and debug builds.  Takes every lock (in the documented
+ * order).
  */
 enum {
 	IK_IOVA_CHECK_OK = 0,
@@ -312,7 +317,8 @@ IK_API const char *ik_iova_check_str(int code);
 
 /*
  * ik_iova_flush_cpu - return the ranges in cpu's magazines (every class) to
- * the tree.  cpu < IK_ENV_NR_CPUS(), else -EINVAL.  O(cached log n).
+ * the tree.  cpu < IK_ENV_NR_CPUS(), else -EINVAL; -EINVAL also for a NULL
+ * d.  O(cached log n).
  */
 IK_API int ik_iova_flush_cpu(struct ik_iova_domain *d, unsigned cpu);
 
@@ -323,7 +329,8 @@ IK_API void ik_iova_flush_all(struct ik_iova_domain *d);
 /*
  * ik_iova_for_each_cached - call fn(ctx, pfn, pages) for every cached range,
  * under the rcache locks (not the tree lock).  Stops on fn's non-zero value
- * and returns it.  O(cached).
+ * and returns it.  -EINVAL (fn never called) when d or fn is NULL; ctx is
+ * only passed to fn.  O(cached).
  */
 IK_API int ik_iova_for_each_cached(struct ik_iova_domain *d,
 				   int (*fn)(void *ctx, ik_u64 pfn, ik_u64 pages), void *ctx);
@@ -388,10 +395,11 @@ IK_INLINE int ik_iova_alloc_fast(struct ik_iova_domain *d, ik_u64 npages, ik_u64
  * bound is trimmed by returning that magazine's ranges to the tree.  If a
  * new magazine cannot be allocated the range is freed to the tree.  Larger
  * ranges go to ik_iova_free().
- * Errors: -ENOENT only where the range goes to the tree and no allocation
- * starts at pfn.  Passing a pfn that is not allocated with this size, or
- * freeing it twice, is undefined (not detected here; ik_iova_check() finds
- * it).  Cost: O(1) on a hit; O(log n) or a trim otherwise.
+ * Errors: -EINVAL (d NULL, npages 0); -ENOENT only where the range goes to
+ * the tree and no allocation starts at pfn.  Passing a pfn that is not
+ * allocated with this size, or freeing it twice, is undefined (not detected
+ * here; ik_iova_check() finds it).  Cost: O(1) on a hit; O(log n) or a trim
+ * otherwise.
  */
 IK_INLINE int ik_iova_free_fast(struct ik_iova_domain *d, ik_u64 pfn, ik_u64 npages)
 {

@@ -28,6 +28,10 @@
  * that nothing could initialise first, around a few instructions (the
  * 128-bit CAS fallback).  Everything else uses ik_lock_t, which an env
  * lock may need (lockdep, interrupt masking).
+ *
+ * Pointer arguments: these primitives are exempt from the NULL rule of
+ * <iommukit/env.h> ("Conventions: pointer arguments"); as in the C library,
+ * valid pointers are a precondition and nothing checks them.
  */
 #ifndef IOMMUKIT_LOCK_H
 #define IOMMUKIT_LOCK_H

@@ -79,6 +79,9 @@
  * ik_pgtable_hooks` (and the config's allocator for its own small
  * bookkeeping).  Hooks are called from the thread of the request, never with
  * an iommukit lock held; they must not call back into the same table set.
+ *
+ * Pointer arguments follow the rule of <iommukit/env.h> ("Conventions:
+ * pointer arguments").
  */
 #ifndef IOMMUKIT_PGTABLE_H
 #define IOMMUKIT_PGTABLE_H
@@ -106,7 +109,8 @@ enum ik_pt_fmt {
 /* The short name of a format ("lpae-s1", "lpae-s2", "vtd-sl", "vtd-fl"),
  * or NULL for a value that names no format built into the library. */
 IK_API const char *ik_pt_fmt_name(enum ik_pt_fmt fmt);
-/* The format with that short name, or IK_PT_FMT_NONE. */
+/* The format with that short name, or IK_PT_FMT_NONE (also for a NULL name,
+ * which this function accepts). */
 IK_API enum ik_pt_fmt ik_pt_fmt_from_name(const char *name);
 
 /* ------------------------------------------------------------- protections */
@@ -201,6 +205,7 @@ struct ik_gather {
 /* Initialise an empty gather.  O(1). */
 IK_INLINE void ik_gather_init(struct ik_gather *g)
 {
+	IK_ASSERT(g);
 	g->start = IK_U64_MAX;
 	g->end = 0;
 	g->granule = 0;
@@ -219,6 +224,7 @@ IK_INLINE void ik_gather_init(struct ik_gather *g)
  */
 IK_INLINE void ik_gather_add(struct ik_gather *g, ik_u64 iova, ik_u64 size, ik_u64 granule)
 {
+	IK_ASSERT(g);
 	if (iova < g->start)
 		g->start = iova;
 	if (iova + size > g->end)
@@ -361,7 +367,8 @@ struct ik_pt_geometry {
 /*
  * ik_pt_geometry_init - validate `cfg` for its format and derive the
  * geometry, without creating anything.  Errors: -EOPNOTSUPP for a format not
- * built in; -EINVAL for an unsupported ias, oas, granule, page size or quirk.
+ * built in; -EINVAL for a NULL g or cfg, or an unsupported ias, oas, granule,
+ * page size or quirk.
  * O(1); calls nothing.
  */
 IK_API int ik_pt_geometry_init(struct ik_pt_geometry *g, const struct ik_pgtable_cfg *cfg);
@@ -373,7 +380,8 @@ IK_API int ik_pt_geometry_init(struct ik_pt_geometry *g, const struct ik_pgtable
  * hooks->alloc_table) and the engine's state (through cfg->allocator), and
  * return the table set in *out.  The config (not the hooks struct, which must
  * outlive the table set) is copied.  The root is zeroed and, if not coherent,
- * cleaned.  Errors: those of ik_pt_geometry_init(); -ENOMEM (nothing leaked);
+ * cleaned.  Errors: -EINVAL for a NULL cfg or out (*out untouched); those
+ * of ik_pt_geometry_init(); -ENOMEM (nothing leaked);
  * -ERANGE if the root page's IOMMU address does not fit oas (see
  * alloc_table).
  */
@@ -432,7 +440,7 @@ IK_API void ik_pgtable_drain_cache(struct ik_pgtable *pt);
 /*
  * ik_pgtable_map_pages - map `pgcount` pages of `pgsize` bytes each:
  * [iova, iova + pgsize * pgcount) -> [paddr, ...), with `prot`.
- * Preconditions/errors (-EINVAL, nothing changed): pgsize not in the
+ * Preconditions/errors (-EINVAL, nothing changed): pt NULL; pgsize not in the
  * geometry's pgsize_bitmap; iova or paddr not aligned to pgsize; pgcount 0;
  * the range overflows 64 bits or passes ias (iova) or oas (paddr); no READ and
  * no WRITE in prot, unknown prot bits, CACHE with MMIO.  -EEXIST if any page
@@ -452,8 +460,8 @@ IK_API int ik_pgtable_map_pages(struct ik_pgtable *pt, ik_u64 iova, ik_u64 paddr
  * at every step the largest page size of the geometry that the alignment of
  * iova and paddr and the remaining length allow (a 4 MiB buffer at 2 MiB
  * alignment on a 4K-granule LPAE table is two block entries).  iova, paddr
- * and size must be multiples of the granule; size 0 -> -EINVAL.  Otherwise as
- * ik_pgtable_map_pages().
+ * and size must be multiples of the granule; size 0 or pt NULL -> -EINVAL.
+ * Otherwise as ik_pgtable_map_pages().
  */
 IK_API int ik_pgtable_map(struct ik_pgtable *pt, ik_u64 iova, ik_u64 paddr, ik_u64 size,
 			  unsigned prot);
@@ -464,11 +472,11 @@ IK_API int ik_pgtable_map(struct ik_pgtable *pt, ik_u64 iova, ik_u64 paddr, ik_u
  * neighbours are treated as one range, and large pages are used where the
  * alignment of iova and paddr allows, exactly as ik_pgtable_map() would for
  * each coalesced range.  Every segment's paddr and len must be multiples of
- * the granule and len > 0 (-EINVAL); n 0 -> -EINVAL.  The whole list is one
- * request: one run of cleans per table page run (runs continue across
- * segment boundaries), one iotlb_sync_map(iova, total) on success, nothing
- * changed on failure.  If `mapped` is not NULL it receives the total bytes
- * mapped (0 on failure).
+ * the granule and len > 0 (-EINVAL); n 0, pt NULL or segs NULL -> -EINVAL.
+ * The whole list is one request: one run of cleans per table page run (runs
+ * continue across segment boundaries), one iotlb_sync_map(iova, total) on
+ * success, nothing changed on failure.  If `mapped` is not NULL it receives
+ * the total bytes mapped (0 on any failure, NULL arguments included).
  *
  * All map calls: an empty table (one left by partial unmaps, with no leaf
  * below it) where a block is to go is not a conflict: the block replaces it
@@ -481,7 +489,8 @@ IK_API int ik_pgtable_map_sg(struct ik_pgtable *pt, ik_u64 iova, const struct ik
  * ik_pgtable_unmap - unmap every leaf in [iova, iova + size) and return the
  * bytes unmapped (0 if nothing was mapped there; holes are skipped, not an
  * error).  iova and size must be multiples of the granule, size > 0, the range
- * inside ias and not overflowing (else -EINVAL, nothing changed).
+ * inside ias and not overflowing, pt and gather not NULL (else -EINVAL,
+ * nothing changed).
  *
  * A block that lies only partly inside the range is split first: it is
  * replaced, in one atomic entry update, by a table of next-level leaves (down
@@ -524,7 +533,8 @@ IK_API void ik_pgtable_flush_all(struct ik_pgtable *pt);
 /*
  * ik_pgtable_iova_to_phys - the output address `iova` translates to, through
  * the engine's view of the tables.  0 with *paddr set (and *pgsize, if not
- * NULL, set to the leaf's size); -ENOENT if not mapped; -EINVAL beyond ias.
+ * NULL, set to the leaf's size); -ENOENT if not mapped; -EINVAL beyond ias
+ * or for a NULL pt or paddr.
  * Cost: one descent (nlevels entries read).
  */
 IK_API int ik_pgtable_iova_to_phys(const struct ik_pgtable *pt, ik_u64 iova, ik_u64 *paddr,
@@ -537,8 +547,9 @@ IK_API int ik_pgtable_iova_to_phys(const struct ik_pgtable *pt, ik_u64 iova, ik_
  * (bitmap[k / 64] >> (k % 64)) stands for the page of 2^lg2_page bytes at
  * iova + (k << lg2_page); a dirty leaf sets the bits of all its pages in the
  * range.  Bits are only set, never cleared, so several calls may accumulate.
- * Needs the IK_PT_QUIRK_DIRTY config (-EOPNOTSUPP otherwise); iova and size
- * aligned to 2^lg2_page and lg2_page >= lg2_granule (-EINVAL).  Clearing is
+ * Needs the IK_PT_QUIRK_DIRTY config (-EOPNOTSUPP otherwise); pt and bitmap
+ * not NULL, iova and size aligned to 2^lg2_page and lg2_page >= lg2_granule
+ * (-EINVAL).  Clearing is
  * an atomic update of each dirty leaf (the hardware may set it again at any
  * time); the caller then invalidates the range's IOTLB entries (a gather is
  * filled if `gather` is not NULL).  Returns the number of dirty leaves seen.
@@ -576,8 +587,8 @@ struct ik_pt_walker {
 };
 
 /* Set up a walker from a config (as a driver would program the IOMMU) and a
- * root address.  Errors: those of ik_pt_geometry_init(); -EINVAL for a root
- * not aligned to the root size. */
+ * root address.  Errors: those of ik_pt_geometry_init(); -EINVAL for a NULL
+ * w or cfg, or a root not aligned to the root size. */
 IK_API int ik_pt_walker_init(struct ik_pt_walker *w, const struct ik_pgtable_cfg *cfg,
 			     ik_u64 root);
 /* The walker of an engine table set (its geometry and root). */
@@ -613,7 +624,8 @@ struct ik_pt_walk_result {
 /*
  * ik_pt_walk - translate `iova` for an access of type `access` (IK_ACCESS_*,
  * 0 = only translate, no permission check).  Returns 0 and fills *res (check
- * res->fault), or -EINVAL for a bad walker.  Reads at most nlevels entries.
+ * res->fault), or -EINVAL for a bad walker or a NULL w, mem, mem->read64 or
+ * res.  Reads at most nlevels entries.
  */
 IK_API int ik_pt_walk(const struct ik_pt_walker *w, const struct ik_pt_mem *mem, ik_u64 iova,
 		      unsigned access, struct ik_pt_walk_result *res);
@@ -640,13 +652,16 @@ typedef int (*ik_pt_range_fn)(void *ctx, const struct ik_pt_range *r);
  * merged as described above, in increasing IOVA order, decoding the tables
  * through `mem` as the hardware would.  Translation-faulting holes are
  * skipped at the granularity of the empty entry.  Returns 0, fn's non-zero
- * return, or -EIO if a read failed.  Cost: one walk per leaf.
+ * return, -EIO if a read failed, or -EINVAL (fn never called) for a NULL w,
+ * mem or fn or a range beyond ias; ctx is only passed to fn.  Cost: one walk
+ * per leaf.
  */
 IK_API int ik_pt_walker_dump(const struct ik_pt_walker *w, const struct ik_pt_mem *mem,
 			     ik_u64 iova, ik_u64 size, ik_pt_range_fn fn, void *ctx);
 
 /* The same over an engine table set, through its own view (faster: one
- * traversal).  Ranges are merged the same way. */
+ * traversal).  Ranges are merged the same way.  -EINVAL for a NULL pt or
+ * fn. */
 IK_API int ik_pgtable_dump(const struct ik_pgtable *pt, ik_u64 iova, ik_u64 size, ik_pt_range_fn fn,
 			   void *ctx);
 

@@ -40,6 +40,10 @@
  * Synchronization: none.  The caller serialises every call on one tree,
  * readers included (a descent concurrent with a rebalance may see a
  * half-rotated tree).
+ *
+ * Pointer arguments: these primitives are exempt from the NULL rule of
+ * <iommukit/env.h> ("Conventions: pointer arguments"); as in the C library,
+ * valid pointers are a precondition and nothing checks them.
  */
 #ifndef IOMMUKIT_RBTREE_H
 #define IOMMUKIT_RBTREE_H

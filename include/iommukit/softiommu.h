@@ -96,6 +96,9 @@
  * run outside it (the walker reads table memory that the driver may be
  * changing, as hardware does).  Callbacks (walker, phys_to_host) are called
  * without the lock held and may not call back into the same soft IOMMU.
+ *
+ * Pointer arguments follow the rule of <iommukit/env.h> ("Conventions:
+ * pointer arguments").
  */
 #ifndef IOMMUKIT_SOFTIOMMU_H
 #define IOMMUKIT_SOFTIOMMU_H
@@ -392,7 +395,8 @@ IK_API int ik_softiommu_stale_pop(struct ik_softiommu *s, struct ik_softiommu_st
 
 /*
  * ik_softiommu_history - copy up to `max` most recent events, oldest first,
- * into ev[]; returns how many (>= 0) or -EINVAL.  O(max).
+ * into ev[]; returns how many (>= 0) or -EINVAL (s NULL, or ev NULL with
+ * max > 0; ev may be NULL when max is 0).  O(max).
  */
 IK_API int ik_softiommu_history(struct ik_softiommu *s, struct ik_softiommu_event *ev,
 				ik_u32 max);

@@ -10,10 +10,12 @@
  *
  *   ik_smmu_cmd_encode(&cmd, w)  -> 0, or -EINVAL (unknown opcode, a value that
  *                                   does not fit its field, a field the opcode
- *                                   does not define set, misaligned address);
+ *                                   does not define set, misaligned address,
+ *                                   NULL arguments);
  *   ik_smmu_cmd_decode(w, &cmd)  -> 0, or -EINVAL for what the SMMU reports as
  *                                   CERROR_ILL: an opcode we do not know, a bit
- *                                   set outside the opcode's fields, CS == 3.
+ *                                   set outside the opcode's fields, CS == 3
+ *                                   (and for NULL arguments).
  *
  * Field layout (bit numbers over the 128-bit entry):
  *
@@ -41,6 +43,9 @@
  *
  * Synchronization: every function here is pure (no shared state); call them
  * from any thread.
+ *
+ * Pointer arguments follow the rule of <iommukit/env.h> ("Conventions:
+ * pointer arguments").
  */
 #ifndef IOMMUKIT_CMD_SMMUV3_H
 #define IOMMUKIT_CMD_SMMUV3_H
@@ -115,10 +120,12 @@ struct ik_smmu_cmd {
 	ik_u64 msiaddr;	/* CMD_SYNC: MSI target, 4-byte aligned, < 2^52 */
 };
 
-/* Encode `c` into w[0..1].  -EINVAL (w untouched) on a bad command.  O(1). */
+/* Encode `c` into w[0..1].  -EINVAL (w untouched) on a bad command or a NULL
+ * c or w.  O(1). */
 IK_API int ik_smmu_cmd_encode(const struct ik_smmu_cmd *c, ik_u64 w[2]);
 
-/* Decode w[0..1] into *c (zeroed first).  -EINVAL: illegal (CERROR_ILL). */
+/* Decode w[0..1] into *c (zeroed first).  -EINVAL: illegal (CERROR_ILL), or
+ * a NULL w or c (then nothing is written). */
 IK_API int ik_smmu_cmd_decode(const ik_u64 w[2], struct ik_smmu_cmd *c);
 
 /* The opcode's name ("TLBI_NH_VA"), or NULL for an unknown opcode. */
@@ -138,9 +145,8 @@ IK_API const char *ik_smmu_cmd_name(unsigned op);
  * Every command returned encodes with ik_smmu_cmd_encode().
  *
  * Returns the number of commands written to out[0..max), or -EINVAL (bad
- * argument, or a template field the encoder rejects), -ENOSPC (more than
- * `max` needed; nothing useful written).
- * O(result).
+ * argument, NULL tmpl or out, or a template field the encoder rejects),
+ * -ENOSPC (more than `max` needed; nothing useful written).  O(result).
  */
 IK_API int ik_smmu_tlbi_range(const struct ik_smmu_cmd *tmpl, ik_u64 iova, ik_u64 size,
 			      unsigned granule_shift, bool ril, struct ik_smmu_cmd *out,

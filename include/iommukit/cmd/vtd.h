@@ -29,6 +29,9 @@
  * for a range.
  *
  * Synchronization: pure functions; call them from any thread.
+ *
+ * Pointer arguments follow the rule of <iommukit/env.h> ("Conventions:
+ * pointer arguments").
  */
 #ifndef IOMMUKIT_CMD_VTD_H
 #define IOMMUKIT_CMD_VTD_H
@@ -74,14 +77,14 @@ struct ik_vtd_desc {
 /*
  * Encode into w[0 .. words) where words is 2 (128-bit form) or 4 (256-bit;
  * w[2], w[3] = 0).  -EINVAL (w untouched): unknown type, a value that does
- * not fit, a field the type does not define set, a misaligned address, or
- * words not 2 or 4.  O(1).
+ * not fit, a field the type does not define set, a misaligned address,
+ * words not 2 or 4, or a NULL d or w.  O(1).
  */
 IK_API int ik_vtd_desc_encode(const struct ik_vtd_desc *d, ik_u64 *w, unsigned words);
 
 /* Decode w[0 .. words).  -EINVAL for an invalid descriptor (unknown type,
  * reserved bit set, which the hardware reports as an Invalidation Queue
- * Error). */
+ * Error), or for a NULL w or d (then nothing is written). */
 IK_API int ik_vtd_desc_decode(const ik_u64 *w, unsigned words, struct ik_vtd_desc *d);
 
 /* The type's name ("IOTLB"), or NULL. */
@@ -90,8 +93,8 @@ IK_API const char *ik_vtd_desc_name(unsigned type);
 /*
  * ik_vtd_psi_mask - the smallest naturally aligned block of 2^*am pages that
  * holds pages [pfn, pfn + npages): *base_pfn and *am.  npages >= 1; -EINVAL
- * otherwise or if am would exceed `max_am` (CAP_REG.MAMV): use a domain
- * invalidation then.  O(1).
+ * otherwise, for a NULL base_pfn or am, or if am would exceed `max_am`
+ * (CAP_REG.MAMV): use a domain invalidation then.  O(1).
  */
 IK_API int ik_vtd_psi_mask(ik_u64 pfn, ik_u64 npages, unsigned max_am, ik_u64 *base_pfn,
 			   unsigned *am);

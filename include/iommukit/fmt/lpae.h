@@ -21,6 +21,9 @@
  *
  * Synchronization: ik_lpae_get_regs() only reads the table set's immutable
  * geometry; it may run concurrently with anything but destroy.
+ *
+ * Pointer arguments follow the rule of <iommukit/env.h> ("Conventions:
+ * pointer arguments").
  */
 #ifndef IOMMUKIT_FMT_LPAE_H
 #define IOMMUKIT_FMT_LPAE_H
@@ -91,7 +94,8 @@ struct ik_lpae_regs {
 	ik_u64 vtcr;
 };
 
-/* Fill *r for an LPAE table set; -EINVAL if `pt` is not LPAE.  O(1). */
+/* Fill *r for an LPAE table set; -EINVAL if `pt` is not LPAE or pt or r is
+ * NULL.  O(1). */
 IK_API int ik_lpae_get_regs(const struct ik_pgtable *pt, struct ik_lpae_regs *r);
 
 /*
@@ -99,7 +103,7 @@ IK_API int ik_lpae_get_regs(const struct ik_pgtable *pt, struct ik_lpae_regs *r)
  * stage-2 (stage == 2: vtcr, vttbr) SMMU would use, decoding T0SZ, TG0,
  * SL0 and IPS/PS from the register values, as an emulator receives them.
  * quirks: IK_PT_QUIRK_DIRTY to model hardware DBM (stage 1).  -EINVAL for
- * values the library does not support.  O(1).
+ * a NULL w or values the library does not support.  O(1).
  */
 IK_API int ik_lpae_walker_from_regs(struct ik_pt_walker *w, unsigned stage, ik_u64 tcr,
 				    ik_u64 ttbr, ik_u32 quirks);

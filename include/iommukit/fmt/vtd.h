@@ -158,6 +158,9 @@
  * pure functions of their arguments; ik_vtd_get_regs() reads only a table
  * set's immutable geometry and root, so it may run concurrently with
  * anything but ik_pgtable_destroy().
+ *
+ * Pointer arguments follow the rule of <iommukit/env.h> ("Conventions:
+ * pointer arguments").
  */
 #ifndef IOMMUKIT_FMT_VTD_H
 #define IOMMUKIT_FMT_VTD_H
@@ -278,11 +281,12 @@ struct ik_vtd_caps {
  *           FL 32..56 (4 levels up to 47, else 5);
  *   quirks  IK_PT_QUIRK_DIRTY (needs scalable mode and, for second-level,
  *           ECAP.SLADS) and/or IK_PT_QUIRK_DEFER_LEAF_CLEAN.
- * Errors: -EINVAL for a bad fmt, ias, haw or quirk, or an ias above
- * CAP.MGAW; -EOPNOTSUPP if the unit lacks what is asked: the level count in
- * CAP.SAGAW (SL), first-level translation (scalable mode, ECAP.FLTS, and
- * CAP.FL5LP for 5 levels), second-level translation in scalable mode
- * (ECAP.SLTS), dirty tracking.  *cfg is untouched on error.  O(1).
+ * Errors: -EINVAL for a NULL cfg or caps, a bad fmt, ias, haw or quirk, or
+ * an ias above CAP.MGAW; -EOPNOTSUPP if the unit lacks what is asked: the
+ * level count in CAP.SAGAW (SL), first-level translation (scalable mode,
+ * ECAP.FLTS, and CAP.FL5LP for 5 levels), second-level translation in
+ * scalable mode (ECAP.SLTS), dirty tracking.  *cfg is untouched on error.
+ * O(1).
  */
 IK_API int ik_vtd_cfg_init(struct ik_pgtable_cfg *cfg, enum ik_pt_fmt fmt,
 			   const struct ik_vtd_caps *caps, ik_u32 ias, ik_u32 quirks);
@@ -312,8 +316,9 @@ struct ik_vtd_regs {
 
 /*
  * ik_vtd_get_regs - fill *r for a VT-d table set, with domain id `did`.
- * -EINVAL if `pt` is not a VT-d table set.  O(1); reads only the immutable
- * geometry and root, so it may run concurrently with anything but destroy.
+ * -EINVAL if `pt` is not a VT-d table set or pt or r is NULL.  O(1); reads
+ * only the immutable geometry and root, so it may run concurrently with
+ * anything but destroy.
  */
 IK_API int ik_vtd_get_regs(const struct ik_pgtable *pt, ik_u16 did, struct ik_vtd_regs *r);
 
@@ -323,10 +328,10 @@ IK_API int ik_vtd_get_regs(const struct ik_pgtable *pt, ik_u16 did, struct ik_vt
  * word, ctx[1] = high word) or a scalable-mode PASID entry (pe[0..2] used),
  * as an emulator receives them from a guest.  `fmt_flags` (IK_VTD_FLAG_*)
  * and `haw` describe the emulated unit.  A PASID entry's SLADE selects the
- * second-level A/D model (IK_PT_QUIRK_DIRTY).  -EINVAL for a non-present
- * entry, a translation type other than second-level (context: TT 00b or 01b)
- * or first-/second-level only (PASID: PGTT 1 or 2), a reserved AW or FLPM.
- * O(1).
+ * second-level A/D model (IK_PT_QUIRK_DIRTY).  -EINVAL for a NULL w, ctx or
+ * pe, a non-present entry, a translation type other than second-level
+ * (context: TT 00b or 01b) or first-/second-level only (PASID: PGTT 1 or 2),
+ * a reserved AW or FLPM.  O(1).
  */
 IK_API int ik_vtd_walker_from_context(struct ik_pt_walker *w, const ik_u64 ctx[2],
 				      ik_u64 fmt_flags, ik_u32 haw);
