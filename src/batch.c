@@ -6,7 +6,7 @@ ik_size ik_pfn_runs(const ik_u64 *pfns, ik_size n, struct ik_pfn_run *runs, ik_s
 {
 	ik_size i, nr = 0;
 
-	IK_ASSERT(pfns && runs);
+	IK_ASSERT((pfns || !n) && (runs || !max_runs));
 	for (i = 0; i < n; i++) {
 		if (i > 0 && pfns[i - 1] != IK_U64_MAX && pfns[i] == pfns[i - 1] + 1) {
 			if (nr <= max_runs)

@@ -52,6 +52,7 @@ struct ik_seg {
  * Writes at most `max_runs` runs to `runs` and returns the number of runs the
  * input has (which may exceed max_runs: then only the first max_runs were
  * written; call again with room for the returned count).  n == 0 returns 0.
+ * `runs` may be NULL when max_runs is 0 (a call that only counts).
  * A pfn followed by pfn + 1 extends the run; anything else (including a
  * repeated or decreasing pfn, or the wrap from IK_U64_MAX) starts a new one.
  * Cost: one pass, n comparisons.
