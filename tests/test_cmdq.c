@@ -1588,6 +1588,7 @@ START_TEST(null_pointer_arguments_are_einval)
 	ck_assert_int_eq(ik_cmdq_issue_ex(r.q, NULL, 1, 0, &cnt), -EINVAL);
 	ck_assert(memcmp(&cnt, &cnt0, sizeof(cnt)) == 0);
 	ck_assert_int_eq(ik_cmdq_sync(NULL), -EINVAL);
+	memset(&b, 0, sizeof(b)); /* the unused slots too: compared with memcmp below */
 	ik_cmdq_batch_init(&b, r.q);
 	memcpy(&b0, &b, sizeof(b));
 	ck_assert_int_eq(ik_cmdq_batch_add(NULL, cmd), -EINVAL);

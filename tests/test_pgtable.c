@@ -1991,10 +1991,11 @@ START_TEST(gather_sync_refuses_another_table_sets_pages)
 	long a_live, b_syncs;
 
 	ck_assert_int_eq(ik_pgtable_map(a->pt, base, 0x100000, span, IK_PROT_READ), 0);
+	memset(&ga, 0, sizeof(ga)); /* padding too: compared with memcmp below */
 	ik_gather_init(&ga);
 	ck_assert_int_eq(ik_pgtable_unmap(a->pt, base - span, 3 * span, &ga), (ik_s64)span);
 	ck_assert_uint_ge(ga.nr_tables, 1);
-	copy = ga;
+	memcpy(&copy, &ga, sizeof(ga));
 	a_live = (long)a->nlive;
 	b_syncs = b->iotlb_syncs;
 	ck_assert_int_eq(ik_pgtable_gather_sync(b->pt, &ga), -EINVAL);
@@ -2063,6 +2064,7 @@ START_TEST(null_pointer_arguments_are_einval)
 	memcpy(&w20, &w2, sizeof(w2));
 	memset(&res, 0x5a, sizeof(res));
 	memcpy(&res0, &res, sizeof(res));
+	memset(&ga, 0, sizeof(ga)); /* padding too: compared with memcmp below */
 	ik_gather_init(&ga);
 	memcpy(&ga0, &ga, sizeof(ga));
 
