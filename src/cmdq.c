@@ -140,16 +140,50 @@ static void cons_update(struct ik_cmdq *q, ik_u32 c)
 	}
 }
 
-/* CONS register -> full index.  The consumer never passes `published`, and
- * published - cons <= capacity < register modulus, so the distance back from
- * `published` identifies the index. */
-static ik_u32 cons_extend(const struct ik_cmdq *q, ik_u32 reg)
+/*
+ * CONS register -> full index.  The register holds the index modulo
+ * M = regmask + 1; the full index lies in [lo, hi] for any lo read before
+ * the register and any hi read after it: cons_cached only ever holds earlier
+ * values of CONS (lo <= CONS), and the consumer never passes `published`
+ * (CONS <= hi).  When hi - lo < M that interval names one index.
+ *
+ * A thread preempted between the reads sees a wider interval: the consumer
+ * and the producers may have run laps meanwhile.  Then the register says
+ * nothing certain and we return lo, a lower bound, which is always safe (a
+ * producer waits a little longer); every caller reads again.  Extending from
+ * `published` alone would be wrong there: it can name an index one lap
+ * ahead of the consumer, and producers would overwrite unconsumed entries.
+ */
+static ik_u32 cons_extend(const struct ik_cmdq *q, ik_u32 lo, ik_u32 reg)
 {
-	/* Read after the register (the hook has acquire semantics, C1): a
-	 * value at least as new as the PROD the consumer had seen. */
+	/* Read after the register (the hook has acquire semantics, C1). */
+	ik_u32 hi = ik_load_relaxed(&q->published);
+
+	if (hi - lo > q->regmask)
+		return lo;
+	return lo + ((reg - lo) & q->regmask);
+}
+
+/* The same while the consumer is stopped at an unacknowledged error (only
+ * the error-lock holder acknowledges): CONS cannot move, and published -
+ * CONS <= capacity < M, so the distance back from `published` is exact. */
+static ik_u32 cons_extend_stopped(const struct ik_cmdq *q, ik_u32 reg)
+{
 	ik_u32 p = ik_load_relaxed(&q->published);
 
 	return p - ((p - reg) & q->regmask);
+}
+
+/* Read the CONS register: the full index (or a lower bound, see
+ * cons_extend()) and the error state. */
+static ik_u32 cons_read(struct ik_cmdq *q, ik_u32 *cerror)
+{
+	/* C2 acquire: the lower bound, read before the register. */
+	ik_u32 lo = ik_load_acquire(&q->cons_cached);
+	/* C1 acquire, in the hook. */
+	ik_u32 reg = q->regs->read_cons(q->regs_ctx, cerror);
+
+	return cons_extend(q, lo, reg);
 }
 
 static int handle_error(struct ik_cmdq *q);
@@ -159,9 +193,7 @@ static int handle_error(struct ik_cmdq *q);
 static ik_u32 cons_refresh(struct ik_cmdq *q)
 {
 	ik_u32 cerror = 0;
-	/* C1 acquire, in the hook. */
-	ik_u32 reg = q->regs->read_cons(q->regs_ctx, &cerror);
-	ik_u32 c = cons_extend(q, reg);
+	ik_u32 c = cons_read(q, &cerror);
 
 	cons_update(q, c);
 	if (IK_UNLIKELY(cerror))
@@ -188,7 +220,7 @@ static int handle_error(struct ik_cmdq *q)
 		ik_unlock(&q->err_lock);
 		return 0;
 	}
-	i = cons_extend(q, reg);
+	i = cons_extend_stopped(q, reg);
 	cons_update(q, i);
 	if (q->err_active && q->err_index == i) {
 		q->err_attempts++;
@@ -261,7 +293,7 @@ static void disown(struct ik_cmdq *q, struct owner *o)
 	if (!o->started)
 		return;
 	ik_lock(&q->err_lock);
-	c = cons_extend(q, q->regs->read_cons(q->regs_ctx, &cerror));
+	c = cons_read(q, &cerror); /* a lower bound is enough here */
 	r = ik_load_relaxed(&q->reserve);
 	i = (ik_s32)(o->first - c) > 0 ? o->first : c;
 	for (; i != r; i++) {

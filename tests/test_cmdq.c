@@ -1158,6 +1158,77 @@ START_TEST(counters_doorbell_hook_and_batch_timeout)
 }
 END_TEST
 
+/*
+ * A producer preempted between reading CONS and extending it to a full index.
+ * The hook below samples CONS, then (still inside the read, as if the
+ * producer were descheduled) lets the consumer drain and another producer
+ * fill the ring again, and only then returns the old sample.  Extended from
+ * the new `published`, that sample named an index one lap ahead of the
+ * consumer: the next reservation overwrote entries not yet consumed.
+ */
+static struct {
+	struct rig *r;
+	int armed;
+	uint64_t seq; /* next sequence number to issue */
+} stale;
+
+static ik_u32 stale_read_cons(void *ctx, ik_u32 *cerror)
+{
+	ik_u32 reg = ik_cmdq_sw_regs.read_cons(ctx, cerror);
+	uint64_t cmds[8][2];
+	unsigned cap;
+
+	if (!stale.armed)
+		return reg;
+	stale.armed = 0;
+	cap = ik_cmdq_capacity(stale.r->q);
+	IK_REQUIRE(ik_cmdq_sw_consume(&stale.r->sw, 1000) == (int)cap);
+	for (unsigned i = 0; i < cap; i++)
+		mk_cmd(cmds[i], 0, stale.seq++);
+	IK_REQUIRE(ik_cmdq_issue(stale.r->q, cmds, cap, 0) == 0);
+	return reg; /* the sample from before the laps */
+}
+
+START_TEST(stale_cons_read_never_lets_producers_overrun_the_consumer)
+{
+	static const unsigned flags[] = { IK_CMDQ_CFG_NO_WRAP, 0 };
+
+	for (unsigned f = 0; f < 2; f++) {
+		struct ik_cmdq_regs regs = ik_cmdq_sw_regs;
+		uint64_t next[1] = { 0 }, cmds[8][2];
+		struct ik_cmdq *q;
+		struct rig r;
+		unsigned cap;
+
+		rig_init(&r, &ik_cmdq_fmt_smmuv3, 2, flags[f], 2000000ull); /* 2 ms */
+		regs.read_cons = stale_read_cons;
+		r.cfg.regs = &regs;
+		ck_assert_int_eq(ik_cmdq_create(&r.cfg, &q), 0);
+		ik_cmdq_destroy(r.q);
+		r.q = q;
+		r.handler = order_handler;
+		r.ctx = next;
+		cap = ik_cmdq_capacity(q);
+		memset(&stale, 0, sizeof(stale));
+		stale.r = &r;
+		/* Fill the ring; the next issue finds it full and reads CONS. */
+		for (unsigned i = 0; i < cap; i++)
+			mk_cmd(cmds[i], 0, stale.seq++);
+		ck_assert_int_eq(ik_cmdq_issue(q, cmds, cap, 0), 0);
+		stale.armed = 1;
+		for (unsigned i = 0; i < 2; i++)
+			mk_cmd(cmds[i], 0, stale.seq + i);
+		/* The ring is full again after the hook: this times out (or
+		 * succeeds after a fresh read), but must not overwrite. */
+		(void)ik_cmdq_issue(q, cmds, 2, 0);
+		ck_assert_int_eq(stale.armed, 0);
+		ck_assert_int_eq(ik_cmdq_sw_consume(&r.sw, 1000), (int)cap);
+		ck_assert_uint_eq(next[0], stale.seq); /* in order, none lost */
+		rig_fini(&r);
+	}
+}
+END_TEST
+
 static uint64_t ext_addr;
 static uint32_t ext_val;
 
@@ -1657,6 +1728,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(q, set_picks_per_cpu_queue_and_syncs_all);
 	tcase_add_test(q, preempted_reserver_delays_only_the_consumer);
 	tcase_add_test(q, counters_doorbell_hook_and_batch_timeout);
+	tcase_add_test(q, stale_cons_read_never_lets_producers_overrun_the_consumer);
 	tcase_add_test(q, sw_consumer_config_and_external_completion_write);
 	tcase_add_test(q, sw_consumer_status_address_anywhere_in_64_bits);
 	tcase_add_test(q, null_pointer_arguments_are_einval);
