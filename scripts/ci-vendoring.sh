@@ -62,7 +62,7 @@ t_last=$SECONDS
 check "vendor.sh copies the library and the self-test" "$top/scripts/vendor.sh" --selftest "$out/tree"
 check "vendor.sh --check finds the copy in sync" "$top/scripts/vendor.sh" --selftest --check "$out/tree"
 check "a vendored copy has no libc env (no env-hosted.h, no env_hosted.c)" \
-	test ! -e "$out/tree/include/iommukit/env-hosted.h" -a ! -e "$out/tree/src/env_hosted.c"
+	test ! -e "$out/tree/include/iommukit/env-hosted.h" -a ! -e "$out/tree/src/env/env_hosted.c"
 timed vendor
 
 # Slow serial work runs in the background while the builds below use the

@@ -10,7 +10,7 @@
 #
 # DEST receives:
 #   include/iommukit/**.h  every public header except env-hosted.h (the libc env)
-#   src/*.c src/*.h        every library source except env_hosted.c
+#   src/UNIT/*.[ch]        every library source except env/env_hosted.c
 #   selftest/              with --selftest: the freestanding self-test library
 #                          (examples/selftest/ik_selftest.[ch], st_*.[ch]; not
 #                          the hosted main.c)
@@ -44,7 +44,7 @@ fi
 files() {
 	(cd "$top" && find include/iommukit -name '*.h' ! -name env-hosted.h) |
 		sort | awk '{print $1, $1}'
-	(cd "$top" && ls src/*.c src/*.h 2>/dev/null | grep -v '^src/env_hosted\.c$') |
+	(cd "$top" && find src -name '*.[ch]' ! -name env_hosted.c) |
 		sort | awk '{print $1, $1}'
 	if [ "$selftest" -eq 1 ]; then
 		(cd "$top" && ls examples/selftest/ik_selftest.[ch] examples/selftest/st_*.[ch]) |

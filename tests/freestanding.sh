@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
 #
-# Freestanding check: every core source (src/*.c but the hosted env) and every
+# Freestanding check: every core source (src/*/*.c but the hosted env) and every
 # public header compiles with -ffreestanding -nostdlib against a test env
 # header that includes nothing; the dependency output must name no libc header
 # (nothing under /usr/include), and a partial link of all objects may leave
@@ -15,7 +15,7 @@ tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 flags="-std=c11 -O2 -ffreestanding -nostdlib -Wall -Wextra -Werror -I$top_srcdir/include -I$top_srcdir/tests/freestanding -DIK_ENV_HEADER=\"ik_env_test.h\""
 
-srcs=$(cd "$top_srcdir" && ls src/*.c | grep -v '^src/env_hosted\.c$')
+srcs=$(cd "$top_srcdir" && find src -name '*.c' ! -name env_hosted.c | sort)
 {
 	echo '/* generated: every public header */'
 	(cd "$top_srcdir/include" && find iommukit -name '*.h' ! -name env-hosted.h | sort) |

@@ -127,7 +127,7 @@
 __extension__ typedef unsigned __int128 ik_u128;
 
 IK_BEGIN_DECLS
-/* Lock-based fallbacks, in src/atomic.c; not API, use ik_atomic_*128(). */
+/* Lock-based fallbacks, in src/env/env.c; not API, use ik_atomic_*128(). */
 IK_API bool _ik_cas128_locked(ik_u128 *p, ik_u128 *expected, ik_u128 desired);
 IK_API ik_u128 _ik_load128_locked(ik_u128 *p);
 IK_END_DECLS

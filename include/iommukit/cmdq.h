@@ -79,7 +79,7 @@
  *   ik_cmdq_sw_consume/inject           one consumer thread; concurrent with
  *                                       every producer-side call.
  *
- * Ordering edges (each named where it is implemented, in src/cmdq.c):
+ * Ordering edges (each named where it is implemented, in src/cmdq/cmdq.c):
  *   R1 marker store-release  -> A1 publisher's marker load-acquire
  *        (the entry's bytes and owner are complete before publication)
  *   R2 `published`/PROD store-release (write_prod hook) -> consumer's PROD

@@ -6,7 +6,7 @@
  * contract documented there with libc: posix_memalign for memory,
  * sched_getcpu() as the CPU hint (sampled and cached per thread, since it is a
  * hint anyway), clock_gettime(CLOCK_MONOTONIC) for time, sched_yield() for
- * waits.  The functions behind these macros live in src/env_hosted.c, the only
+ * waits.  The functions behind these macros live in src/env/env_hosted.c, the only
  * library source that uses libc.
  */
 #ifndef IOMMUKIT_ENV_HOSTED_H

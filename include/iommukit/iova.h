@@ -21,7 +21,7 @@
  *              (IK_IOVA_SIZE_ALIGNED); the length stays npages.
  *   afit       of a gap: the largest npages whose size-aligned request fits
  *              in it.  The requests that fit are exactly 1..afit (see
- *              src/iova.c for why one number is enough).
+ *              src/iova/iova.c for why one number is enough).
  *   rcache     range cache: for each size class 2^k pages (k = 0 .. log2 of
  *              the bound), a per-CPU pair of magazines and a shared depot.
  *   magazine   a fixed-size stack of cached pfns of one size class.

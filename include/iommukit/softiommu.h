@@ -472,7 +472,7 @@ IK_API int ik_softiommu_exec_vtd(struct ik_softiommu *s, const struct ik_vtd_des
  *        stop (the IOMMU working asynchronously, as hardware does);
  *      - polled: ik_softiommu_cq_poll() from any thread.
  *      The three may be mixed: one lock per queue makes one of them drain at
- *      a time (K1/K2 in src/softiommu_cmdq.c: a doorbell that finds the lock
+ *      a time (K1/K2 in src/soft/softiommu_cmdq.c: a doorbell that finds the lock
  *      taken leaves, and the holder looks again after unlocking).
  * Fields: sw (for ik_cmdq_sw_inject() / ik_cmdq_sw_error(), called with no
  * consumer running), executed/rejected (counters); the rest private.

@@ -51,7 +51,7 @@ if ! command -v "$CLANG" >/dev/null 2>&1; then
 	echo "# PASS: 0"; echo "# FAIL: ${#names[@]}"; exit 1
 fi
 mkdir -p "$out"
-srcs=$(ls "$top"/src/*.c)
+srcs=$(find "$top/src" -name '*.c' | sort)
 flags="-std=c11 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined
  -fno-sanitize-recover=all -DIK_DEBUG=1 -DIK_FUZZ=1 -I$top/include -I$here -Wall -Wextra -Werror"
 

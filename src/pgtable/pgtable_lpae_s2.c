@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /* ARM LPAE stage 2: the engine instantiated for this format (see "How to
- * add a page-table format" in src/pgtable_internal.h). */
+ * add a page-table format" in pgtable_internal.h). */
 #include "pgtable_internal.h"
 
 #define LPAE_STAGE 2
