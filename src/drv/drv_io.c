@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * Register accessors and DMA memory for the driver cores (<iommukit/drv/io.h>).
+ */
+#include <iommukit/drv/io.h>
+#include <iommukit/atomic.h>
+
+#if defined(IK_ENV_MMIO_READ32) || defined(IK_ENV_MMIO_WRITE32) || \
+	defined(IK_ENV_MMIO_READ64) || defined(IK_ENV_MMIO_WRITE64)
+#if !defined(IK_ENV_MMIO_READ32) || !defined(IK_ENV_MMIO_WRITE32) || \
+	!defined(IK_ENV_MMIO_READ64) || !defined(IK_ENV_MMIO_WRITE64)
+#error "iommukit env (mmio): define all four IK_ENV_MMIO_* accessors, or none"
+#endif
+#else
+/* The generic accessors: a store waits for earlier DMA-memory stores
+ * (ik_dma_wmb), a load is complete before later DMA-memory loads
+ * (ik_dma_rmb).  Single-copy atomic where the CPU does naturally aligned
+ * 32/64-bit accesses in one instruction (every target iommukit builds for). */
+#define IK_ENV_MMIO_READ32(a) mmio_rd32(a)
+#define IK_ENV_MMIO_WRITE32(a, v) mmio_wr32((a), (v))
+#define IK_ENV_MMIO_READ64(a) mmio_rd64(a)
+#define IK_ENV_MMIO_WRITE64(a, v) mmio_wr64((a), (v))
+
+static inline ik_u32 mmio_rd32(volatile void *a)
+{
+	ik_u32 v = *(volatile ik_u32 *)a;
+
+	ik_dma_rmb();
+	return v;
+}
+
+static inline void mmio_wr32(volatile void *a, ik_u32 v)
+{
+	ik_dma_wmb();
+	*(volatile ik_u32 *)a = v;
+}
+
+static inline ik_u64 mmio_rd64(volatile void *a)
+{
+	ik_u64 v = *(volatile ik_u64 *)a;
+
+	ik_dma_rmb();
+	return v;
+}
+
+static inline void mmio_wr64(volatile void *a, ik_u64 v)
+{
+	ik_dma_wmb();
+	*(volatile ik_u64 *)a = v;
+}
+#endif
+
+static volatile void *reg(void *ctx, ik_u32 off)
+{
+	return (volatile void *)((volatile ik_u8 *)ctx + off);
+}
+
+static ik_u32 direct_read32(void *ctx, ik_u32 off)
+{
+	return IK_ENV_MMIO_READ32(reg(ctx, off));
+}
+
+static void direct_write32(void *ctx, ik_u32 off, ik_u32 val)
+{
+	IK_ENV_MMIO_WRITE32(reg(ctx, off), val);
+}
+
+static ik_u64 direct_read64(void *ctx, ik_u32 off)
+{
+	return IK_ENV_MMIO_READ64(reg(ctx, off));
+}
+
+static void direct_write64(void *ctx, ik_u32 off, ik_u64 val)
+{
+	IK_ENV_MMIO_WRITE64(reg(ctx, off), val);
+}
+
+IK_API int ik_mmio_direct_init(struct ik_mmio *m, volatile void *base)
+{
+	if (!m || !base)
+		return -EINVAL;
+	m->read32 = direct_read32;
+	m->write32 = direct_write32;
+	m->read64 = direct_read64;
+	m->write64 = direct_write64;
+	m->ctx = (void *)(ik_uptr)base;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- DMA memory */
+
+static void *default_alloc(void *ctx, ik_size size, ik_size align, ik_u64 *dma)
+{
+	void *p = ik_alloc((const struct ik_allocator *)ctx, size, align);
+
+	*dma = (ik_u64)(ik_uptr)p;
+	return p;
+}
+
+static void default_free(void *ctx, void *cpu, ik_u64 dma, ik_size size)
+{
+	(void)dma;
+	ik_free((const struct ik_allocator *)ctx, cpu, size);
+}
+
+IK_API int ik_dma_mem_default(struct ik_dma_mem *d, const struct ik_allocator *a)
+{
+	if (!d)
+		return -EINVAL;
+	d->alloc = default_alloc;
+	d->free = default_free;
+	d->clean = NULL;
+	d->ctx = (void *)(ik_uptr)a;
+	return 0;
+}
+
+IK_API int ik_dma_alloc(const struct ik_dma_mem *d, ik_size size, ik_size align, void **cpu,
+			ik_u64 *dma)
+{
+	void *p;
+	ik_u64 a = 0;
+
+	if (!d || !cpu || !dma || !size || !align || (align & (align - 1)))
+		return -EINVAL;
+	*cpu = NULL;
+	*dma = 0;
+	p = d->alloc(d->ctx, size, align, &a);
+	if (!p)
+		return -ENOMEM;
+	if (a & (align - 1)) {
+		d->free(d->ctx, p, a, size);
+		return -ERANGE;
+	}
+	IK_ENV_MEMSET(p, 0, size);
+	*cpu = p;
+	*dma = a;
+	return 0;
+}
