@@ -812,8 +812,8 @@ IK_API int ik_smmu_disable(struct ik_smmu *s);
 IK_API void ik_smmu_destroy(struct ik_smmu *s);
 
 /* The decoded ID registers, the command queue (for ik_cmdq_issue() and
- * batches of the caller's own; valid after ik_smmu_reset()), and the stream
- * table.  s must not be NULL. */
+ * batches of the caller's own; NULL until ik_smmu_reset() has enabled it),
+ * and the stream table.  s must not be NULL. */
 IK_API const struct ik_smmu_idr *ik_smmu_get_idr(const struct ik_smmu *s);
 IK_API struct ik_cmdq *ik_smmu_cmdq(struct ik_smmu *s);
 IK_API struct ik_smmu_strtab *ik_smmu_get_strtab(struct ik_smmu *s);
