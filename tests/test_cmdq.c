@@ -86,9 +86,9 @@ START_TEST(smmu_fields_at_spec_positions)
 	smmu_roundtrip(&c, 0x11 | 0x1234ull << 32 | 0xfedcull << 48, 0);
 
 	c = scmd(IK_SMMU_CMD_TLBI_NH_VA);
-	c.num = 5, c.scale = 39, c.vmid = 0x1234, c.asid = 0xbeef, c.leaf = 1, c.ttl = 3;
+	c.num = 5, c.scale = 31, c.vmid = 0x1234, c.asid = 0xbeef, c.leaf = 1, c.ttl = 3;
 	c.tg = IK_SMMU_TG_4K, c.addr = 0xffff800012345000ull;
-	smmu_roundtrip(&c, 0x12 | 5ull << 12 | 39ull << 20 | 0x1234ull << 32 | 0xbeefull << 48,
+	smmu_roundtrip(&c, 0x12 | 5ull << 12 | 31ull << 20 | 0x1234ull << 32 | 0xbeefull << 48,
 		       1 | 3ull << 8 | 1ull << 10 | 0xffff800012345000ull);
 
 	c = scmd(IK_SMMU_CMD_TLBI_S2_IPA);
@@ -103,6 +103,9 @@ START_TEST(smmu_fields_at_spec_positions)
 
 	c = scmd(IK_SMMU_CMD_TLBI_NSNH_ALL);
 	smmu_roundtrip(&c, 0x30, 0);
+
+	c = scmd(IK_SMMU_CMD_TLBI_EL2_ALL);
+	smmu_roundtrip(&c, 0x20, 0);
 
 	c = scmd(IK_SMMU_CMD_ATC_INV);
 	c.global = 1, c.ssv = 1, c.ssid = 0xfffff, c.sid = 0x42, c.size = 63;
@@ -133,10 +136,11 @@ static const struct {
 	{ 0x06, BIT(10) | GENMASK(63, 32), 0 },
 	{ 0x10, GENMASK(47, 32), 0 },
 	{ 0x11, GENMASK(63, 32), 0 },
-	{ 0x12, GENMASK(16, 12) | GENMASK(25, 20) | GENMASK(63, 32),
+	{ 0x12, GENMASK(16, 12) | GENMASK(24, 20) | GENMASK(63, 32),
 	  BIT(0) | GENMASK(11, 8) | GENMASK(63, 12) },
 	{ 0x28, GENMASK(47, 32), 0 },
-	{ 0x2a, GENMASK(16, 12) | GENMASK(25, 20) | GENMASK(47, 32),
+	{ 0x20, 0, 0 },
+	{ 0x2a, GENMASK(16, 12) | GENMASK(24, 20) | GENMASK(47, 32),
 	  BIT(0) | GENMASK(11, 8) | GENMASK(51, 12) },
 	{ 0x30, 0, 0 },
 	{ 0x40, BIT(9) | BIT(11) | GENMASK(31, 12) | GENMASK(63, 32), GENMASK(5, 0) | GENMASK(63, 12) },
@@ -199,6 +203,10 @@ START_TEST(smmu_encoder_rejects_bad_commands)
 	ck_assert_int_eq(ik_smmu_cmd_encode(&c, w), -EINVAL);
 	c = scmd(IK_SMMU_CMD_TLBI_NH_VA);
 	c.num = 1; /* NUM without TG */
+	ck_assert_int_eq(ik_smmu_cmd_encode(&c, w), -EINVAL);
+	c = scmd(IK_SMMU_CMD_TLBI_NH_VA);
+	c.tg = IK_SMMU_TG_4K;
+	c.scale = 32; /* SCALE is [24:20]: bit 25 is RES0 */
 	ck_assert_int_eq(ik_smmu_cmd_encode(&c, w), -EINVAL);
 	c = scmd(IK_SMMU_CMD_TLBI_S2_IPA);
 	c.addr = 1ull << 52; /* beyond IPA[51:12] */
@@ -272,6 +280,20 @@ START_TEST(smmu_tlbi_range_covers_exactly)
 	t = scmd(IK_SMMU_CMD_TLBI_NH_VA);
 	ck_assert_int_eq(ik_smmu_tlbi_range(&t, 0xffffffffffffe000ull, 0x1000, 12, true, out, 64), 1);
 	ck_assert_int_eq(ik_smmu_cmd_encode(&out[0], w), 0);
+	/* A count whose lowest set bit is above SCALE's 31: 2^37 pages of 4K
+	 * from 0 take two commands of 32 * 2^31 pages. */
+	ck_assert_int_eq(ik_smmu_tlbi_range(&t, 0, 1ull << 49, 12, true, out, 64), 2);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_uint_eq(out[i].scale, 31);
+		ck_assert_uint_eq(out[i].num, 31);
+		ck_assert_uint_eq(out[i].addr, (uint64_t)i << 48);
+		ck_assert_int_eq(ik_smmu_cmd_encode(&out[i], w), 0);
+	}
+	/* 3 * 2^32 pages: the lowest set bit (32) is above 31, so one
+	 * command of 6 * 2^31 pages. */
+	ck_assert_int_eq(ik_smmu_tlbi_range(&t, 0, 3ull << 44, 12, true, out, 64), 1);
+	ck_assert_uint_eq(out[0].scale, 31);
+	ck_assert_uint_eq(out[0].num, 5);
 	/* A template field the encoder rejects: -EINVAL, not bad commands. */
 	t.ttl = 3;
 	t.leaf = 2;

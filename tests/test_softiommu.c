@@ -1463,10 +1463,12 @@ START_TEST(smmu_commands_map_to_invalidations)
 	memset(&c, 0, sizeof(c));
 	c.op = IK_SMMU_CMD_CFGI_STE;
 	ck_assert_int_eq(ik_softiommu_exec_smmu(s, &c), 0);
+	c.op = IK_SMMU_CMD_TLBI_EL2_ALL; /* no EL2 regime in the model */
+	ck_assert_int_eq(ik_softiommu_exec_smmu(s, &c), 0);
 	c.op = IK_SMMU_CMD_SYNC;
 	ck_assert_int_eq(ik_softiommu_exec_smmu(s, &c), 0);
 	struct ik_softiommu_stats st = stats(s);
-	ck_assert_uint_eq(st.nops, 1);
+	ck_assert_uint_eq(st.nops, 2);
 	ck_assert_uint_eq(st.syncs, 1);
 	c.op = 0x7f;
 	ck_assert_int_eq(ik_softiommu_exec_smmu(s, &c), -EINVAL);
@@ -1580,9 +1582,10 @@ START_TEST(rejected_command_is_reported_and_later_commands_still_run)
 		memset(&c, 0, sizeof(c));
 		c.op = IK_SMMU_CMD_TLBI_NH_VA;
 		c.asid = ASID;
-		c.addr = 0x1000;
+		c.addr = 0xfffffffffffff000ull;
 		c.tg = IK_SMMU_TG_4K;
-		c.scale = 63;
+		c.scale = IK_SMMU_TLBI_SCALE_MAX;
+		c.num = 31; /* 2^48 bytes from the last page: past 2^64 */
 		ck_assert_int_eq(ik_smmu_cmd_encode(&c, w[0]), 0);
 		memset(&c, 0, sizeof(c));
 		c.op = IK_SMMU_CMD_TLBI_NH_ASID;

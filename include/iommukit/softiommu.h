@@ -436,7 +436,8 @@ IK_API void ik_softiommu_stats_reset(struct ik_softiommu *s);
  *                   Leaf keeps the walk cache;
  *   TLBI_NH_ASID    INV_TAG(ASID);  TLBI_S12_VMALL  INV_TAG(VMID);
  *   TLBI_NH_ALL, TLBI_NSNH_ALL  INV_ALL;  CMD_SYNC  SYNC;
- *   CFGI_*, ATC_INV, PRI_RESP   NOP (no configuration cache or ATC here).
+ *   CFGI_*, ATC_INV, PRI_RESP, TLBI_EL2_ALL
+ *                   NOP (no configuration cache, ATC or EL2 regime here).
  * So a stage-1 context is attached with tag = its ASID, a stage-2 context
  * with tag = its VMID.  Errors: -EINVAL (NULL, an opcode not listed, a range
  * that overflows); nothing changes.  Cost: as ik_softiommu_exec().

@@ -29,7 +29,7 @@ static const struct _ik_field smmu_fields[] = {
 	F(TLBI_NH_ASID, vmid, 32, 16, 0),
 	F(TLBI_NH_ASID, asid, 48, 16, 0),
 	F(TLBI_NH_VA, num, 12, 5, 0),
-	F(TLBI_NH_VA, scale, 20, 6, 0),
+	F(TLBI_NH_VA, scale, 20, 5, 0),
 	F(TLBI_NH_VA, vmid, 32, 16, 0),
 	F(TLBI_NH_VA, asid, 48, 16, 0),
 	F(TLBI_NH_VA, leaf, 64, 1, 0),
@@ -38,7 +38,7 @@ static const struct _ik_field smmu_fields[] = {
 	F(TLBI_NH_VA, addr, 76, 52, 12),
 	F(TLBI_S12_VMALL, vmid, 32, 16, 0),
 	F(TLBI_S2_IPA, num, 12, 5, 0),
-	F(TLBI_S2_IPA, scale, 20, 6, 0),
+	F(TLBI_S2_IPA, scale, 20, 5, 0),
 	F(TLBI_S2_IPA, vmid, 32, 16, 0),
 	F(TLBI_S2_IPA, leaf, 64, 1, 0),
 	F(TLBI_S2_IPA, ttl, 72, 2, 0),
@@ -73,6 +73,7 @@ static const struct {
 	{ IK_SMMU_CMD_TLBI_NH_ALL, "TLBI_NH_ALL" },
 	{ IK_SMMU_CMD_TLBI_NH_ASID, "TLBI_NH_ASID" },
 	{ IK_SMMU_CMD_TLBI_NH_VA, "TLBI_NH_VA" },
+	{ IK_SMMU_CMD_TLBI_EL2_ALL, "TLBI_EL2_ALL" },
 	{ IK_SMMU_CMD_TLBI_S12_VMALL, "TLBI_S12_VMALL" },
 	{ IK_SMMU_CMD_TLBI_S2_IPA, "TLBI_S2_IPA" },
 	{ IK_SMMU_CMD_TLBI_NSNH_ALL, "TLBI_NSNH_ALL" },
@@ -181,11 +182,21 @@ IK_API int ik_smmu_tlbi_range(const struct ik_smmu_cmd *tmpl, ik_u64 iova, ik_u6
 			/*
 			 * Take the lowest set bit of the remaining page count as
 			 * the scale and the next five bits as NUM + 1: each
-			 * command clears up to five bits of the count.
+			 * command clears up to five bits of the count.  SCALE
+			 * is five bits wide (0..31): a count whose lowest set
+			 * bit lies higher is taken 32 * 2^31 pages (or what is
+			 * left, an even number below 32) at a time.
 			 */
 			unsigned scale = (unsigned)__builtin_ctzll(pages);
 			/* pages >> scale is odd, so this is 1..31. */
 			ik_u64 units = (pages >> scale) & 31;
+
+			if (scale > IK_SMMU_TLBI_SCALE_MAX) {
+				scale = IK_SMMU_TLBI_SCALE_MAX;
+				units = pages >> scale;
+				if (units > 32)
+					units = 32;
+			}
 
 			c->tg = tg;
 			c->scale = (ik_u8)scale;

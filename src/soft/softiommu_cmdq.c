@@ -67,8 +67,9 @@ IK_API int ik_softiommu_exec_smmu(struct ik_softiommu *s, const struct ik_smmu_c
 	case IK_SMMU_CMD_CFGI_CD_ALL:
 	case IK_SMMU_CMD_ATC_INV:
 	case IK_SMMU_CMD_PRI_RESP:
-		/* No configuration cache or ATC in this model: attach takes
-		 * effect at once. */
+	case IK_SMMU_CMD_TLBI_EL2_ALL:
+		/* No configuration cache, ATC or EL2 translations in this
+		 * model: attach takes effect at once. */
 		return run(s, IK_SOFTIOMMU_OP_NOP, 0, 0, 0, false);
 	default:
 		return -EINVAL;

@@ -26,11 +26,11 @@
  *   CFGI_CD_ALL SSec [10]  SID [63:32]
  *   TLBI_NH_ALL, TLBI_S12_VMALL          VMID [47:32]
  *   TLBI_NH_ASID                         VMID [47:32]  ASID [63:48]
- *   TLBI_NH_VA  NUM [16:12] SCALE [25:20] VMID [47:32] ASID [63:48]
+ *   TLBI_NH_VA  NUM [16:12] SCALE [24:20] VMID [47:32] ASID [63:48]
  *               Leaf [64] TTL [73:72] TG [75:74] Address[63:12] at [127:76]
- *   TLBI_S2_IPA NUM [16:12] SCALE [25:20] VMID [47:32]
+ *   TLBI_S2_IPA NUM [16:12] SCALE [24:20] VMID [47:32]
  *               Leaf [64] TTL [73:72] TG [75:74] Address[51:12] at [115:76]
- *   TLBI_NSNH_ALL                        (no fields)
+ *   TLBI_EL2_ALL, TLBI_NSNH_ALL          (no fields)
  *   ATC_INV     Global [9] SSV [11] SSID [31:12] SID [63:32]
  *               Size [69:64] Address[63:12] at [127:76]
  *   PRI_RESP    SSV [11] SSID [31:12] SID [63:32] PRGI [72:64] Resp [77:76]
@@ -62,6 +62,7 @@ IK_BEGIN_DECLS
 #define IK_SMMU_CMD_TLBI_NH_ALL 0x10
 #define IK_SMMU_CMD_TLBI_NH_ASID 0x11
 #define IK_SMMU_CMD_TLBI_NH_VA 0x12
+#define IK_SMMU_CMD_TLBI_EL2_ALL 0x20
 #define IK_SMMU_CMD_TLBI_S12_VMALL 0x28
 #define IK_SMMU_CMD_TLBI_S2_IPA 0x2a
 #define IK_SMMU_CMD_TLBI_NSNH_ALL 0x30
@@ -70,6 +71,8 @@ IK_BEGIN_DECLS
 #define IK_SMMU_CMD_SYNC 0x46
 
 /* CFGI_ALL is CFGI_STE_RANGE with Range = 31 (every StreamID). */
+/* The largest SCALE a range TLBI holds (a five-bit field). */
+#define IK_SMMU_TLBI_SCALE_MAX 31
 #define IK_SMMU_CFGI_RANGE_ALL 31
 
 /* CMD_SYNC completion signal (CS). */
@@ -103,7 +106,7 @@ struct ik_smmu_cmd {
 	ik_u8 global;	/* ATC_INV: all SubstreamIDs */
 	ik_u8 range;	/* CFGI_STE_RANGE: 2^(range+1) StreamIDs, 0..31 */
 	ik_u8 num;	/* TLBI range: NUM, 0..31 */
-	ik_u8 scale;	/* TLBI range: SCALE, 0..63 */
+	ik_u8 scale;	/* TLBI range: SCALE, 0..31 */
 	ik_u8 tg;	/* TLBI range: IK_SMMU_TG_* */
 	ik_u8 ttl;	/* TLBI level hint, 0..3 */
 	ik_u8 size;	/* ATC_INV: 2^size pages of 4 KiB, 0..63 */
