@@ -1,17 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * Environment-independent helpers: error strings and the version.
+ * ik_strerror(): a short English name for each negative errno value the
+ * library returns (the values <iommukit/env.h> defines where the env does
+ * not).  Independent of the env: a switch over constants.
  */
 #include <iommukit/env.h>
-
-#ifndef IK_VERSION_STRING
-#define IK_VERSION_STRING "0.1.0"
-#endif
-
-IK_API const char *ik_version(void)
-{
-	return IK_VERSION_STRING;
-}
 
 IK_API const char *ik_strerror(int err)
 {
