@@ -544,7 +544,7 @@ int bench_iova(int argc, char **argv, const struct bench_opts *o)
 		maxthreads = c > 0 ? (unsigned)c : 1;
 	}
 	measure_timer();
-	node_bytes = sizeof(struct _ik_iova_node);
+	node_bytes = sizeof(struct ik_iova_node);
 	{
 		struct ik_iova_domain d;
 		struct ik_iova_stats st;

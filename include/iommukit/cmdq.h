@@ -317,19 +317,21 @@ IK_API void ik_cmdq_get_stats(const struct ik_cmdq *q, struct ik_cmdq_stats *st)
 
 /*
  * Internal (not API): the two halves of one insertion, so that a test can
- * stage a producer preempted between them.  _ik_cmdq_reserve() reserves n
+ * stage a producer preempted between them.  ik_cmdq_test_reserve() reserves n
  * slots (waiting for space as issue() does) and returns the first index;
- * _ik_cmdq_commit() writes n commands there, marks them valid and publishes.
+ * ik_cmdq_test_commit() writes n commands there, marks them valid and publishes.
  */
-IK_API int _ik_cmdq_reserve(struct ik_cmdq *q, unsigned n, ik_u32 *first);
-IK_API void _ik_cmdq_commit(struct ik_cmdq *q, ik_u32 first, const void *cmds, unsigned n);
+IK_API int ik_cmdq_test_reserve(struct ik_cmdq *q, unsigned n, ik_u32 *first);
+IK_API void ik_cmdq_test_commit(struct ik_cmdq *q, ik_u32 first, const void *cmds, unsigned n);
 
 /* ---------------------------------------------------------------- batches */
 
 #define IK_CMDQ_BATCH_MAX 64
 
-/* Internal (not API): how the error handler reports to a waiting issuer. */
-struct _ik_cmdq_owner {
+/* Not API: how the error handler reports to an issuer that waits with
+ * IK_CMDQ_SYNC (or a batch): it stores the first error of the issuer's
+ * commands in `status`, under the error lock. */
+struct ik_cmdq_owner {
 	int status;	/* first error of the issuer's commands */
 	bool started;	/* `first` is set */
 	ik_u32 first;	/* index of the issuer's first entry */
@@ -344,7 +346,7 @@ struct _ik_cmdq_owner {
 struct ik_cmdq_batch {
 	struct ik_cmdq *q;
 	unsigned n;
-	struct _ik_cmdq_owner own;
+	struct ik_cmdq_owner own;
 	ik_u64 ents[IK_CMDQ_BATCH_MAX * 4];
 };
 

@@ -171,7 +171,7 @@ enum ik_pt_fault {
 /* ---------------------------------------------------------------- gather */
 
 struct ik_pgtable;
-struct _ik_pt_tbl;	/* a table page's bookkeeping; not API */
+struct ik_pt_tbl;	/* a table page's bookkeeping; not API */
 
 /*
  * struct ik_gather - invalidations accumulated by ik_pgtable_unmap().
@@ -199,7 +199,7 @@ struct ik_gather {
 	ik_u32 nr_tables;
 	bool walk;
 	struct ik_pgtable *pt;
-	struct _ik_pt_tbl *tables;
+	struct ik_pt_tbl *tables;
 };
 
 /* Initialise an empty gather.  O(1). */

@@ -9,17 +9,17 @@
 
 /* ---- registry ---- */
 
-#define IK_PT_FORMAT(e, sym) extern const struct _ik_pt_ops sym;
+#define IK_PT_FORMAT(e, sym) extern const struct ik_pt_ops sym;
 #include "pgtable_formats.h"
 #undef IK_PT_FORMAT
 
-static const struct _ik_pt_ops *const ik_pt_formats[] = {
+static const struct ik_pt_ops *const ik_pt_formats[] = {
 #define IK_PT_FORMAT(e, sym) &sym,
 #include "pgtable_formats.h"
 #undef IK_PT_FORMAT
 };
 
-static const struct _ik_pt_ops *pt_ops(enum ik_pt_fmt fmt)
+static const struct ik_pt_ops *pt_ops(enum ik_pt_fmt fmt)
 {
 	ik_size i;
 
@@ -31,7 +31,7 @@ static const struct _ik_pt_ops *pt_ops(enum ik_pt_fmt fmt)
 
 const char *ik_pt_fmt_name(enum ik_pt_fmt fmt)
 {
-	const struct _ik_pt_ops *o = pt_ops(fmt);
+	const struct ik_pt_ops *o = pt_ops(fmt);
 
 	return o ? o->name : NULL;
 }
@@ -59,7 +59,7 @@ enum ik_pt_fmt ik_pt_fmt_from_name(const char *name)
 
 int ik_pt_geometry_init(struct ik_pt_geometry *g, const struct ik_pgtable_cfg *cfg)
 {
-	const struct _ik_pt_ops *o;
+	const struct ik_pt_ops *o;
 	int ret;
 
 	if (!g || !cfg)
@@ -78,7 +78,7 @@ int ik_pt_geometry_init(struct ik_pt_geometry *g, const struct ik_pgtable_cfg *c
 
 static ik_size pt_book_bytes(ik_u32 nent, bool upper)
 {
-	return sizeof(struct _ik_pt_tbl) + (upper ? (ik_size)nent * sizeof(struct _ik_pt_tbl *) : 0);
+	return sizeof(struct ik_pt_tbl) + (upper ? (ik_size)nent * sizeof(struct ik_pt_tbl *) : 0);
 }
 
 /* Bytes of a table page: the root's, or the granule-sized one of any other. */
@@ -99,20 +99,20 @@ static bool pt_tbl_addr_ok(const struct ik_pgtable *pt, ik_u64 iommu, ik_size by
  * array.  NULL with *err = -ENOMEM, or -ERANGE when the page lies beyond
  * the output address size (default allocator) or the hook returned such a
  * page or a misaligned one. */
-static struct _ik_pt_tbl *pt_tbl_alloc(struct ik_pgtable *pt, bool root, bool upper, int *err)
+static struct ik_pt_tbl *pt_tbl_alloc(struct ik_pgtable *pt, bool root, bool upper, int *err)
 {
 	ik_u32 nent = 1u << (root ? pt->geom.top_bits : pt->geom.bits);
 	ik_size bytes = pt_tbl_bytes(pt, root);
-	struct _ik_pt_tbl *t;
+	struct ik_pt_tbl *t;
 
 	*err = -ENOMEM;
-	t = (struct _ik_pt_tbl *)ik_alloc(pt->cfg.allocator, pt_book_bytes(nent, upper), 16);
+	t = (struct ik_pt_tbl *)ik_alloc(pt->cfg.allocator, pt_book_bytes(nent, upper), 16);
 	if (!t)
 		return NULL;
 	IK_ENV_MEMSET(t, 0, pt_book_bytes(nent, upper));
-	t->child = upper ? (struct _ik_pt_tbl **)(void *)(t + 1) : NULL;
+	t->child = upper ? (struct ik_pt_tbl **)(void *)(t + 1) : NULL;
 	t->nent = nent;
-	t->flags = root ? _IK_PT_TBL_ROOT : 0;
+	t->flags = root ? IK_PT_TBL_ROOT : 0;
 	if (pt->hooks.alloc_table) {
 		ik_u64 iommu = 0;
 
@@ -158,9 +158,9 @@ static struct _ik_pt_tbl *pt_tbl_alloc(struct ik_pgtable *pt, bool root, bool up
 	return t;
 }
 
-void _ik_pt_tbl_release(struct ik_pgtable *pt, struct _ik_pt_tbl *t)
+void ik_pt_tbl_release(struct ik_pgtable *pt, struct ik_pt_tbl *t)
 {
-	ik_size bytes = pt_tbl_bytes(pt, (t->flags & _IK_PT_TBL_ROOT) != 0);
+	ik_size bytes = pt_tbl_bytes(pt, (t->flags & IK_PT_TBL_ROOT) != 0);
 
 	if (pt->hooks.alloc_table)
 		pt->hooks.free_table(pt->cfg.cookie, t->cpu, t->iommu, bytes);
@@ -173,9 +173,9 @@ void _ik_pt_tbl_release(struct ik_pgtable *pt, struct _ik_pt_tbl *t)
 	ik_atomic_fetch_sub(&pt->st_tables_live, 1, IK_MO_RELAXED);
 }
 
-struct _ik_pt_tbl *_ik_pt_tbl_get(struct ik_pgtable *pt, unsigned level, int *err)
+struct ik_pt_tbl *ik_pt_tbl_get(struct ik_pgtable *pt, unsigned level, int *err)
 {
-	struct _ik_pt_tbl *t;
+	struct ik_pt_tbl *t;
 	bool upper = level > 0;
 	int e;
 
@@ -207,7 +207,7 @@ struct _ik_pt_tbl *_ik_pt_tbl_get(struct ik_pgtable *pt, unsigned level, int *er
 	return t;
 }
 
-void _ik_pt_tbl_put(struct ik_pgtable *pt, struct _ik_pt_tbl *t)
+void ik_pt_tbl_put(struct ik_pgtable *pt, struct ik_pt_tbl *t)
 {
 	bool upper = t->child != NULL;
 
@@ -227,18 +227,18 @@ void _ik_pt_tbl_put(struct ik_pgtable *pt, struct _ik_pt_tbl *t)
 	}
 	ik_unlock(&pt->cache_lock);
 	if (t)
-		_ik_pt_tbl_release(pt, t);
+		ik_pt_tbl_release(pt, t);
 }
 
-int _ik_pt_pool_fill(struct ik_pgtable *pt, struct _ik_pt_pool *pool, ik_u64 upper, ik_u64 leaf)
+int ik_pt_pool_fill(struct ik_pgtable *pt, struct ik_pt_pool *pool, ik_u64 upper, ik_u64 leaf)
 {
 	while (upper || leaf) {
 		unsigned lvl = upper ? 1u : 0u;
 		int err = -ENOMEM;
-		struct _ik_pt_tbl *t = _ik_pt_tbl_get(pt, lvl, &err);
+		struct ik_pt_tbl *t = ik_pt_tbl_get(pt, lvl, &err);
 
 		if (!t) {
-			_ik_pt_pool_drain(pt, pool);
+			ik_pt_pool_drain(pt, pool);
 			return err;
 		}
 		if (lvl) {
@@ -254,23 +254,23 @@ int _ik_pt_pool_fill(struct ik_pgtable *pt, struct _ik_pt_pool *pool, ik_u64 upp
 	return 0;
 }
 
-void _ik_pt_pool_drain(struct ik_pgtable *pt, struct _ik_pt_pool *pool)
+void ik_pt_pool_drain(struct ik_pgtable *pt, struct ik_pt_pool *pool)
 {
-	struct _ik_pt_tbl *t;
+	struct ik_pt_tbl *t;
 
 	while ((t = pool->upper) != NULL) {
 		pool->upper = t->next;
-		_ik_pt_tbl_put(pt, t);
+		ik_pt_tbl_put(pt, t);
 	}
 	while ((t = pool->leaf) != NULL) {
 		pool->leaf = t->next;
-		_ik_pt_tbl_put(pt, t);
+		ik_pt_tbl_put(pt, t);
 	}
 }
 
 void ik_pgtable_drain_cache(struct ik_pgtable *pt)
 {
-	struct _ik_pt_tbl *list[2], *t;
+	struct ik_pt_tbl *list[2], *t;
 	int i;
 
 	IK_ASSERT(pt);
@@ -283,7 +283,7 @@ void ik_pgtable_drain_cache(struct ik_pgtable *pt)
 	for (i = 0; i < 2; i++) {
 		while ((t = list[i]) != NULL) {
 			list[i] = t->next;
-			_ik_pt_tbl_release(pt, t);
+			ik_pt_tbl_release(pt, t);
 		}
 	}
 }
@@ -294,7 +294,7 @@ int ik_pgtable_create(const struct ik_pgtable_cfg *cfg, struct ik_pgtable **out)
 {
 	struct ik_pgtable *pt;
 	struct ik_pt_geometry g;
-	const struct _ik_pt_ops *o;
+	const struct ik_pt_ops *o;
 	int ret;
 
 	if (!cfg || !out)
@@ -330,7 +330,7 @@ int ik_pgtable_create(const struct ik_pgtable_cfg *cfg, struct ik_pgtable **out)
 	return 0;
 }
 
-static void pt_free_subtree(struct ik_pgtable *pt, struct _ik_pt_tbl *t)
+static void pt_free_subtree(struct ik_pgtable *pt, struct ik_pt_tbl *t)
 {
 	ik_u32 i;
 
@@ -339,7 +339,7 @@ static void pt_free_subtree(struct ik_pgtable *pt, struct _ik_pt_tbl *t)
 			if (t->child[i])
 				pt_free_subtree(pt, t->child[i]);
 	}
-	_ik_pt_tbl_release(pt, t);
+	ik_pt_tbl_release(pt, t);
 }
 
 void ik_pgtable_destroy(struct ik_pgtable *pt)
@@ -378,7 +378,7 @@ void ik_pgtable_get_stats(const struct ik_pgtable *pt, struct ik_pgtable_stats *
 
 /* ---- argument checks ---- */
 
-int _ik_pt_check_prot(unsigned prot)
+int ik_pt_check_prot(unsigned prot)
 {
 	if (prot & ~IK_PROT_ALL)
 		return -EINVAL;
@@ -405,7 +405,7 @@ int ik_pgtable_map_pages(struct ik_pgtable *pt, ik_u64 iova, ik_u64 paddr, ik_u6
 	const struct ik_pt_geometry *g;
 	struct ik_seg seg;
 
-	if (!pt || _ik_pt_check_prot(prot))
+	if (!pt || ik_pt_check_prot(prot))
 		return -EINVAL;
 	g = &pt->geom;
 	if (!IK_IS_POW2(pgsize) || !(g->pgsize_bitmap & pgsize) || pgcount == 0)
@@ -427,7 +427,7 @@ int ik_pgtable_map(struct ik_pgtable *pt, ik_u64 iova, ik_u64 paddr, ik_u64 size
 	ik_u64 gmask;
 	struct ik_seg seg;
 
-	if (!pt || _ik_pt_check_prot(prot))
+	if (!pt || ik_pt_check_prot(prot))
 		return -EINVAL;
 	g = &pt->geom;
 	gmask = (1ull << g->lg2_granule) - 1;
@@ -451,7 +451,7 @@ int ik_pgtable_map_sg(struct ik_pgtable *pt, ik_u64 iova, const struct ik_seg *s
 	/* `mapped` reads 0 after any failure, these checks included. */
 	if (mapped)
 		*mapped = 0;
-	if (!pt || !segs || _ik_pt_check_prot(prot) || n == 0)
+	if (!pt || !segs || ik_pt_check_prot(prot) || n == 0)
 		return -EINVAL;
 	g = &pt->geom;
 	gmask = (1ull << g->lg2_granule) - 1;
@@ -492,7 +492,7 @@ ik_s64 ik_pgtable_unmap(struct ik_pgtable *pt, ik_u64 iova, ik_u64 size, struct 
 
 int ik_pgtable_gather_sync(struct ik_pgtable *pt, struct ik_gather *gather)
 {
-	struct _ik_pt_tbl *t;
+	struct ik_pt_tbl *t;
 
 	if (!gather || (gather->tables && gather->pt != pt))
 		return -EINVAL;
@@ -500,7 +500,7 @@ int ik_pgtable_gather_sync(struct ik_pgtable *pt, struct ik_gather *gather)
 		pt->hooks.iotlb_sync(pt->cfg.cookie, gather);
 	while ((t = gather->tables) != NULL) {
 		gather->tables = t->next;
-		_ik_pt_tbl_put(pt, t);
+		ik_pt_tbl_put(pt, t);
 	}
 	ik_gather_init(gather);
 	return 0;
@@ -577,7 +577,7 @@ void ik_pgtable_walker(const struct ik_pgtable *pt, struct ik_pt_walker *w)
 int ik_pt_walk(const struct ik_pt_walker *w, const struct ik_pt_mem *mem, ik_u64 iova,
 	       unsigned access, struct ik_pt_walk_result *res)
 {
-	const struct _ik_pt_ops *o;
+	const struct ik_pt_ops *o;
 
 	if (!w || !mem || !mem->read64 || !res)
 		return -EINVAL;

@@ -9,7 +9,7 @@
  * declare the symbols and to build the enum -> ops table it dispatches on
  * once per request.
  */
-IK_PT_FORMAT(IK_PT_LPAE_S1, _ik_pt_ops_lpae_s1)
-IK_PT_FORMAT(IK_PT_LPAE_S2, _ik_pt_ops_lpae_s2)
-IK_PT_FORMAT(IK_PT_VTD_SL, _ik_pt_ops_vtd_sl)
-IK_PT_FORMAT(IK_PT_VTD_FL, _ik_pt_ops_vtd_fl)
+IK_PT_FORMAT(IK_PT_LPAE_S1, ik_pt_ops_lpae_s1)
+IK_PT_FORMAT(IK_PT_LPAE_S2, ik_pt_ops_lpae_s2)
+IK_PT_FORMAT(IK_PT_VTD_SL, ik_pt_ops_vtd_sl)
+IK_PT_FORMAT(IK_PT_VTD_FL, ik_pt_ops_vtd_fl)

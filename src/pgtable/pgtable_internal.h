@@ -15,7 +15,7 @@
  *
  *       #include "pgtable_internal.h"
  *       #define IKPT_FMT        IK_PT_LPAE_S1     // enum ik_pt_fmt value
- *       #define IKPT_OPS        _ik_pt_ops_lpae_s1 // symbol to define
+ *       #define IKPT_OPS        ik_pt_ops_lpae_s1 // symbol to define
  *       #define IKPT_NAME       "lpae-s1"          // short name (CLI, JSON)
  *       #define IKPT_HAS_DIRTY  1                  // fmt_leaf_dirty/mkclean exist
  *       #include "fmt_lpae.h"                      // the fmt_* functions
@@ -30,7 +30,7 @@
  * The engine template (src/pgtable_tmpl.h) calls the functions below by
  * these exact names; they are `static inline` in the format header, so every
  * per-entry operation is inlined: no function pointer per PTE.  The runtime
- * format value selects the instantiated `struct _ik_pt_ops` once per request.
+ * format value selects the instantiated `struct ik_pt_ops` once per request.
  *
  * Conventions the engine relies on:
  *   - An entry is 64 bits.  The value 0 is the empty entry, always; the
@@ -139,7 +139,7 @@
 #define IK_PT_MAX_LEVELS 6
 
 /*
- * struct _ik_pt_tbl - the engine's bookkeeping for one table page.
+ * struct ik_pt_tbl - the engine's bookkeeping for one table page.
  *
  * The IOMMU sees only `cpu`'s contents.  `child[i]` mirrors entry i of a
  * non-level-0 table: the bookkeeping of the table that entry points to (NULL
@@ -154,35 +154,35 @@
  * Unlinking (unmap of the table's whole span): entry cleared (relaxed; the
  * range is the unmapper's), then child[i] = NULL.
  */
-struct _ik_pt_tbl {
+struct ik_pt_tbl {
 	ik_u64 *cpu;			/* entries (CPU address) */
 	ik_u64 iommu;			/* IOMMU address of the entries */
-	struct _ik_pt_tbl *next;	/* link: cache, pool, gather, free list */
-	struct _ik_pt_tbl **child;	/* NULL at level 0; else one per entry */
+	struct ik_pt_tbl *next;	/* link: cache, pool, gather, free list */
+	struct ik_pt_tbl **child;	/* NULL at level 0; else one per entry */
 	ik_u32 level;
 	ik_u32 nent;			/* entries */
 	ik_u32 nleaf;			/* leaf entries (relaxed atomic) */
-	ik_u32 flags;			/* _IK_PT_TBL_* */
+	ik_u32 flags;			/* IK_PT_TBL_* */
 	ik_u64 stamp;			/* request that created it (relaxed) */
 	void *raw;			/* default allocation's base, if over-aligned */
 };
-#define _IK_PT_TBL_ROOT 0x1u
+#define IK_PT_TBL_ROOT 0x1u
 
-struct _ik_pt_ops;
+struct ik_pt_ops;
 
 /* The table set. */
 struct ik_pgtable {
 	struct ik_pt_geometry geom;
 	struct ik_pgtable_cfg cfg;
 	struct ik_pgtable_hooks hooks;	/* cfg->hooks with defaults filled in */
-	const struct _ik_pt_ops *ops;
-	struct _ik_pt_tbl *root;
+	const struct ik_pt_ops *ops;
+	struct ik_pt_tbl *root;
 
 	/* freed-table cache: level-0 tables, and tables with a child array
 	 * (the page is the same size; the array stays with its page). */
 	ik_lock_t cache_lock;
-	struct _ik_pt_tbl *cache_leaf;
-	struct _ik_pt_tbl *cache_upper;
+	struct ik_pt_tbl *cache_leaf;
+	struct ik_pt_tbl *cache_upper;
 	ik_u32 cache_n_leaf;
 	ik_u32 cache_n_upper;
 	ik_u64 seq;			/* request stamps (relaxed atomic) */
@@ -205,13 +205,13 @@ struct ik_pgtable {
  * that a request fails with -ENOMEM before it changes anything.  Unused pages
  * go back to the cache at the end of the request.
  */
-struct _ik_pt_pool {
-	struct _ik_pt_tbl *upper;	/* tables with a child array */
-	struct _ik_pt_tbl *leaf;	/* level-0 tables */
+struct ik_pt_pool {
+	struct ik_pt_tbl *upper;	/* tables with a child array */
+	struct ik_pt_tbl *leaf;	/* level-0 tables */
 };
 
 /* The per-format operations the template instantiates (one set per format). */
-struct _ik_pt_ops {
+struct ik_pt_ops {
 	enum ik_pt_fmt fmt;
 	const char *name;
 	int (*geometry)(struct ik_pt_geometry *g, const struct ik_pgtable_cfg *cfg);
@@ -233,19 +233,19 @@ struct _ik_pt_ops {
 /* Table page + bookkeeping for `level`, from the cache or the hooks; entries
  * NOT zeroed.  NULL on failure (nothing leaked), with *err (if err is not
  * NULL) -ENOMEM or -ERANGE (a page beyond oas, or misaligned). */
-struct _ik_pt_tbl *_ik_pt_tbl_get(struct ik_pgtable *pt, unsigned level, int *err);
+struct ik_pt_tbl *ik_pt_tbl_get(struct ik_pgtable *pt, unsigned level, int *err);
 /* Return a table that was never visible (or whose gather was synced): to the
  * cache, or freed.  Its child array must be all NULL. */
-void _ik_pt_tbl_put(struct ik_pgtable *pt, struct _ik_pt_tbl *t);
+void ik_pt_tbl_put(struct ik_pgtable *pt, struct ik_pt_tbl *t);
 /* Free a table and its bookkeeping for good (destroy, cache drain). */
-void _ik_pt_tbl_release(struct ik_pgtable *pt, struct _ik_pt_tbl *t);
+void ik_pt_tbl_release(struct ik_pgtable *pt, struct ik_pt_tbl *t);
 /* Fill the pool with `upper` tables with child arrays and `leaf` level-0
  * tables; on failure returns -ENOMEM having emptied the pool. */
-int _ik_pt_pool_fill(struct ik_pgtable *pt, struct _ik_pt_pool *pool, ik_u64 upper, ik_u64 leaf);
+int ik_pt_pool_fill(struct ik_pgtable *pt, struct ik_pt_pool *pool, ik_u64 upper, ik_u64 leaf);
 /* Return the pool's unused pages. */
-void _ik_pt_pool_drain(struct ik_pgtable *pt, struct _ik_pt_pool *pool);
+void ik_pt_pool_drain(struct ik_pgtable *pt, struct ik_pt_pool *pool);
 
 /* Generic argument checks. */
-int _ik_pt_check_prot(unsigned prot);
+int ik_pt_check_prot(unsigned prot);
 
 #endif /* IK_PGTABLE_INTERNAL_H */

@@ -3,7 +3,7 @@
  * src/pgtable_tmpl.h - the page-table engine, instantiated once per format.
  * Not API.  A format's source file defines IKPT_FMT, IKPT_OPS, IKPT_NAME,
  * includes its fmt_*.h (the contract in src/pgtable_internal.h) and then this
- * file, which defines `const struct _ik_pt_ops IKPT_OPS`.  Include once per
+ * file, which defines `const struct ik_pt_ops IKPT_OPS`.  Include once per
  * translation unit.
  *
  * Algorithms (all formats):
@@ -85,7 +85,7 @@ static inline void pt_store(ik_u64 *p, ik_u64 v)
 	ik_atomic_store(p, v, IK_MO_RELAXED);
 }
 
-static inline struct _ik_pt_tbl *pt_child(const struct _ik_pt_tbl *t, ik_u32 idx)
+static inline struct ik_pt_tbl *pt_child(const struct ik_pt_tbl *t, ik_u32 idx)
 {
 	/* Ordered by the acquire load of the entry (C1 before C2). */
 	return ik_atomic_load(&t->child[idx], IK_MO_RELAXED);
@@ -94,7 +94,7 @@ static inline struct _ik_pt_tbl *pt_child(const struct _ik_pt_tbl *t, ik_u32 idx
 /* ------------------------------------------------------------ clean runs */
 
 struct pt_run {
-	struct _ik_pt_tbl *t;
+	struct ik_pt_tbl *t;
 	ik_u32 lo, hi;
 };
 
@@ -116,7 +116,7 @@ static void pt_ctx_init(struct pt_ctx *c, struct ik_pgtable *pt)
 		c->run[i].t = NULL;
 }
 
-static void pt_clean_entries(struct ik_pgtable *pt, struct _ik_pt_tbl *t, ik_u32 lo, ik_u32 n)
+static void pt_clean_entries(struct ik_pgtable *pt, struct ik_pt_tbl *t, ik_u32 lo, ik_u32 n)
 {
 	if (pt->hooks.clean)
 		pt->hooks.clean(pt->cfg.cookie, t->cpu + lo, t->iommu + (ik_u64)lo * 8u,
@@ -133,7 +133,7 @@ static void pt_run_flush(struct pt_ctx *c, unsigned lvl)
 	}
 }
 
-static inline void pt_run_add(struct pt_ctx *c, unsigned lvl, struct _ik_pt_tbl *t, ik_u32 lo,
+static inline void pt_run_add(struct pt_ctx *c, unsigned lvl, struct ik_pt_tbl *t, ik_u32 lo,
 			      ik_u32 hi)
 {
 	struct pt_run *r = &c->run[lvl];
@@ -245,20 +245,20 @@ struct pt_map {
 	struct pt_ctx c;
 	ik_u64 attrs;
 	ik_u64 stamp;
-	struct _ik_pt_pool pool;
+	struct ik_pt_pool pool;
 	/* the private subtree being filled, and where it will be installed */
-	struct _ik_pt_tbl *pend;
-	struct _ik_pt_tbl *pend_parent;
+	struct ik_pt_tbl *pend;
+	struct ik_pt_tbl *pend_parent;
 	ik_u32 pend_idx;
 	ik_u64 pend_base, pend_last;
-	struct _ik_pt_tbl *priv;	/* every private table, via ->next */
+	struct ik_pt_tbl *priv;	/* every private table, via ->next */
 	bool replace;			/* pass 1 found empty tables to replace */
-	struct _ik_pt_tbl *cur_t;	/* cursor: last visible table written */
+	struct ik_pt_tbl *cur_t;	/* cursor: last visible table written */
 	ik_u64 cur_base, cur_mask;
-	struct _ik_pt_tbl *dead;	/* the replaced tables, via ->next */
+	struct ik_pt_tbl *dead;	/* the replaced tables, via ->next */
 };
 
-static void pt_collect_dead(struct pt_map *m, struct _ik_pt_tbl *t)
+static void pt_collect_dead(struct pt_map *m, struct ik_pt_tbl *t)
 {
 	ik_u32 i;
 
@@ -272,7 +272,7 @@ static void pt_collect_dead(struct pt_map *m, struct _ik_pt_tbl *t)
 }
 
 /* Does the subtree below t hold no leaf at all? */
-static bool pt_subtree_empty(const struct ik_pt_geometry *g, const struct _ik_pt_tbl *t)
+static bool pt_subtree_empty(const struct ik_pt_geometry *g, const struct ik_pt_tbl *t)
 {
 	ik_u32 i;
 
@@ -298,7 +298,7 @@ static int pt_map_prepare(struct ik_pgtable *pt, ik_u64 iova, const struct ik_se
 	struct pt_iter it;
 	struct pt_piece p;
 	unsigned i;
-	const struct _ik_pt_tbl *cur_t = NULL;
+	const struct ik_pt_tbl *cur_t = NULL;
 	ik_u64 cur_base = 0, cur_mask = 0;
 
 	for (i = 0; i < IK_PT_MAX_LEVELS; i++)
@@ -306,7 +306,7 @@ static int pt_map_prepare(struct ik_pgtable *pt, ik_u64 iova, const struct ik_se
 	*need_upper = *need_leaf = 0;
 	pt_iter_init(&it, iova, segs, n, pgsize);
 	while (pt_iter_next(g, &it, &p)) {
-		const struct _ik_pt_tbl *t = pt->root;
+		const struct ik_pt_tbl *t = pt->root;
 		unsigned l = pt_top(g);
 		ik_u64 acc = 0;
 		ik_u32 idx, k;
@@ -367,16 +367,16 @@ static int pt_map_prepare(struct ik_pgtable *pt, ik_u64 iova, const struct ik_se
 	return 0;
 }
 
-static struct _ik_pt_tbl *pt_newtbl(struct pt_map *m, unsigned lvl)
+static struct ik_pt_tbl *pt_newtbl(struct pt_map *m, unsigned lvl)
 {
 	struct ik_pgtable *pt = m->c.pt;
-	struct _ik_pt_tbl **list = lvl ? &m->pool.upper : &m->pool.leaf;
-	struct _ik_pt_tbl *t = *list;
+	struct ik_pt_tbl **list = lvl ? &m->pool.upper : &m->pool.leaf;
+	struct ik_pt_tbl *t = *list;
 
 	if (t)
 		*list = t->next;
 	else
-		t = _ik_pt_tbl_get(pt, lvl, NULL);	/* only when racing with an overlap */
+		t = ik_pt_tbl_get(pt, lvl, NULL);	/* only when racing with an overlap */
 	if (!t)
 		return NULL;
 	t->level = lvl;
@@ -388,12 +388,12 @@ static struct _ik_pt_tbl *pt_newtbl(struct pt_map *m, unsigned lvl)
 	return t;
 }
 
-static void pt_install(struct pt_map *m, struct _ik_pt_tbl *parent, ik_u32 idx, unsigned lvl,
-		       struct _ik_pt_tbl *n);
+static void pt_install(struct pt_map *m, struct ik_pt_tbl *parent, ik_u32 idx, unsigned lvl,
+		       struct ik_pt_tbl *n);
 
 /* Move the entries of private table n into the visible table w (same level,
  * same span; the entries are disjoint by contract), then give n back. */
-static void pt_merge(struct pt_map *m, struct _ik_pt_tbl *w, struct _ik_pt_tbl *n)
+static void pt_merge(struct pt_map *m, struct ik_pt_tbl *w, struct ik_pt_tbl *n)
 {
 	const struct ik_pt_geometry *g = m->c.g;
 	unsigned lvl = n->level;
@@ -405,7 +405,7 @@ static void pt_merge(struct pt_map *m, struct _ik_pt_tbl *w, struct _ik_pt_tbl *
 		if (!e)
 			continue;
 		if (fmt_is_table(g, e, lvl)) {
-			struct _ik_pt_tbl *c = n->child[i];
+			struct ik_pt_tbl *c = n->child[i];
 
 			n->child[i] = NULL;
 			pt_install(m, w, i, lvl, c);
@@ -425,11 +425,11 @@ static void pt_merge(struct pt_map *m, struct _ik_pt_tbl *w, struct _ik_pt_tbl *
 }
 
 /* Make n (already cleaned) the child of entry idx (level lvl) of parent. */
-static void pt_install(struct pt_map *m, struct _ik_pt_tbl *parent, ik_u32 idx, unsigned lvl,
-		       struct _ik_pt_tbl *n)
+static void pt_install(struct pt_map *m, struct ik_pt_tbl *parent, ik_u32 idx, unsigned lvl,
+		       struct ik_pt_tbl *n)
 {
 	const struct ik_pt_geometry *g = m->c.g;
-	struct _ik_pt_tbl *cur = NULL;
+	struct ik_pt_tbl *cur = NULL;
 	ik_u64 e;
 
 	/* C1: claim the slot.  Relaxed: the entry store below publishes. */
@@ -455,7 +455,7 @@ static void pt_install(struct pt_map *m, struct _ik_pt_tbl *parent, ik_u32 idx, 
 /* Clean the private subtree and install it. */
 static void pt_finalize(struct pt_map *m)
 {
-	struct _ik_pt_tbl *t;
+	struct ik_pt_tbl *t;
 
 	if (!m->pend)
 		return;
@@ -471,7 +471,7 @@ static void pt_finalize(struct pt_map *m)
 static void pt_map_piece(struct pt_map *m, const struct pt_piece *p)
 {
 	const struct ik_pt_geometry *g = m->c.g;
-	struct _ik_pt_tbl *t;
+	struct ik_pt_tbl *t;
 	unsigned l;
 	bool priv;
 	ik_u32 idx, k;
@@ -491,7 +491,7 @@ static void pt_map_piece(struct pt_map *m, const struct pt_piece *p)
 	}
 	l = t->level;
 	while (l > p->lvl) {
-		struct _ik_pt_tbl *n;
+		struct ik_pt_tbl *n;
 
 		idx = pt_index(g, p->iova, l);
 		if (!priv) {
@@ -578,7 +578,7 @@ static void pt_map_deferred_cleans(struct pt_map *m, ik_u64 iova, const struct i
 
 	pt_iter_init(&it, iova, segs, n, pgsize);
 	while (pt_iter_next(g, &it, &p)) {
-		struct _ik_pt_tbl *t = m->c.pt->root;
+		struct ik_pt_tbl *t = m->c.pt->root;
 		unsigned l = pt_top(g);
 		ik_u32 idx;
 
@@ -614,7 +614,7 @@ static int pt_map(struct ik_pgtable *pt, ik_u64 iova, const struct ik_seg *segs,
 		return ret;
 	m.pool.upper = m.pool.leaf = NULL;
 	if (need_upper || need_leaf) {
-		ret = _ik_pt_pool_fill(pt, &m.pool, need_upper, need_leaf);
+		ret = ik_pt_pool_fill(pt, &m.pool, need_upper, need_leaf);
 		if (ret)
 			return ret;
 	}
@@ -630,7 +630,7 @@ static int pt_map(struct ik_pgtable *pt, ik_u64 iova, const struct ik_seg *segs,
 	if (m.c.clean && (pt->cfg.quirks & IK_PT_QUIRK_DEFER_LEAF_CLEAN))
 		pt_map_deferred_cleans(&m, iova, segs, n, pgsize);
 	pt_run_flush_all(&m.c);
-	_ik_pt_pool_drain(pt, &m.pool);
+	ik_pt_pool_drain(pt, &m.pool);
 	for (i = 0; i < n; i++)
 		total += segs[i].len;
 	if (m.dead) {
@@ -641,10 +641,10 @@ static int pt_map(struct ik_pgtable *pt, ik_u64 iova, const struct ik_seg *segs,
 		else if (pt->hooks.flush_all)
 			pt->hooks.flush_all(pt->cfg.cookie);
 		while (m.dead) {
-			struct _ik_pt_tbl *t = m.dead;
+			struct ik_pt_tbl *t = m.dead;
 
 			m.dead = t->next;
-			_ik_pt_tbl_put(pt, t);
+			ik_pt_tbl_put(pt, t);
 		}
 	}
 	if (pt->hooks.iotlb_sync_map)
@@ -656,15 +656,15 @@ static int pt_map(struct ik_pgtable *pt, ik_u64 iova, const struct ik_seg *segs,
 
 struct pt_unmap {
 	struct pt_ctx c;
-	struct _ik_pt_pool pool;
+	struct ik_pt_pool pool;
 	ik_u64 bytes;
 	ik_u64 lo, hi;		/* cleared span [lo, hi) */
 	ik_u64 granule;
 	bool walk;
-	struct _ik_pt_tbl *freed;
-	struct _ik_pt_tbl *freed_tail;
+	struct ik_pt_tbl *freed;
+	struct ik_pt_tbl *freed_tail;
 	ik_u32 nfreed;
-	struct _ik_pt_tbl *priv;	/* private split tables, via ->next */
+	struct ik_pt_tbl *priv;	/* private split tables, via ->next */
 };
 
 /* [s, e) needs invalidating (granule: its smallest leaf); `bytes` of it
@@ -708,7 +708,7 @@ static void pt_split_count(const struct ik_pt_geometry *g, unsigned lvl, ik_u64 
 
 /* Pass 1 of unmap: tables needed by splits.  Only the first and last entry
  * of each table in range can be partly covered. */
-static void pt_unmap_count(const struct ik_pt_geometry *g, const struct _ik_pt_tbl *t,
+static void pt_unmap_count(const struct ik_pt_geometry *g, const struct ik_pt_tbl *t,
 			   unsigned l, ik_u64 start, ik_u64 end, ik_u64 *up, ik_u64 *leaf)
 {
 	ik_u32 first = pt_index(g, start, l), last = pt_index(g, end - 1, l);
@@ -736,15 +736,15 @@ static void pt_unmap_count(const struct ik_pt_geometry *g, const struct _ik_pt_t
 	}
 }
 
-static struct _ik_pt_tbl *pt_unmap_newtbl(struct pt_unmap *u, unsigned lvl)
+static struct ik_pt_tbl *pt_unmap_newtbl(struct pt_unmap *u, unsigned lvl)
 {
-	struct _ik_pt_tbl **list = lvl ? &u->pool.upper : &u->pool.leaf;
-	struct _ik_pt_tbl *t = *list;
+	struct ik_pt_tbl **list = lvl ? &u->pool.upper : &u->pool.leaf;
+	struct ik_pt_tbl *t = *list;
 
 	if (t)
 		*list = t->next;
 	else
-		t = _ik_pt_tbl_get(u->c.pt, lvl, NULL);
+		t = ik_pt_tbl_get(u->c.pt, lvl, NULL);
 	if (!t)
 		return NULL;
 	t->level = lvl;
@@ -757,11 +757,11 @@ static struct _ik_pt_tbl *pt_unmap_newtbl(struct pt_unmap *u, unsigned lvl)
 
 /* Build the private table of level lvl replacing a leaf of level lvl + 1 at
  * [base, ...) -> oa with `attrs`, without the hole [rs, re). */
-static struct _ik_pt_tbl *pt_split_build(struct pt_unmap *u, unsigned lvl, ik_u64 base,
+static struct ik_pt_tbl *pt_split_build(struct pt_unmap *u, unsigned lvl, ik_u64 base,
 					 ik_u64 oa, ik_u64 attrs, ik_u64 rs, ik_u64 re)
 {
 	const struct ik_pt_geometry *g = u->c.g;
-	struct _ik_pt_tbl *n = pt_unmap_newtbl(u, lvl);
+	struct ik_pt_tbl *n = pt_unmap_newtbl(u, lvl);
 	ik_u64 sz = pt_esize(g, lvl);
 	ik_u32 j;
 
@@ -771,7 +771,7 @@ static struct _ik_pt_tbl *pt_split_build(struct pt_unmap *u, unsigned lvl, ik_u6
 		ik_u64 s = base + (ik_u64)j * sz, e = s + sz;
 		bool inside = s >= rs && e <= re;
 		bool outside = e <= rs || s >= re;
-		struct _ik_pt_tbl *c;
+		struct ik_pt_tbl *c;
 
 		if (inside)
 			continue;
@@ -789,11 +789,11 @@ static struct _ik_pt_tbl *pt_split_build(struct pt_unmap *u, unsigned lvl, ik_u6
 	return n;
 }
 
-static void pt_unmap_tbl(struct pt_unmap *u, struct _ik_pt_tbl *t, unsigned l, ik_u64 start,
+static void pt_unmap_tbl(struct pt_unmap *u, struct ik_pt_tbl *t, unsigned l, ik_u64 start,
 			 ik_u64 end);
 
 /* Give back a private subtree that was never visible. */
-static void pt_unmap_giveback(struct pt_unmap *u, struct _ik_pt_tbl *n)
+static void pt_unmap_giveback(struct pt_unmap *u, struct ik_pt_tbl *n)
 {
 	ik_u32 i;
 
@@ -812,11 +812,11 @@ static void pt_unmap_giveback(struct pt_unmap *u, struct _ik_pt_tbl *n)
 	}
 }
 
-static void pt_split(struct pt_unmap *u, struct _ik_pt_tbl *t, ik_u32 idx, unsigned l, ik_u64 e,
+static void pt_split(struct pt_unmap *u, struct ik_pt_tbl *t, ik_u32 idx, unsigned l, ik_u64 e,
 		     ik_u64 es, ik_u64 rs, ik_u64 re)
 {
 	const struct ik_pt_geometry *g = u->c.g;
-	struct _ik_pt_tbl *n, *cur = NULL, *p;
+	struct ik_pt_tbl *n, *cur = NULL, *p;
 	ik_u64 attrs = fmt_leaf_attrs(g, e, l), oa = fmt_leaf_addr(g, e, l);
 
 	u->priv = NULL;
@@ -862,7 +862,7 @@ static void pt_split(struct pt_unmap *u, struct _ik_pt_tbl *t, ik_u32 idx, unsig
 }
 
 /* Queue a whole unlinked subtree; returns the bytes it mapped. */
-static ik_u64 pt_queue_subtree(struct pt_unmap *u, struct _ik_pt_tbl *t)
+static ik_u64 pt_queue_subtree(struct pt_unmap *u, struct ik_pt_tbl *t)
 {
 	const struct ik_pt_geometry *g = u->c.g;
 	ik_u64 bytes = (ik_u64)ik_load_relaxed(&t->nleaf) << pt_shift(g, t->level);
@@ -877,7 +877,7 @@ static ik_u64 pt_queue_subtree(struct pt_unmap *u, struct _ik_pt_tbl *t)
 	u->nfreed++;
 	if (t->level) {
 		for (i = 0; i < t->nent; i++) {
-			struct _ik_pt_tbl *c = ik_load_relaxed(&t->child[i]);
+			struct ik_pt_tbl *c = ik_load_relaxed(&t->child[i]);
 
 			if (c)
 				bytes += pt_queue_subtree(u, c);
@@ -888,7 +888,7 @@ static ik_u64 pt_queue_subtree(struct pt_unmap *u, struct _ik_pt_tbl *t)
 
 /* Level 0: every entry in range is whole and a leaf or empty; the hot loop
  * of page unmaps. */
-static void pt_unmap_leaves(struct pt_unmap *u, struct _ik_pt_tbl *t, ik_u64 start, ik_u64 end)
+static void pt_unmap_leaves(struct pt_unmap *u, struct ik_pt_tbl *t, ik_u64 start, ik_u64 end)
 {
 	const struct ik_pt_geometry *g = u->c.g;
 	unsigned sh = g->lg2_granule;
@@ -944,7 +944,7 @@ static void pt_unmap_leaves(struct pt_unmap *u, struct _ik_pt_tbl *t, ik_u64 sta
 	}
 }
 
-static void pt_unmap_tbl(struct pt_unmap *u, struct _ik_pt_tbl *t, unsigned l, ik_u64 start,
+static void pt_unmap_tbl(struct pt_unmap *u, struct ik_pt_tbl *t, unsigned l, ik_u64 start,
 			 ik_u64 end)
 {
 	const struct ik_pt_geometry *g = u->c.g;
@@ -966,7 +966,7 @@ static void pt_unmap_tbl(struct pt_unmap *u, struct _ik_pt_tbl *t, unsigned l, i
 		if (!e)
 			continue;
 		if (fmt_is_table(g, e, l)) {
-			struct _ik_pt_tbl *c = pt_child(t, idx);
+			struct ik_pt_tbl *c = pt_child(t, idx);
 
 			if (!whole) {
 				pt_unmap_tbl(u, c, l - 1, rs, re);
@@ -1011,7 +1011,7 @@ static ik_s64 pt_unmap(struct ik_pgtable *pt, ik_u64 iova, ik_u64 size, struct i
 	pt_unmap_count(g, pt->root, pt_top(g), iova, iova + size, &up, &leaf);
 	u.pool.upper = u.pool.leaf = NULL;
 	if (up || leaf) {
-		int ret = _ik_pt_pool_fill(pt, &u.pool, up, leaf);
+		int ret = ik_pt_pool_fill(pt, &u.pool, up, leaf);
 
 		if (ret)
 			return ret;
@@ -1027,7 +1027,7 @@ static ik_s64 pt_unmap(struct ik_pgtable *pt, ik_u64 iova, ik_u64 size, struct i
 	u.priv = NULL;
 	pt_unmap_tbl(&u, pt->root, pt_top(g), iova, iova + size);
 	pt_run_flush_all(&u.c);
-	_ik_pt_pool_drain(pt, &u.pool);
+	ik_pt_pool_drain(pt, &u.pool);
 	if (u.nfreed) {
 		gather->pt = pt;
 		u.freed_tail->next = gather->tables;
@@ -1050,7 +1050,7 @@ static ik_s64 pt_unmap(struct ik_pgtable *pt, ik_u64 iova, ik_u64 size, struct i
 static int pt_iova_to_phys(const struct ik_pgtable *pt, ik_u64 iova, ik_u64 *pa, ik_u64 *pgsize)
 {
 	const struct ik_pt_geometry *g = &pt->geom;
-	const struct _ik_pt_tbl *t = pt->root;
+	const struct ik_pt_tbl *t = pt->root;
 	unsigned l = pt_top(g);
 
 	for (;;) {
@@ -1108,7 +1108,7 @@ static void pt_dump_emit(struct pt_dump *d, ik_u64 iova, ik_u64 oa, ik_u64 size,
 	d->have = true;
 }
 
-static void pt_dump_tbl(const struct ik_pgtable *pt, struct pt_dump *d, const struct _ik_pt_tbl *t,
+static void pt_dump_tbl(const struct ik_pgtable *pt, struct pt_dump *d, const struct ik_pt_tbl *t,
 			unsigned l, ik_u64 start, ik_u64 end, const struct fmt_walk_state *st)
 {
 	const struct ik_pt_geometry *g = &pt->geom;
@@ -1185,7 +1185,7 @@ static void pt_set_bits(ik_u64 *bm, ik_u64 first, ik_u64 n)
 	}
 }
 
-static void pt_dirty_tbl(struct pt_dirty *d, struct _ik_pt_tbl *t, unsigned l, ik_u64 start,
+static void pt_dirty_tbl(struct pt_dirty *d, struct ik_pt_tbl *t, unsigned l, ik_u64 start,
 			 ik_u64 end)
 {
 	const struct ik_pt_geometry *g = d->c.g;
@@ -1330,7 +1330,7 @@ static int pt_walk(const struct ik_pt_walker *w, const struct ik_pt_mem *mem, ik
 
 /* ------------------------------------------------------------ ops */
 
-const struct _ik_pt_ops IKPT_OPS = {
+const struct ik_pt_ops IKPT_OPS = {
 	IKPT_FMT,
 	IKPT_NAME,
 	fmt_geometry,
