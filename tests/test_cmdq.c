@@ -7,7 +7,9 @@
  * allocation failures; and a multi-producer stress run that checks every
  * command is consumed exactly once (or reported failed), in each producer's
  * order, and that a sync returns only after its producer's commands ran.
- * ik_cmdq_test_reserve/ik_cmdq_test_commit stage a producer preempted mid-insertion.
+ * ik_cmdq_test_reserve/ik_cmdq_test_commit (src/cmdq/cmdq_test.h, test-only:
+ * this suite links the library statically) stage a producer preempted
+ * mid-insertion.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -18,6 +20,7 @@
 #include <iommukit/cmd/smmuv3.h>
 #include <iommukit/cmd/vtd.h>
 #include "testlib.h"
+#include "cmdq_test.h"
 
 #define BIT(n) ((uint64_t)1 << (n))
 #define GENMASK(h, l) (((~(uint64_t)0) >> (63 - (h))) & ~((BIT(l)) - 1))

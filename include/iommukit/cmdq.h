@@ -315,15 +315,6 @@ IK_API int ik_cmdq_poll_errors(struct ik_cmdq *q);
 /* Snapshot of the queue-wide counters. */
 IK_API void ik_cmdq_get_stats(const struct ik_cmdq *q, struct ik_cmdq_stats *st);
 
-/*
- * Internal (not API): the two halves of one insertion, so that a test can
- * stage a producer preempted between them.  ik_cmdq_test_reserve() reserves n
- * slots (waiting for space as issue() does) and returns the first index;
- * ik_cmdq_test_commit() writes n commands there, marks them valid and publishes.
- */
-IK_API int ik_cmdq_test_reserve(struct ik_cmdq *q, unsigned n, ik_u32 *first);
-IK_API void ik_cmdq_test_commit(struct ik_cmdq *q, ik_u32 first, const void *cmds, unsigned n);
-
 /* ---------------------------------------------------------------- batches */
 
 #define IK_CMDQ_BATCH_MAX 64

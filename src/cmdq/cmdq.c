@@ -7,6 +7,7 @@
  */
 #include <iommukit/cmdq.h>
 #include <iommukit/lock.h>
+#include "cmdq_test.h"
 
 struct ik_cmdq {
 	/* Read-mostly configuration. */
@@ -477,7 +478,8 @@ static int wait_index(struct ik_cmdq *q, ik_u32 j, struct waiter *w,
 	}
 }
 
-IK_API int ik_cmdq_test_reserve(struct ik_cmdq *q, unsigned n, ik_u32 *first)
+/* The two halves of ik_cmdq_issue(), for tests (cmdq_test.h). */
+int ik_cmdq_test_reserve(struct ik_cmdq *q, unsigned n, ik_u32 *first)
 {
 	struct waiter w;
 
@@ -487,7 +489,7 @@ IK_API int ik_cmdq_test_reserve(struct ik_cmdq *q, unsigned n, ik_u32 *first)
 	return reserve(q, n, first, &w, NULL);
 }
 
-IK_API void ik_cmdq_test_commit(struct ik_cmdq *q, ik_u32 first, const void *cmds, unsigned n)
+void ik_cmdq_test_commit(struct ik_cmdq *q, ik_u32 first, const void *cmds, unsigned n)
 {
 	fill(q, first, cmds, n, false, NULL);
 	ik_smp_mb(); /* P1 */
