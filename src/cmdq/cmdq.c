@@ -602,7 +602,7 @@ IK_API int ik_cmdq_init(void *mem, ik_size size, const struct ik_cmdq_config *cf
 	ring_dma = cfg->ring_dma ? cfg->ring_dma : (ik_u64)(ik_uptr)ring;
 	bytes = (ik_u64)n * cfg->fmt->entry_size;
 	/* With MSI every sync names its own slot as the completion address:
-	 * the ring must not wrap 2^64, and the format must be able to carry
+	 * the ring must not wrap 2^64, and the entry format must be able to carry
 	 * the first and the last slot's address (else syncs never complete). */
 	if ((cfg->flags & IK_CMDQ_CFG_MSI) &&
 	    (bytes - 1 > IK_U64_MAX - ring_dma || !msi_addr_ok(cfg->fmt, ring_dma) ||
