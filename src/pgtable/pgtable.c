@@ -9,12 +9,12 @@
 
 /* ---- registry ---- */
 
-#define IK_PT_FORMAT(e, sym) extern const struct ik_pt_ops sym;
+#define IK_PT_FORMAT(sym) extern const struct ik_pt_ops ik_pt_ops_##sym;
 #include "pgtable_formats.h"
 #undef IK_PT_FORMAT
 
 static const struct ik_pt_ops *const ik_pt_formats[] = {
-#define IK_PT_FORMAT(e, sym) &sym,
+#define IK_PT_FORMAT(sym) &ik_pt_ops_##sym,
 #include "pgtable_formats.h"
 #undef IK_PT_FORMAT
 };
@@ -180,15 +180,12 @@ struct ik_pt_tbl *ik_pt_tbl_get(struct ik_pgtable *pt, unsigned level, int *err)
 	int e;
 
 	ik_lock(&pt->cache_lock);
-	t = upper ? pt->cache_upper : pt->cache_leaf;
+	t = ik_pt_pool_pop(&pt->cache, level);
 	if (t) {
-		if (upper) {
-			pt->cache_upper = t->next;
+		if (upper)
 			pt->cache_n_upper--;
-		} else {
-			pt->cache_leaf = t->next;
+		else
 			pt->cache_n_leaf--;
-		}
 	}
 	ik_unlock(&pt->cache_lock);
 	if (t) {
@@ -214,20 +211,27 @@ void ik_pt_tbl_put(struct ik_pgtable *pt, struct ik_pt_tbl *t)
 	if (upper)
 		IK_ENV_MEMSET(t->child, 0, (ik_size)t->nent * sizeof(*t->child));
 	ik_lock(&pt->cache_lock);
-	if (upper && pt->cache_n_upper < IK_PT_CACHE_MAX) {
-		t->next = pt->cache_upper;
-		pt->cache_upper = t;
-		pt->cache_n_upper++;
-		t = NULL;
-	} else if (!upper && pt->cache_n_leaf < IK_PT_CACHE_MAX) {
-		t->next = pt->cache_leaf;
-		pt->cache_leaf = t;
-		pt->cache_n_leaf++;
+	if ((upper ? pt->cache_n_upper : pt->cache_n_leaf) < IK_PT_CACHE_MAX) {
+		ik_pt_pool_push(&pt->cache, t);
+		if (upper)
+			pt->cache_n_upper++;
+		else
+			pt->cache_n_leaf++;
 		t = NULL;
 	}
 	ik_unlock(&pt->cache_lock);
 	if (t)
 		ik_pt_tbl_release(pt, t);
+}
+
+void ik_pt_tbl_put_list(struct ik_pgtable *pt, struct ik_pt_tbl *list)
+{
+	while (list) {
+		struct ik_pt_tbl *t = list;
+
+		list = t->next;
+		ik_pt_tbl_put(pt, t);
+	}
 }
 
 int ik_pt_pool_fill(struct ik_pgtable *pt, struct ik_pt_pool *pool, ik_u64 upper, ik_u64 leaf)
@@ -241,51 +245,61 @@ int ik_pt_pool_fill(struct ik_pgtable *pt, struct ik_pt_pool *pool, ik_u64 upper
 			ik_pt_pool_drain(pt, pool);
 			return err;
 		}
-		if (lvl) {
-			t->next = pool->upper;
-			pool->upper = t;
+		ik_pt_pool_push(pool, t);
+		if (lvl)
 			upper--;
-		} else {
-			t->next = pool->leaf;
-			pool->leaf = t;
+		else
 			leaf--;
-		}
 	}
 	return 0;
 }
 
 void ik_pt_pool_drain(struct ik_pgtable *pt, struct ik_pt_pool *pool)
 {
-	struct ik_pt_tbl *t;
+	ik_pt_tbl_put_list(pt, pool->upper);
+	ik_pt_tbl_put_list(pt, pool->leaf);
+	pool->upper = pool->leaf = NULL;
+}
 
-	while ((t = pool->upper) != NULL) {
-		pool->upper = t->next;
-		ik_pt_tbl_put(pt, t);
+ik_u32 ik_pt_subtree_collect(struct ik_pt_tbl *t, struct ik_pt_tbl **list)
+{
+	ik_u32 i, n = 1;
+
+	if (t->child) {
+		for (i = 0; i < t->nent; i++) {
+			struct ik_pt_tbl *c = ik_load_relaxed(&t->child[i]);
+
+			if (c)
+				n += ik_pt_subtree_collect(c, list);
+		}
 	}
-	while ((t = pool->leaf) != NULL) {
-		pool->leaf = t->next;
-		ik_pt_tbl_put(pt, t);
+	t->next = *list;
+	*list = t;
+	return n;
+}
+
+static void pt_release_list(struct ik_pgtable *pt, struct ik_pt_tbl *list)
+{
+	while (list) {
+		struct ik_pt_tbl *t = list;
+
+		list = t->next;
+		ik_pt_tbl_release(pt, t);
 	}
 }
 
 void ik_pgtable_drain_cache(struct ik_pgtable *pt)
 {
-	struct ik_pt_tbl *list[2], *t;
-	int i;
+	struct ik_pt_pool cache;
 
 	IK_ASSERT(pt);
 	ik_lock(&pt->cache_lock);
-	list[0] = pt->cache_leaf;
-	list[1] = pt->cache_upper;
-	pt->cache_leaf = pt->cache_upper = NULL;
+	cache = pt->cache;
+	pt->cache.leaf = pt->cache.upper = NULL;
 	pt->cache_n_leaf = pt->cache_n_upper = 0;
 	ik_unlock(&pt->cache_lock);
-	for (i = 0; i < 2; i++) {
-		while ((t = list[i]) != NULL) {
-			list[i] = t->next;
-			ik_pt_tbl_release(pt, t);
-		}
-	}
+	pt_release_list(pt, cache.leaf);
+	pt_release_list(pt, cache.upper);
 }
 
 /* ---- lifecycle ---- */
@@ -330,23 +344,14 @@ int ik_pgtable_create(const struct ik_pgtable_cfg *cfg, struct ik_pgtable **out)
 	return 0;
 }
 
-static void pt_free_subtree(struct ik_pgtable *pt, struct ik_pt_tbl *t)
-{
-	ik_u32 i;
-
-	if (t->child) {
-		for (i = 0; i < t->nent; i++)
-			if (t->child[i])
-				pt_free_subtree(pt, t->child[i]);
-	}
-	ik_pt_tbl_release(pt, t);
-}
-
 void ik_pgtable_destroy(struct ik_pgtable *pt)
 {
+	struct ik_pt_tbl *all = NULL;
+
 	if (!pt)
 		return;
-	pt_free_subtree(pt, pt->root);
+	ik_pt_subtree_collect(pt->root, &all);
+	pt_release_list(pt, all);
 	ik_pgtable_drain_cache(pt);
 	ik_lock_destroy(&pt->cache_lock);
 	ik_free(pt->cfg.allocator, pt, sizeof(*pt));
@@ -492,16 +497,11 @@ ik_s64 ik_pgtable_unmap(struct ik_pgtable *pt, ik_u64 iova, ik_u64 size, struct 
 
 int ik_pgtable_gather_sync(struct ik_pgtable *pt, struct ik_gather *gather)
 {
-	struct ik_pt_tbl *t;
-
 	if (!gather || (gather->tables && gather->pt != pt))
 		return -EINVAL;
 	if (pt && pt->hooks.iotlb_sync)
 		pt->hooks.iotlb_sync(pt->cfg.cookie, gather);
-	while ((t = gather->tables) != NULL) {
-		gather->tables = t->next;
-		ik_pt_tbl_put(pt, t);
-	}
+	ik_pt_tbl_put_list(pt, gather->tables);
 	ik_gather_init(gather);
 	return 0;
 }
@@ -550,6 +550,52 @@ int ik_pgtable_dump(const struct ik_pgtable *pt, ik_u64 iova, ik_u64 size, ik_pt
 	return pt->ops->dump(pt, iova, size, fn, ctx);
 }
 
+/* ---- merging dump ---- */
+
+void ik_pt_merge_init(struct ik_pt_merge *m, ik_pt_range_fn fn, void *ctx)
+{
+	m->fn = fn;
+	m->ctx = ctx;
+	m->have = false;
+	m->ret = 0;
+}
+
+int ik_pt_merge_add(struct ik_pt_merge *m, ik_u64 iova, ik_u64 oa, ik_u64 size, ik_u64 pgsize,
+		    unsigned prot, ik_u64 attr)
+{
+	struct ik_pt_range *c = &m->cur;
+
+	if (m->ret)
+		return m->ret;
+	if (m->have && c->iova + c->size == iova && c->oa + c->size == oa && c->prot == prot &&
+	    c->attr == attr) {
+		c->size += size;
+		if (pgsize < c->pgsize)
+			c->pgsize = pgsize;
+		return 0;
+	}
+	if (m->have) {
+		m->ret = m->fn(m->ctx, c);
+		if (m->ret)
+			return m->ret;
+	}
+	c->iova = iova;
+	c->oa = oa;
+	c->size = size;
+	c->pgsize = pgsize;
+	c->prot = prot;
+	c->attr = attr;
+	m->have = true;
+	return 0;
+}
+
+int ik_pt_merge_end(struct ik_pt_merge *m)
+{
+	if (m->have && !m->ret)
+		m->ret = m->fn(m->ctx, &m->cur);
+	return m->ret;
+}
+
 /* ---- walker ---- */
 
 int ik_pt_walker_init(struct ik_pt_walker *w, const struct ik_pgtable_cfg *cfg, ik_u64 root)
@@ -591,14 +637,14 @@ int ik_pt_walker_dump(const struct ik_pt_walker *w, const struct ik_pt_mem *mem,
 		      ik_u64 size, ik_pt_range_fn fn, void *ctx)
 {
 	const struct ik_pt_geometry *g;
-	struct ik_pt_range cur;
-	bool have = false;
+	struct ik_pt_merge m;
 	ik_u64 a, end;
 	int ret;
 
 	if (!w || !mem || !fn || !pt_range_ok(iova, size, w->geom.ias))
 		return -EINVAL;
 	g = &w->geom;
+	ik_pt_merge_init(&m, fn, ctx);
 	a = iova;
 	end = iova + size;	/* no wrap: inside ias */
 	while (a < end) {
@@ -614,25 +660,9 @@ int ik_pt_walker_dump(const struct ik_pt_walker *w, const struct ik_pt_mem *mem,
 			ik_u64 lend = (a & ~(r.pgsize - 1)) + r.pgsize;
 			ik_u64 len = (lend < end ? lend : end) - a;
 
-			if (have && cur.iova + cur.size == a && cur.oa + cur.size == r.oa &&
-			    cur.prot == r.prot && cur.attr == r.attr) {
-				cur.size += len;
-				if (r.pgsize < cur.pgsize)
-					cur.pgsize = r.pgsize;
-			} else {
-				if (have) {
-					ret = fn(ctx, &cur);
-					if (ret)
-						return ret;
-				}
-				cur.iova = a;
-				cur.oa = r.oa;
-				cur.size = len;
-				cur.pgsize = r.pgsize;
-				cur.prot = r.prot;
-				cur.attr = r.attr;
-				have = true;
-			}
+			ret = ik_pt_merge_add(&m, a, r.oa, len, r.pgsize, r.prot, r.attr);
+			if (ret)
+				return ret;
 			next = lend;
 		} else {
 			ik_u64 span = 1ull << (g->lg2_granule + r.level * g->bits);
@@ -643,7 +673,5 @@ int ik_pt_walker_dump(const struct ik_pt_walker *w, const struct ik_pt_mem *mem,
 			break;
 		a = next;
 	}
-	if (have)
-		return fn(ctx, &cur);
-	return 0;
+	return ik_pt_merge_end(&m);
 }

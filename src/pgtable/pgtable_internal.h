@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * src/pgtable_internal.h - the page-table engine's internals and the FORMAT
- * CONTRACT.  Not API: nothing here is installed.
+ * src/pgtable/pgtable_internal.h - the page-table engine's internals and the
+ * FORMAT CONTRACT.  Not API: nothing here is installed.
  *
  * ===================================================================
  * How to add a page-table format (the format contract)
@@ -9,23 +9,28 @@
  *
  * A format is one header plus one small source file:
  *
- *   src/fmt_NAME.h     static inline encoders/decoders listed below (shared
- *                      by the variants of a family, e.g. LPAE stage 1 and 2);
- *   src/pgtable_NAME.c a few lines:
+ *   src/pgtable/fmt_NAME.h     static inline encoders/decoders listed below
+ *                              (shared by the variants of a family, e.g.
+ *                              LPAE stage 1 and 2);
+ *   src/pgtable/pgtable_NAME.c a few lines:
  *
  *       #include "pgtable_internal.h"
- *       #define IKPT_FMT        IK_PT_LPAE_S1     // enum ik_pt_fmt value
- *       #define IKPT_OPS        ik_pt_ops_lpae_s1 // symbol to define
- *       #define IKPT_NAME       "lpae-s1"          // short name (CLI, JSON)
- *       #define IKPT_HAS_DIRTY  1                  // fmt_leaf_dirty/mkclean exist
- *       #include "fmt_lpae.h"                      // the fmt_* functions
- *       #include "pgtable_tmpl.h"                  // instantiates the engine
+ *       #define IKPT_FMT        IK_PT_LPAE_S1   // enum ik_pt_fmt value
+ *       #define IKPT_SYM        lpae_s1         // suffix of its symbols
+ *       #define IKPT_NAME       "lpae-s1"       // short name (CLI, JSON)
+ *       #define IKPT_HAS_DIRTY  1               // fmt_leaf_dirty/mkclean exist
+ *       #include "fmt_lpae.h"                   // the fmt_* functions
+ *       #include "pgtable_tmpl.h"               // instantiates the engine
  *
- * then one line in src/pgtable_formats.h (IK_PT_FORMAT(enum, ops symbol)),
- * the .c in Makefile.am's pgtable block, a row in the test suite's format
- * table (tests/test_pgtable.c) and in the benchmark's (bench_map.c).  Public
- * bit definitions and register helpers of the format go in
+ * then one line in src/pgtable/pgtable_formats.h (IK_PT_FORMAT(sym)), the
+ * .c in Makefile.am's pgtable block, a row in the test suite's format table
+ * (tests/test_pgtable.c) and in the benchmark's (bench_map.c).  Public bit
+ * definitions and register helpers of the format go in
  * include/iommukit/fmt/NAME.h.
+ *
+ * The template defines `const struct ik_pt_ops ik_pt_ops_<sym>` and names
+ * each of its out-of-line functions NAME_<sym> (pt_map_lpae_s1, ...), so
+ * that backtraces and profiles tell the formats apart.
  *
  * The engine template (src/pgtable_tmpl.h) calls the functions below by
  * these exact names; they are `static inline` in the format header, so every
@@ -170,6 +175,40 @@ struct ik_pt_tbl {
 
 struct ik_pt_ops;
 
+/*
+ * A list of table pages of each kind: level-0 tables, and tables with a
+ * child array (the page is the same size; the array stays with its page).
+ * A request's pool holds the pages it obtained before writing anything (so
+ * that it fails with -ENOMEM before it changes anything; unused pages go
+ * back to the cache at its end); the table set's cache holds freed pages
+ * for the next request.
+ */
+struct ik_pt_pool {
+	struct ik_pt_tbl *upper;	/* tables with a child array */
+	struct ik_pt_tbl *leaf;		/* level-0 tables */
+};
+
+/* Put t on the pool's list of its kind.  O(1). */
+static inline void ik_pt_pool_push(struct ik_pt_pool *pool, struct ik_pt_tbl *t)
+{
+	struct ik_pt_tbl **list = t->child ? &pool->upper : &pool->leaf;
+
+	t->next = *list;
+	*list = t;
+}
+
+/* Take a table for `level` (with a child array unless level 0) off the
+ * pool, or NULL if it has none of that kind.  O(1). */
+static inline struct ik_pt_tbl *ik_pt_pool_pop(struct ik_pt_pool *pool, unsigned level)
+{
+	struct ik_pt_tbl **list = level ? &pool->upper : &pool->leaf;
+	struct ik_pt_tbl *t = *list;
+
+	if (t)
+		*list = t->next;
+	return t;
+}
+
 /* The table set. */
 struct ik_pgtable {
 	struct ik_pt_geometry geom;
@@ -178,11 +217,9 @@ struct ik_pgtable {
 	const struct ik_pt_ops *ops;
 	struct ik_pt_tbl *root;
 
-	/* freed-table cache: level-0 tables, and tables with a child array
-	 * (the page is the same size; the array stays with its page). */
+	/* freed-table cache, under cache_lock */
 	ik_lock_t cache_lock;
-	struct ik_pt_tbl *cache_leaf;
-	struct ik_pt_tbl *cache_upper;
+	struct ik_pt_pool cache;
 	ik_u32 cache_n_leaf;
 	ik_u32 cache_n_upper;
 	ik_u64 seq;			/* request stamps (relaxed atomic) */
@@ -199,16 +236,6 @@ struct ik_pgtable {
 /* Pages kept in the freed-table cache at most, per kind (level-0 tables
  * and tables with a child array). */
 #define IK_PT_CACHE_MAX 16
-
-/*
- * A request's pool of table pages, obtained before anything is written so
- * that a request fails with -ENOMEM before it changes anything.  Unused pages
- * go back to the cache at the end of the request.
- */
-struct ik_pt_pool {
-	struct ik_pt_tbl *upper;	/* tables with a child array */
-	struct ik_pt_tbl *leaf;	/* level-0 tables */
-};
 
 /* The per-format operations the template instantiates (one set per format). */
 struct ik_pt_ops {
@@ -239,11 +266,37 @@ struct ik_pt_tbl *ik_pt_tbl_get(struct ik_pgtable *pt, unsigned level, int *err)
 void ik_pt_tbl_put(struct ik_pgtable *pt, struct ik_pt_tbl *t);
 /* Free a table and its bookkeeping for good (destroy, cache drain). */
 void ik_pt_tbl_release(struct ik_pgtable *pt, struct ik_pt_tbl *t);
+/* ik_pt_tbl_put() every table of a list linked through ->next. */
+void ik_pt_tbl_put_list(struct ik_pgtable *pt, struct ik_pt_tbl *list);
 /* Fill the pool with `upper` tables with child arrays and `leaf` level-0
- * tables; on failure returns -ENOMEM having emptied the pool. */
+ * tables; on failure returns -ENOMEM or -ERANGE having emptied the pool. */
 int ik_pt_pool_fill(struct ik_pgtable *pt, struct ik_pt_pool *pool, ik_u64 upper, ik_u64 leaf);
 /* Return the pool's unused pages. */
 void ik_pt_pool_drain(struct ik_pgtable *pt, struct ik_pt_pool *pool);
+/* Push t and every table below it onto *list (children first); returns how
+ * many.  The subtree must be the caller's alone (unlinked, or being
+ * destroyed).  O(tables). */
+ik_u32 ik_pt_subtree_collect(struct ik_pt_tbl *t, struct ik_pt_tbl **list);
+
+/*
+ * Merging dump: mapped ranges go in in increasing IOVA order; one that
+ * continues the pending range in both address spaces with the same prot and
+ * attr extends it, any other emits the pending one through fn.  Used by both
+ * dumps (the engine's and the walker's).
+ */
+struct ik_pt_merge {
+	ik_pt_range_fn fn;
+	void *ctx;
+	struct ik_pt_range cur;	/* the pending range, when `have` */
+	bool have;
+	int ret;		/* fn's first non-zero return */
+};
+void ik_pt_merge_init(struct ik_pt_merge *m, ik_pt_range_fn fn, void *ctx);
+/* Add [iova, iova + size) -> oa; returns m->ret (non-zero: stop). */
+int ik_pt_merge_add(struct ik_pt_merge *m, ik_u64 iova, ik_u64 oa, ik_u64 size, ik_u64 pgsize,
+		    unsigned prot, ik_u64 attr);
+/* Emit the pending range; returns fn's first non-zero return, or 0. */
+int ik_pt_merge_end(struct ik_pt_merge *m);
 
 /* Generic argument checks. */
 int ik_pt_check_prot(unsigned prot);

@@ -6,7 +6,7 @@
  */
 #include "pgtable_internal.h"
 #define IKPT_FMT IK_PT_VTD_FL
-#define IKPT_OPS ik_pt_ops_vtd_fl
+#define IKPT_SYM vtd_fl
 #define IKPT_NAME "vtd-fl"
 #define IKPT_HAS_DIRTY 1
 #define VTD_FL 1

@@ -6,7 +6,7 @@
  */
 #include "pgtable_internal.h"
 #define IKPT_FMT IK_PT_VTD_SL
-#define IKPT_OPS ik_pt_ops_vtd_sl
+#define IKPT_SYM vtd_sl
 #define IKPT_NAME "vtd-sl"
 #define IKPT_HAS_DIRTY 1
 #define VTD_FL 0
