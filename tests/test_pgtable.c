@@ -1751,6 +1751,138 @@ END_TEST
 
 /* The default hooks (no table hooks: the allocator and CPU addresses),
  * over-aligned 64K tables included. */
+/* Does ik_pgtable_create() accept the config c?  (-ERANGE: it did, but the
+ * heap's root page lies beyond a small oas.)  The table set is destroyed. */
+static bool creates(const struct ik_pgtable_cfg *c)
+{
+	struct ik_pgtable *pt = NULL;
+	int ret = ik_pgtable_create(c, &pt);
+
+	ck_assert_msg(ret == 0 || ret == -EINVAL || ret == -ERANGE, "create: %d", ret);
+	ik_pgtable_destroy(pt);
+	return ret != -EINVAL;
+}
+
+/*
+ * ik_pt_fmt_get_info() says what ik_pgtable_create() accepts: for every
+ * format built in, every width, granule, quirk and fmt_flags bit the info
+ * lists is accepted and every other one refused; the leaf sizes are what
+ * the geometry keeps when the config offers every size; the name
+ * round-trips; the dirty capability is what read_and_clear_dirty() does; the
+ * level numbering is the geometry's.  Values that name no format are
+ * -EOPNOTSUPP, as for create.
+ */
+START_TEST(format_info_agrees_with_create)
+{
+	int built = 0;
+
+	for (int f = 0; f <= IK_PT_FMT_MAX + 1; f++) {
+		struct ik_pt_fmt_info fi;
+		struct ik_pgtable_cfg base, c;
+		struct ik_pgtable *pt = NULL;
+		unsigned leaf_hw = 0;
+		int ret;
+
+		memset(&base, 0, sizeof(base));
+		base.fmt = (enum ik_pt_fmt)f;
+		base.ias = 48;
+		base.oas = 48;
+		base.pgsize_bitmap = SZ_4K;
+		base.coherent = true;
+		memset(&fi, 0x5a, sizeof(fi));
+		ret = ik_pt_fmt_get_info((enum ik_pt_fmt)f, &fi);
+		if (ret) {
+			ck_assert_int_eq(ret, -EOPNOTSUPP);
+			ck_assert_ptr_null(ik_pt_fmt_name((enum ik_pt_fmt)f));
+			ck_assert_int_eq(ik_pgtable_create(&base, &pt), -EOPNOTSUPP);
+			continue;
+		}
+		built++;
+		ck_assert_int_eq(fi.fmt, f);
+		ck_assert_str_eq(fi.name, ik_pt_fmt_name((enum ik_pt_fmt)f));
+		ck_assert_int_eq(ik_pt_fmt_from_name(fi.name), f);
+		ck_assert_uint_ne(fi.ias_widths, 0);
+		ck_assert_uint_ne(fi.oas_widths, 0);
+		ck_assert_uint_ne(fi.granules[0].size, 0);
+		/* the base: the widest widths, the smallest granule, every flag */
+		base.ias = 63 - (ik_u32)__builtin_clzll(fi.ias_widths);
+		base.oas = 63 - (ik_u32)__builtin_clzll(fi.oas_widths);
+		base.pgsize_bitmap = fi.granules[0].size;
+		base.fmt_flags = fi.fmt_flags;
+		ck_assert_msg(creates(&base), "%s: base config", fi.name);
+		for (ik_u32 w = 0; w <= 64; w++) {
+			bool in = w < 64 && (fi.ias_widths >> w & 1);
+			struct ik_pt_geometry g;
+
+			c = base;
+			c.ias = w;
+			ck_assert_msg(creates(&c) == in, "%s: ias %u", fi.name, w);
+			if (in) {
+				ck_assert_int_eq(ik_pt_geometry_init(&g, &c), 0);
+				if (fi.hw_levels_up) {
+					ck_assert_uint_eq(g.hw_start_level, g.nlevels);
+				} else {
+					if (!leaf_hw)
+						leaf_hw = g.hw_start_level + g.nlevels;
+					ck_assert_uint_eq(g.hw_start_level + g.nlevels, leaf_hw);
+				}
+			}
+			c = base;
+			c.oas = w;
+			in = w < 64 && (fi.oas_widths >> w & 1);
+			ck_assert_msg(creates(&c) == in, "%s: oas %u", fi.name, w);
+		}
+		for (unsigned b = 0; b < 64; b++) {
+			bool in = false;
+
+			for (unsigned k = 0; k < IK_PT_FMT_GRANULES && fi.granules[k].size; k++)
+				in |= fi.granules[k].size == 1ull << b;
+			c = base;
+			c.pgsize_bitmap = 1ull << b;
+			ck_assert_msg(creates(&c) == in, "%s: granule 2^%u", fi.name, b);
+			c = base;
+			c.fmt_flags |= 1ull << b;
+			ck_assert_msg(creates(&c) == !!(fi.fmt_flags >> b & 1), "%s: fmt_flags bit %u",
+				      fi.name, b);
+			if (b < 32) {
+				c = base;
+				c.quirks = fi.quirks | 1u << b;
+				ck_assert_msg(creates(&c) == !!(fi.quirks >> b & 1), "%s: quirk bit %u",
+					      fi.name, b);
+			}
+		}
+		for (unsigned k = 0; k < IK_PT_FMT_GRANULES && fi.granules[k].size; k++) {
+			struct ik_pt_geometry g;
+
+			c = base;
+			c.pgsize_bitmap = ~(fi.granules[k].size - 1);
+			ck_assert_int_eq(ik_pt_geometry_init(&g, &c), 0);
+			ck_assert_msg(g.pgsize_bitmap == fi.granules[k].leaf_sizes,
+				      "%s: granule %#llx keeps %#llx, info says %#llx", fi.name,
+				      (unsigned long long)fi.granules[k].size,
+				      (unsigned long long)g.pgsize_bitmap,
+				      (unsigned long long)fi.granules[k].leaf_sizes);
+		}
+		/* dirty tracking: the capability and the quirk go together */
+		ck_assert_int_eq(!!(fi.caps & IK_PT_CAP_DIRTY), !!(fi.quirks & IK_PT_QUIRK_DIRTY));
+		c = base;
+		c.quirks = fi.quirks & IK_PT_QUIRK_DIRTY;
+		ck_assert_int_eq(ik_pgtable_create(&c, &pt), 0);
+		{
+			ik_u64 bm[1] = { 0 };
+			ik_s64 n = ik_pgtable_read_and_clear_dirty(pt, 0, fi.granules[0].size, 0, bm,
+								   (unsigned)__builtin_ctzll(fi.granules[0].size),
+								   NULL);
+
+			ck_assert_int_eq(n, (fi.caps & IK_PT_CAP_DIRTY) ? 0 : -EOPNOTSUPP);
+		}
+		ik_pgtable_destroy(pt);
+	}
+	ck_assert_int_ge(built, 1);
+	ck_assert_int_eq(ik_pt_fmt_get_info(IK_PT_LPAE_S1, NULL), -EINVAL);
+}
+END_TEST
+
 START_TEST(default_hooks_work)
 {
 	struct ik_fault_alloc fa;
@@ -2156,6 +2288,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(fmt, lpae_geometry_and_registers);
 	tcase_add_test(fmt, lpae_stage1_bits_match_the_architecture);
 	tcase_add_test(fmt, default_hooks_work);
+	tcase_add_test(fmt, format_info_agrees_with_create);
 	tcase_add_test(fmt, gather_names_the_unmapped_range_for_every_geometry);
 	tcase_add_test(fmt, default_allocator_refuses_tables_beyond_oas);
 	tcase_add_test(fmt, null_pointer_arguments_are_einval);

@@ -113,6 +113,68 @@ IK_API const char *ik_pt_fmt_name(enum ik_pt_fmt fmt);
  * which this function accepts). */
 IK_API enum ik_pt_fmt ik_pt_fmt_from_name(const char *name);
 
+/* Capabilities (ik_pt_fmt_info.caps). */
+/* Hardware dirty tracking: the format accepts IK_PT_QUIRK_DIRTY, and
+ * ik_pgtable_read_and_clear_dirty() works on table sets created with it. */
+#define IK_PT_CAP_DIRTY 0x1u
+
+/* Granules a format may offer at most (ARM: 4K, 16K, 64K). */
+#define IK_PT_FMT_GRANULES 3
+
+/*
+ * struct ik_pt_fmt_info - what a format is and what a config of it may ask
+ * for: everything a program needs to choose a format or a config without
+ * testing format values itself.  A width or a bit outside these sets makes
+ * ik_pgtable_create() (and ik_pt_geometry_init()) fail with -EINVAL.
+ *
+ *   fmt, name      the format and its short name (as ik_pt_fmt_name());
+ *   caps           IK_PT_CAP_* bits;
+ *   quirks         the IK_PT_QUIRK_* bits a config may set;
+ *   fmt_flags      the fmt_flags bits a config may set (include/iommukit/fmt/);
+ *                  some combinations are refused (VT-d: FORCE_SNP needs SC);
+ *   ias_widths     bit n set: an input address width of n bits is accepted;
+ *   oas_widths     bit n set: an output address width of n bits is accepted
+ *                  (LPAE: the PARange values 32, 36, 40, 42, 44, 48);
+ *   granules       smallest first; size 0 ends the list.  size: a granule
+ *                  (the lowest bit of pgsize_bitmap selects it); leaf_sizes:
+ *                  every page size the format can map with that granule
+ *                  (the granule and its block sizes), given an ias with
+ *                  enough levels and the fmt_flags that enable them (VT-d:
+ *                  IK_VTD_FLAG_SP_2M/SP_1G); the geometry keeps
+ *                  pgsize_bitmap & leaf_sizes of those;
+ *   hw_levels_up   how ik_pt_geometry.hw_start_level numbers lookup levels:
+ *                  true: up from the leaves (VT-d: a table of engine level L
+ *                  is hardware level L + 1, the root is level nlevels);
+ *                  false: down from the root (ARM: the root is level
+ *                  hw_start_level, the leaf tables are level
+ *                  hw_start_level + nlevels - 1).
+ */
+struct ik_pt_fmt_granule {
+	ik_u64 size;
+	ik_u64 leaf_sizes;
+};
+
+struct ik_pt_fmt_info {
+	enum ik_pt_fmt fmt;
+	const char *name;
+	ik_u32 caps;
+	ik_u32 quirks;
+	ik_u64 fmt_flags;
+	ik_u64 ias_widths;
+	ik_u64 oas_widths;
+	struct ik_pt_fmt_granule granules[IK_PT_FMT_GRANULES];
+	bool hw_levels_up;
+};
+
+/*
+ * ik_pt_fmt_get_info - describe format `fmt` in *info.  To list the formats
+ * built in, ask for every value from 1 to IK_PT_FMT_MAX - 1.  Errors:
+ * -EINVAL for a NULL info; -EOPNOTSUPP (*info untouched) for a value that
+ * names no format built into the library, as ik_pgtable_create() answers.
+ * O(formats built in); calls nothing.
+ */
+IK_API int ik_pt_fmt_get_info(enum ik_pt_fmt fmt, struct ik_pt_fmt_info *info);
+
 /* ------------------------------------------------------------- protections */
 
 /*
@@ -300,11 +362,11 @@ struct ik_pgtable_hooks {
  * struct ik_pgtable_cfg - what the driver knows about its IOMMU.
  *
  *   fmt            the format.
- *   ias, oas       input and output address widths in bits (format limits:
- *                  LPAE ias 32..48 (stage 2: 32..48 with concatenation),
- *                  oas 32..48; VT-d: see include/iommukit/fmt/vtd.h).
+ *   ias, oas       input and output address widths in bits (the widths
+ *                  each format accepts: ik_pt_fmt_get_info()).
  *   pgsize_bitmap  page sizes the IOMMU supports (bit n set: 2^n bytes).  Its
- *                  lowest set bit selects the granule (LPAE: 4K, 16K or 64K);
+ *                  lowest set bit selects the granule (one of the format's,
+ *                  ik_pt_fmt_get_info(); LPAE: 4K, 16K or 64K);
  *                  the engine keeps only the sizes the format can express at
  *                  that granule (see ik_pgtable_info).  Must include the
  *                  granule.

@@ -24,16 +24,29 @@ static const struct ik_pt_ops *pt_ops(enum ik_pt_fmt fmt)
 	ik_size i;
 
 	for (i = 0; i < IK_ARRAY_SIZE(ik_pt_formats); i++)
-		if (ik_pt_formats[i]->fmt == fmt)
+		if (ik_pt_formats[i]->info->fmt == fmt)
 			return ik_pt_formats[i];
 	return NULL;
+}
+
+int ik_pt_fmt_get_info(enum ik_pt_fmt fmt, struct ik_pt_fmt_info *info)
+{
+	const struct ik_pt_ops *o;
+
+	if (!info)
+		return -EINVAL;
+	o = pt_ops(fmt);
+	if (!o)
+		return -EOPNOTSUPP;
+	*info = *o->info;
+	return 0;
 }
 
 const char *ik_pt_fmt_name(enum ik_pt_fmt fmt)
 {
 	const struct ik_pt_ops *o = pt_ops(fmt);
 
-	return o ? o->name : NULL;
+	return o ? o->info->name : NULL;
 }
 
 static bool pt_streq(const char *a, const char *b)
@@ -52,9 +65,27 @@ enum ik_pt_fmt ik_pt_fmt_from_name(const char *name)
 	if (!name)
 		return IK_PT_FMT_NONE;
 	for (i = 0; i < IK_ARRAY_SIZE(ik_pt_formats); i++)
-		if (pt_streq(ik_pt_formats[i]->name, name))
-			return ik_pt_formats[i]->fmt;
+		if (pt_streq(ik_pt_formats[i]->info->name, name))
+			return ik_pt_formats[i]->info->fmt;
 	return IK_PT_FMT_NONE;
+}
+
+/* What the format's facts say about cfg: its quirks, fmt_flags, widths and
+ * granule (the lowest bit of pgsize_bitmap) must be among the format's. */
+static bool pt_cfg_fits(const struct ik_pt_fmt_info *fi, const struct ik_pgtable_cfg *cfg)
+{
+	ik_u64 granule = cfg->pgsize_bitmap & -cfg->pgsize_bitmap;
+	unsigned i;
+
+	if ((cfg->quirks & ~fi->quirks) || (cfg->fmt_flags & ~fi->fmt_flags))
+		return false;
+	if (cfg->ias > 63 || !(fi->ias_widths & (1ull << cfg->ias)) || cfg->oas > 63 ||
+	    !(fi->oas_widths & (1ull << cfg->oas)))
+		return false;
+	for (i = 0; i < IK_PT_FMT_GRANULES && fi->granules[i].size; i++)
+		if (granule == fi->granules[i].size)
+			return true;
+	return false;	/* also for an empty pgsize_bitmap */
 }
 
 int ik_pt_geometry_init(struct ik_pt_geometry *g, const struct ik_pgtable_cfg *cfg)
@@ -67,6 +98,8 @@ int ik_pt_geometry_init(struct ik_pt_geometry *g, const struct ik_pgtable_cfg *c
 	o = pt_ops(cfg->fmt);
 	if (!o)
 		return -EOPNOTSUPP;
+	if (!pt_cfg_fits(o->info, cfg))
+		return -EINVAL;
 	ret = o->geometry(g, cfg);
 	if (ret)
 		return ret;

@@ -18,14 +18,14 @@
  *       #define IKPT_FMT        IK_PT_LPAE_S1   // enum ik_pt_fmt value
  *       #define IKPT_SYM        lpae_s1         // suffix of its symbols
  *       #define IKPT_NAME       "lpae-s1"       // short name (CLI, JSON)
- *       #define IKPT_HAS_DIRTY  1               // fmt_leaf_dirty/mkclean exist
- *       #include "fmt_lpae.h"                   // the fmt_* functions
+ *       #define LPAE_STAGE      1               // the family's variant switch
+ *       #include "fmt_lpae.h"                   // the FMT_* facts, fmt_* functions
  *       #include "pgtable_tmpl.h"               // instantiates the engine
  *
  * then one line in src/pgtable/pgtable_formats.h (IK_PT_FORMAT(sym)), the
  * .c in Makefile.am's pgtable block, a row in the test suite's format table
- * (tests/test_pgtable.c) and in the benchmark's (bench_map.c).  Public bit
- * definitions and register helpers of the format go in
+ * (tests/test_pgtable.c) and in the benchmark's (examples/bench/bench_fmts.c).
+ * Public bit definitions and register helpers of the format go in
  * include/iommukit/fmt/NAME.h.
  *
  * The template defines `const struct ik_pt_ops ik_pt_ops_<sym>` and names
@@ -55,16 +55,33 @@
  *   - `g` is the geometry fmt_geometry() filled; formats may read any of its
  *     fields (quirks, fmt_flags, oas, ...) at run time.
  *
+ * The facts (macros the format header defines; the template makes them the
+ * format's struct ik_pt_fmt_info, which ik_pt_fmt_get_info() returns and
+ * against which ik_pt_geometry_init() checks every config before
+ * fmt_geometry() sees it; see that struct in <iommukit/pgtable.h>):
+ *
+ *   FMT_QUIRKS        the IK_PT_QUIRK_* bits a config may set
+ *   FMT_FLAGS         the fmt_flags bits a config may set
+ *   FMT_IAS_WIDTHS    accepted input widths (IK_PT_WIDTHS(lo, hi) or a mask)
+ *   FMT_OAS_WIDTHS    accepted output widths
+ *   FMT_GRANULES      initializer of the granules array: { { granule,
+ *                     leaf sizes }, ... } smallest first
+ *   FMT_HW_LEVELS_UP  1: the hardware numbers levels up from the leaves
+ *   FMT_HAS_DIRTY     1: fmt_leaf_dirty/fmt_leaf_mkclean exist (hardware
+ *                     dirty tracking: IK_PT_CAP_DIRTY); optional, default 0
+ *
  * The functions (g: const struct ik_pt_geometry *; pte, attrs, oa: ik_u64;
  * lvl: unsigned engine level):
  *
  *   int fmt_geometry(struct ik_pt_geometry *g, const struct ik_pgtable_cfg *cfg)
- *       Validate cfg (ias, oas, granule = lowest bit of pgsize_bitmap, page
- *       sizes, quirks, fmt_flags) and fill every field of *g: fmt, ias, oas,
- *       quirks, fmt_flags, nlevels, lg2_granule, bits, top_bits, leaf_levels,
- *       pgsize_bitmap (the supported subset of cfg's, granule included),
- *       root_size (>= 64), hw_start_level, concat.  -EINVAL if unsupported.
- *       nlevels must not exceed IK_PT_MAX_LEVELS.
+ *       cfg has passed the checks of the facts above (quirks, fmt_flags,
+ *       ias, oas, and a granule of FMT_GRANULES as the lowest bit of
+ *       pgsize_bitmap).  Check what they cannot say (combinations) and fill
+ *       every field of *g: fmt, ias, oas, quirks, fmt_flags, nlevels,
+ *       lg2_granule, bits, top_bits, leaf_levels, pgsize_bitmap (the
+ *       supported subset of cfg's, granule included), root_size (>= 64),
+ *       hw_start_level, concat.  -EINVAL if unsupported.  nlevels must not
+ *       exceed IK_PT_MAX_LEVELS.
  *   bool fmt_is_table(g, pte, lvl)
  *       pte != 0: does it point to a next-level table?  (Never at level 0.)
  *   bool fmt_is_valid(g, pte, lvl)
@@ -117,16 +134,14 @@
  *       dirty state), or to pte if none.  The generic walker does the
  *       address-size checks, the offsets, and the update through mem->cas64.
  *
- *   Dirty tracking (only if IKPT_HAS_DIRTY is 1):
+ *   Dirty tracking (only if FMT_HAS_DIRTY is 1):
  *   bool fmt_leaf_dirty(g, pte, lvl)     written by the device since clean?
  *   ik_u64 fmt_leaf_mkclean(g, pte, lvl) pte made writable-clean again.
  *
- * Optional macros (defaults in pgtable_tmpl.h):
- *   IKPT_HAS_DIRTY   0
- *
  * Names: the template's own functions and macros start with pt_ / PT_ /
- * IKPT_; a format header must not use those prefixes (use fmt_ and its own
- * family prefix, e.g. lpae_, vtd_).
+ * IKPT_ (IKPT_ also for what the format's .c tells it); a format header
+ * must not use those prefixes (use fmt_ / FMT_ and its own family prefix,
+ * e.g. lpae_, vtd_).
  *
  * The engine never looks at format bits itself; if a format needs a new
  * capability, add it here (with a default) rather than special-casing the
@@ -237,10 +252,12 @@ struct ik_pgtable {
  * and tables with a child array). */
 #define IK_PT_CACHE_MAX 16
 
+/* Bits lo..hi set (lo <= hi <= 63): a range of address widths. */
+#define IK_PT_WIDTHS(lo, hi) ((~0ull >> (63 - (hi))) & ~((1ull << (lo)) - 1))
+
 /* The per-format operations the template instantiates (one set per format). */
 struct ik_pt_ops {
-	enum ik_pt_fmt fmt;
-	const char *name;
+	const struct ik_pt_fmt_info *info;	/* fmt, name, what configs may ask */
 	int (*geometry)(struct ik_pt_geometry *g, const struct ik_pgtable_cfg *cfg);
 	/* segs[0..n-1] back to back from iova; pgsize 0: choose per step. */
 	int (*map)(struct ik_pgtable *pt, ik_u64 iova, const struct ik_seg *segs, ik_size n,

@@ -40,8 +40,12 @@
 #if !defined(IKPT_FMT) || !defined(IKPT_SYM) || !defined(IKPT_NAME)
 #error "define IKPT_FMT, IKPT_SYM and IKPT_NAME, include the format header, then pgtable_tmpl.h"
 #endif
-#ifndef IKPT_HAS_DIRTY
-#define IKPT_HAS_DIRTY 0
+#if !defined(FMT_QUIRKS) || !defined(FMT_FLAGS) || !defined(FMT_IAS_WIDTHS) || \
+	!defined(FMT_OAS_WIDTHS) || !defined(FMT_GRANULES) || !defined(FMT_HW_LEVELS_UP)
+#error "the format header must define the FMT_* facts (pgtable_internal.h)"
+#endif
+#ifndef FMT_HAS_DIRTY
+#define FMT_HAS_DIRTY 0
 #endif
 
 /* ------------------------------------------------------------ names */
@@ -1170,7 +1174,7 @@ static int pt_dump(const struct ik_pgtable *pt, ik_u64 iova, ik_u64 size, ik_pt_
 
 /* ------------------------------------------------------------ dirty */
 
-#if IKPT_HAS_DIRTY
+#if FMT_HAS_DIRTY
 struct pt_dirty_req {
 	struct pt_ctx c;
 	ik_u64 base;
@@ -1324,14 +1328,25 @@ static int pt_walk(const struct ik_pt_walker *w, const struct ik_pt_mem *mem, ik
 
 /* ------------------------------------------------------------ ops */
 
-const struct ik_pt_ops PT_NS(ik_pt_ops) = {
+static const struct ik_pt_fmt_info pt_info = {
 	IKPT_FMT,
 	IKPT_NAME,
+	FMT_HAS_DIRTY ? IK_PT_CAP_DIRTY : 0u,
+	FMT_QUIRKS,
+	FMT_FLAGS,
+	FMT_IAS_WIDTHS,
+	FMT_OAS_WIDTHS,
+	FMT_GRANULES,
+	FMT_HW_LEVELS_UP,
+};
+
+const struct ik_pt_ops PT_NS(ik_pt_ops) = {
+	&pt_info,
 	fmt_geometry,
 	pt_map,
 	pt_unmap,
 	pt_iova_to_phys,
-#if IKPT_HAS_DIRTY
+#if FMT_HAS_DIRTY
 	pt_dirty,
 #else
 	NULL,

@@ -8,7 +8,6 @@
 #define IKPT_FMT IK_PT_VTD_FL
 #define IKPT_SYM vtd_fl
 #define IKPT_NAME "vtd-fl"
-#define IKPT_HAS_DIRTY 1
 #define VTD_FL 1
 #include "fmt_vtd.h"
 #include "pgtable_tmpl.h"

@@ -8,7 +8,6 @@
 #define IKPT_FMT IK_PT_VTD_SL
 #define IKPT_SYM vtd_sl
 #define IKPT_NAME "vtd-sl"
-#define IKPT_HAS_DIRTY 1
 #define VTD_FL 0
 #include "fmt_vtd.h"
 #include "pgtable_tmpl.h"
