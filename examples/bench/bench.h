@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <iommukit/pgtable.h>
 
 struct bench_opts {
 	bool json;	/* --json: one JSON object per line */
@@ -63,6 +64,26 @@ void bench_clean(const void *cpu, size_t size);
 /* Parses an unsigned integer option value (decimal, 0x hex, suffix k/m/g =
  * 2^10/2^20/2^30); false on a malformed value. */
 bool bench_parse_u64(const char *s, uint64_t *out);
+
+/* The page-table formats the benchmarks run (bench_fmts.c): how they
+ * configure each, and which IOMMU commands go with it. */
+struct bench_fmt {
+	enum ik_pt_fmt fmt;
+	uint32_t ias, oas;	/* bench map's config */
+	uint32_t quirks;
+	uint64_t fmt_flags;
+	bool smmu;		/* SMMUv3 commands (else VT-d descriptors) */
+	bool stage2;		/* stage-2 invalidations (TLBI_S2_IPA, TLBI_S12_VMALL) */
+	bool dma_default;	/* in bench dma's default matrix */
+};
+#define BENCH_FMTS_MAX 8	/* rows at most */
+extern const struct bench_fmt bench_fmts[];
+extern const size_t bench_nfmts;
+/* The row of fmt, or NULL. */
+const struct bench_fmt *bench_fmt_find(enum ik_pt_fmt fmt);
+/* The leaf sizes fmt can map with that granule (ik_pt_fmt_get_info()); 0
+ * when the format is not built in or has no such granule. */
+uint64_t bench_fmt_leaf_sizes(enum ik_pt_fmt fmt, uint64_t granule);
 
 /* Subcommands. */
 int bench_rbtree(int argc, char **argv, const struct bench_opts *o);

@@ -483,8 +483,27 @@ static void print_json(const struct dma_result *r)
 
 /* ------------------------------------------------------------ options */
 
+/* "lpae-s1, lpae-s2, ...": the formats of bench_fmts built into the library
+ * (only those of the default matrix with `defaults`). */
+static const char *fmt_names(char *buf, size_t len, bool defaults)
+{
+	size_t n = 0;
+
+	buf[0] = 0;
+	for (size_t k = 0; k < bench_nfmts; k++) {
+		const char *name = ik_pt_fmt_name(bench_fmts[k].fmt);
+
+		if (name && (!defaults || bench_fmts[k].dma_default))
+			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", n ? ", " : "",
+					      name);
+	}
+	return buf;
+}
+
 static void dma_help(void)
 {
+	char all[128], dflt[128];
+
 	printf(
 "usage: iommukit-bench [--json] [--quick] [--threads N] dma [OPTIONS]\n"
 "\n"
@@ -500,8 +519,8 @@ static void dma_help(void)
 "  --segments N             map as a scatterlist of N physically non-contiguous\n"
 "                           segments with one map_sg (default 1: one map)\n"
 "  --granule 4k|16k|64k     page-table granule and IOVA page (default 4k; VT-d: 4k)\n"
-"  --format NAME[,NAME...]  lpae-s1, lpae-s2, vtd-sl, vtd-fl (default: lpae-s1 and\n"
-"                           vtd-sl where built in)\n"
+"  --format NAME[,NAME...]  %s\n"
+"                           (default: %s, those with the granule)\n"
 "  --coherent               the IOMMU walker snoops CPU caches: no cleans (default)\n"
 "  --non-coherent           every changed run of PTEs is cleaned (counted)\n"
 "  --mode strict|deferred|both\n"
@@ -538,7 +557,8 @@ static void dma_help(void)
 "map_stddev_ns, map_p50_ns, map_p99_ns, unmap_mean_ns, unmap_stddev_ns,\n"
 "unmap_p50_ns, unmap_p99_ns, cleans, clean_bytes, sync_map_calls, cmds, syncs,\n"
 "cas_retries, iotlb_hits, iotlb_misses, walks, walk_cache_hits,\n"
-"iotlb_inv_entries, tables_alloc, tables_freed, faults, stale.\n");
+"iotlb_inv_entries, tables_alloc, tables_freed, faults, stale.\n",
+	       fmt_names(all, sizeof(all), false), fmt_names(dflt, sizeof(dflt), true));
 }
 
 static int parse_list_u64(const char *s, uint64_t *out, int max)
@@ -631,19 +651,17 @@ int bench_dma(int argc, char **argv, const struct bench_opts *go)
 				return bench_usage_error("dma", "--granule must be 4k, 16k or 64k");
 			base.granule_shift = (unsigned)__builtin_ctzll(x);
 		} else if (!strcmp(a, "--format")) {
-			char buf[128], *save = NULL, *tok;
+			char buf[128], names[128], *save = NULL, *tok;
 
 			snprintf(buf, sizeof(buf), "%s", v);
 			for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 				enum ik_pt_fmt f = ik_pt_fmt_from_name(tok);
 
-				if (f == IK_PT_FMT_NONE) {
-					if (!strcmp(tok, "lpae-s1") || !strcmp(tok, "lpae-s2") ||
-					    !strcmp(tok, "vtd-sl") || !strcmp(tok, "vtd-fl"))
-						return bench_usage_error(
-							"dma", "--format %s is not built into this library", tok);
-					return bench_usage_error("dma", "--format: unknown format '%s'", tok);
-				}
+				if (f == IK_PT_FMT_NONE || !bench_fmt_find(f))
+					return bench_usage_error("dma", "--format: '%s' is not a format built "
+								 "into this library (%s)", tok,
+								 fmt_names(names, sizeof(names),
+									   false));
 				if (nfmts == 4)
 					return bench_usage_error("dma", "--format: too many formats");
 				fmts[nfmts++] = f;
@@ -705,13 +723,17 @@ int bench_dma(int argc, char **argv, const struct bench_opts *go)
 	if (base.nqueues == 0)
 		base.nqueues = base.threads;
 	if (nfmts == 0) {
-		fmts[nfmts++] = IK_PT_LPAE_S1;
-		if (dsys_fmt_available(IK_PT_VTD_SL) && base.granule_shift == 12)
-			fmts[nfmts++] = IK_PT_VTD_SL;
+		/* the default matrix: its formats that are built in and have the granule */
+		for (size_t k = 0; k < bench_nfmts && nfmts < 4; k++)
+			if (bench_fmts[k].dma_default &&
+			    bench_fmt_leaf_sizes(bench_fmts[k].fmt, 1ull << base.granule_shift))
+				fmts[nfmts++] = bench_fmts[k].fmt;
 	}
 	for (int f = 0; f < nfmts; f++)
-		if ((fmts[f] == IK_PT_VTD_SL || fmts[f] == IK_PT_VTD_FL) && base.granule_shift != 12)
-			return bench_usage_error("dma", "--granule: VT-d formats use 4k");
+		if (!bench_fmt_leaf_sizes(fmts[f], 1ull << base.granule_shift))
+			return bench_usage_error("dma", "--granule: %s has no %lluK granule",
+						 ik_pt_fmt_name(fmts[f]),
+						 (1ull << base.granule_shift) >> 10);
 	for (int k = 0; k < nsizes; k++) {
 		if (!sizes[k] || sizes[k] % (1ull << base.granule_shift) ||
 		    sizes[k] > (256ull << 20))

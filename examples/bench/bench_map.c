@@ -29,27 +29,16 @@
 #define M2 0x200000ull
 #define NREG 8
 
-/* The formats the benchmark knows: one row each (VT-d adds its own). */
-struct bench_fmt {
-	const char *name;
-	enum ik_pt_fmt fmt;
-	ik_u32 ias, oas;
-	ik_u64 pgsizes;
-	ik_u32 quirks;
-	ik_u64 fmt_flags;
-};
+/* The formats: bench_fmts (bench_fmts.c); pages up to 1G where the format
+ * has them at the 4 KiB granule. */
+#define NFMTS bench_nfmts
 
-static const struct bench_fmt bench_fmts[] = {
-	{ "lpae-s1", IK_PT_LPAE_S1, 48, 48, 0x1000ull | 0x200000ull | 0x40000000ull, 0, 0 },
-	{ "lpae-s2", IK_PT_LPAE_S2, 48, 48, 0x1000ull | 0x200000ull | 0x40000000ull, 0, 0 },
-	/* VT-d second-level, 4 levels, 2M + 1G superpages (SLLPS), snoop control */
-	{ "vtd-sl", IK_PT_VTD_SL, 48, 48, 0x1000ull | 0x200000ull | 0x40000000ull, 0,
-	  IK_VTD_FLAG_SP_2M | IK_VTD_FLAG_SP_1G | IK_VTD_FLAG_SC },
-	/* VT-d first-level (x86-64 paging), 4 levels, 1G pages (FL1GP) */
-	{ "vtd-fl", IK_PT_VTD_FL, 47, 48, 0x1000ull | 0x200000ull | 0x40000000ull, 0,
-	  IK_VTD_FLAG_SP_1G },
-};
-#define NFMTS (sizeof(bench_fmts) / sizeof(bench_fmts[0]))
+static const char *fname(const struct bench_fmt *f)
+{
+	const char *n = ik_pt_fmt_name(f->fmt);
+
+	return n ? n : "?";
+}
 
 /* ---- hooks: counting, and a real clean loop ---- */
 
@@ -210,7 +199,7 @@ static int measure(const struct run *r, struct result *map, struct result *unmap
 	cfg.fmt = r->f->fmt;
 	cfg.ias = r->f->ias;
 	cfg.oas = r->f->oas;
-	cfg.pgsize_bitmap = r->f->pgsizes;
+	cfg.pgsize_bitmap = bench_fmt_leaf_sizes(r->f->fmt, K4);
 	cfg.quirks = r->f->quirks | (r->defer ? IK_PT_QUIRK_DEFER_LEAF_CLEAN : 0);
 	cfg.fmt_flags = r->f->fmt_flags;
 	cfg.coherent = r->coherent;
@@ -316,7 +305,7 @@ static int measure_sg(const struct bench_fmt *f, bool coherent, enum clean_kind 
 	cfg.fmt = f->fmt;
 	cfg.ias = f->ias;
 	cfg.oas = f->oas;
-	cfg.pgsize_bitmap = f->pgsizes;
+	cfg.pgsize_bitmap = bench_fmt_leaf_sizes(f->fmt, K4);
 	cfg.quirks = f->quirks;
 	cfg.fmt_flags = f->fmt_flags;
 	cfg.coherent = coherent;
@@ -451,7 +440,7 @@ static void side_header(const bool *sel)
 	printf("%8s %8s %-5s %-14s %-6s", "", "", "", "", "");
 	for (fi = 0; fi < NFMTS; fi++)
 		if (sel[fi])
-			printf(" | %17s", bench_fmts[fi].name);
+			printf(" | %17s", fname(&bench_fmts[fi]));
 	printf("\n%8s %8s %-5s %-14s %-6s", "size", "pgsize", "walk", "clean", "op");
 	for (fi = 0; fi < NFMTS; fi++)
 		if (sel[fi])
@@ -483,10 +472,10 @@ int bench_map(int argc, char **argv, const struct bench_opts *o)
 	static const uint64_t quick_sizes[] = { 4 << 10, 1 << 20, 2 << 20 };
 	const uint64_t *sizes = o->quick ? quick_sizes : all_sizes;
 	size_t nsizes = o->quick ? 3 : 8, fi, si, nsel = 0;
-	bool per_pte = false, fmt_sel[NFMTS], side;
+	bool per_pte = false, fmt_sel[BENCH_FMTS_MAX], side;
 	uint64_t one_size = 0;
 	unsigned samples = o->quick ? 5 : 41;
-	struct result rm[NFMTS], ru[NFMTS];
+	struct result rm[BENCH_FMTS_MAX], ru[BENCH_FMTS_MAX];
 	int i, ret;
 
 	for (fi = 0; fi < NFMTS; fi++)
@@ -497,7 +486,7 @@ int bench_map(int argc, char **argv, const struct bench_opts *o)
 			       "                          [--samples N] [--quick] [--json]\n"
 			       "  formats:");
 			for (fi = 0; fi < NFMTS; fi++)
-				printf(" %s", bench_fmts[fi].name);
+				printf(" %s", fname(&bench_fmts[fi]));
 			printf(" (default %s; 'all': side by side)\n"
 			       "  map and unmap latency for 4K..4M buffers at a 2 MiB-aligned iova, 4 KiB\n"
 			       "  pages vs blocks, coherent vs non-coherent (counting-only clean, and the\n"
@@ -505,7 +494,7 @@ int bench_map(int argc, char **argv, const struct bench_opts *o)
 			       "  cleans deferred to the end of the request (+dfr); --per-pte-sync adds\n"
 			       "  one request per page; then the 30-segment 120 KiB scatterlist as one\n"
 			       "  map_sg vs 30 map calls.\n",
-			       bench_fmts[0].name, bench_clean_insn() ? bench_clean_insn() : "none here");
+			       fname(&bench_fmts[0]), bench_clean_insn() ? bench_clean_insn() : "none here");
 			return 0;
 		} else if (!strcmp(argv[i], "--fmt")) {
 			if (++i >= argc)
@@ -517,7 +506,7 @@ int bench_map(int argc, char **argv, const struct bench_opts *o)
 				bool found = false;
 
 				for (fi = 0; fi < NFMTS; fi++) {
-					fmt_sel[fi] = !strcmp(argv[i], bench_fmts[fi].name);
+					fmt_sel[fi] = !strcmp(argv[i], fname(&bench_fmts[fi]));
 					found |= fmt_sel[fi];
 				}
 				if (!found)
@@ -586,14 +575,14 @@ int bench_map(int argc, char **argv, const struct bench_opts *o)
 					memset(&ru[fi], 0, sizeof(ru[fi]));
 					ret = measure(&r, &rm[fi], &ru[fi]);
 					if (ret) {
-						fprintf(stderr, "iommukit-bench map: %s: %s\n", r.f->name,
+						fprintf(stderr, "iommukit-bench map: %s: %s\n", fname(r.f),
 							ik_strerror(ret));
 						return 1;
 					}
 					if (!side) {
-						emit(o, r.f->name, r.size, r.coherent, mname, r.defer, "map",
+						emit(o, fname(r.f), r.size, r.coherent, mname, r.defer, "map",
 						     &rm[fi]);
-						emit(o, r.f->name, r.size, r.coherent, mname, r.defer, "unmap",
+						emit(o, fname(r.f), r.size, r.coherent, mname, r.defer, "unmap",
 						     &ru[fi]);
 					}
 				}
@@ -616,12 +605,12 @@ int bench_map(int argc, char **argv, const struct bench_opts *o)
 				memset(&rm[fi], 0, sizeof(rm[fi]));
 				ret = measure_sg(&bench_fmts[fi], false, CLEAN_COUNT, sep, samples, &rm[fi]);
 				if (ret) {
-					fprintf(stderr, "iommukit-bench map: %s: %s\n", bench_fmts[fi].name,
+					fprintf(stderr, "iommukit-bench map: %s: %s\n", fname(&bench_fmts[fi]),
 						ik_strerror(ret));
 					return 1;
 				}
 				if (!side)
-					emit(o, bench_fmts[fi].name, 30 * K4, false, sep ? "per-pte" : "count",
+					emit(o, fname(&bench_fmts[fi]), 30 * K4, false, sep ? "per-pte" : "count",
 					     false, "map_sg", &rm[fi]);
 			}
 			if (side)

@@ -97,7 +97,7 @@ int dsys_invalidate_all(struct dsys *d)
 		struct ik_smmu_cmd c;
 
 		memset(&c, 0, sizeof(c));
-		if (d->cfg.fmt == IK_PT_LPAE_S2) {
+		if (d->stage2) {
 			c.op = IK_SMMU_CMD_TLBI_S12_VMALL;
 			c.vmid = (uint16_t)d->tag;
 		} else {
@@ -128,7 +128,7 @@ int dsys_invalidate(struct dsys *d, uint64_t iova, uint64_t size, bool walk, boo
 		struct ik_smmu_cmd tmpl, out[MAX_INV_CMDS];
 
 		memset(&tmpl, 0, sizeof(tmpl));
-		if (d->cfg.fmt == IK_PT_LPAE_S2) {
+		if (d->stage2) {
 			tmpl.op = IK_SMMU_CMD_TLBI_S2_IPA;
 			tmpl.vmid = (uint16_t)d->tag;
 		} else {
@@ -208,11 +208,19 @@ int dsys_init(struct dsys *d, const struct dsys_cfg *cfg, char *errbuf, size_t e
 	struct ik_pt_walker w;
 	struct ik_cmdq_config *qc = NULL;
 	const struct ik_cmdq_fmt *qf;
+	const struct bench_fmt *bf;
 	int err;
 
 	memset(d, 0, sizeof(*d));
 	d->cfg = *cfg;
-	d->smmu = cfg->fmt == IK_PT_LPAE_S1 || cfg->fmt == IK_PT_LPAE_S2;
+	bf = bench_fmt_find(cfg->fmt);
+	if (!bf) {
+		snprintf(errbuf, errlen, "page-table format %d: not in the benchmark's table",
+			 (int)cfg->fmt);
+		return -EINVAL;
+	}
+	d->smmu = bf->smmu;
+	d->stage2 = bf->stage2;
 	d->tag = 1;
 	d->granule = 1ull << cfg->granule_shift;
 	d->nq = cfg->nqueues ? cfg->nqueues : 1;
@@ -235,8 +243,7 @@ int dsys_init(struct dsys *d, const struct dsys_cfg *cfg, char *errbuf, size_t e
 	pc.fmt = cfg->fmt;
 	pc.ias = 48;
 	pc.oas = 48;
-	pc.pgsize_bitmap = d->granule | (d->granule << 9) | (d->granule << 18) |
-			   (d->granule << 11) | (d->granule << 13);
+	pc.pgsize_bitmap = bench_fmt_leaf_sizes(cfg->fmt, d->granule);
 	pc.coherent = cfg->coherent;
 	pc.hooks = &d->hooks;
 	pc.cookie = d;

@@ -39,6 +39,7 @@ struct sio_stream {
 	ik_u32 tag;
 	bool attached;
 	bool pt;
+	bool hw_levels_up;	/* the format's level numbering (ik_pt_fmt_info) */
 };
 
 struct ik_softiommu {
@@ -193,13 +194,15 @@ IK_API int ik_softiommu_attach_pt(struct ik_softiommu *s, ik_u32 sid, ik_u32 tag
 				  const struct ik_pt_walker *w, const struct ik_pt_mem *mem)
 {
 	struct sio_stream st;
+	struct ik_pt_fmt_info fi;
 
 	if (!s || !w || sid >= s->cfg.max_streams || (mem && !mem->read64) ||
-	    !ik_pt_fmt_name(w->geom.fmt) || w->geom.nlevels < 1 ||
+	    ik_pt_fmt_get_info(w->geom.fmt, &fi) || w->geom.nlevels < 1 ||
 	    w->geom.nlevels > IK_SOFTIOMMU_MAX_LEVELS)
 		return -EINVAL;
 	IK_ENV_MEMSET(&st, 0, sizeof(st));
 	st.ptw = *w;
+	st.hw_levels_up = fi.hw_levels_up;
 	if (mem) {
 		st.mem = *mem;
 	} else {
@@ -646,13 +649,14 @@ static void do_walk_leaf(const struct sio_stream *st, ik_u64 table, ik_u32 lg2, 
 		ik_u32 lvl = (lg2 - g->lg2_granule) / g->bits - 1u; /* level of that table */
 
 		/* The same walk, from the cached table down: a geometry whose
-		 * root is that table, over the input span it covers. */
+		 * root is that table, over the input span it covers, and whose
+		 * start level is that table's as the hardware numbers it. */
 		sub.geom.nlevels = (ik_u8)(lvl + 1u);
 		sub.geom.top_bits = g->bits;
 		sub.geom.ias = lg2;
 		sub.geom.concat = 1;
 		sub.geom.root_size = 8ull << g->bits;
-		if (g->fmt == IK_PT_VTD_SL || g->fmt == IK_PT_VTD_FL)
+		if (st->hw_levels_up)
 			sub.geom.hw_start_level = lvl + 1u;
 		else
 			sub.geom.hw_start_level = g->hw_start_level + (g->nlevels - 1u - lvl);
