@@ -304,7 +304,10 @@ static void th_reset_counts(struct th *h)
 	h->flush_walks = 0;
 }
 
-static struct th *th_new_cfg(const struct fmt_case *fc, bool coherent, ik_u32 extra_quirks)
+/* The harness; flush_walk: whether the table set has that hook (it has no
+ * flush_all). */
+static struct th *th_new_hooks(const struct fmt_case *fc, bool coherent, ik_u32 extra_quirks,
+			       bool flush_walk)
 {
 	struct th *h = calloc(1, sizeof(*h));
 	int ret;
@@ -319,7 +322,7 @@ static struct th *th_new_cfg(const struct fmt_case *fc, bool coherent, ik_u32 ex
 	h->hooks.iotlb_sync_map = th_sync_map;
 	h->hooks.gather_add = th_gather_add;
 	h->hooks.iotlb_sync = th_iotlb_sync;
-	h->hooks.flush_walk = th_flush_walk;
+	h->hooks.flush_walk = flush_walk ? th_flush_walk : NULL;
 	h->cfg.fmt = fc->fmt;
 	h->cfg.ias = fc->ias;
 	h->cfg.oas = fc->oas;
@@ -334,6 +337,11 @@ static struct th *th_new_cfg(const struct fmt_case *fc, bool coherent, ik_u32 ex
 	ck_assert_msg(ret == 0, "%s: create: %d", fc->name, ret);
 	ik_pt_geometry_init(&h->g, &h->cfg);
 	return h;
+}
+
+static struct th *th_new_cfg(const struct fmt_case *fc, bool coherent, ik_u32 extra_quirks)
+{
+	return th_new_hooks(fc, coherent, extra_quirks, true);
 }
 
 static struct th *th_new(int i, bool coherent)
@@ -545,10 +553,13 @@ static uint64_t rand_pa(struct th *h, struct ik_rng *r, uint64_t iova, bool bloc
 
 /* ------------------------------------------------------------ tests */
 
-START_TEST(random_ops_match_shadow_model)
+/* Random map, map_pages, map_sg and unmap calls on format case i, checked
+ * against a shadow model; flush_walk: whether the table set has that hook
+ * (without it, emptied tables are kept instead of replaced by blocks). */
+static void random_ops(int i_case, bool flush_walk)
 {
-	struct th *h = th_new(_i, _i % 2 == 0);
-	struct ik_rng rng = { 0x5eed0000u + (uint64_t)_i };
+	struct th *h = th_new_hooks(&fmt_cases[i_case], i_case % 2 == 0, 0, flush_walk);
+	struct ik_rng rng = { 0x5eed0000u + (uint64_t)i_case + (flush_walk ? 0 : 0x100u) };
 	struct shadow s;
 	uint64_t npages, step, ops = (uint64_t)ik_test_iters(300);
 	struct ik_gather pend;
@@ -672,6 +683,17 @@ START_TEST(random_ops_match_shadow_model)
 	sh_verify(h, &s, false, &rng);
 	sh_free(&s);
 	th_destroy(h);
+}
+
+START_TEST(random_ops_match_shadow_model)
+{
+	random_ops(_i, true);
+}
+END_TEST
+
+START_TEST(random_ops_match_shadow_model_without_walk_flush)
+{
+	random_ops(_i, false);
 }
 END_TEST
 
@@ -1390,6 +1412,92 @@ START_TEST(concurrent_disjoint_map_unmap)
 END_TEST
 
 /* ------------------------------------------------------------ walker, dirty */
+
+/* Walker view of [iova, iova + size): every granule page translates to
+ * pa + offset with a leaf of `pgsize` bytes. */
+static void walk_expect(struct th *h, uint64_t iova, uint64_t pa, uint64_t size, uint64_t pgsize)
+{
+	struct ik_pt_walker w;
+	struct ik_pt_mem mem;
+	struct ik_pt_walk_result r;
+
+	ik_pgtable_walker(h->pt, &w);
+	th_mem(h, &mem, false);
+	for (uint64_t off = 0; off < size; off += G(h)) {
+		IK_REQUIRE(ik_pt_walk(&w, &mem, iova + off, IK_ACCESS_READ, &r) == 0);
+		IK_REQUIRE_MSG(r.fault == IK_PT_FAULT_NONE && r.oa == pa + off && r.pgsize == pgsize,
+			       "%s: iova %#llx: fault %d oa %#llx pgsize %#llx", h->fc->name,
+			       (unsigned long long)(iova + off), r.fault, (unsigned long long)r.oa,
+			       (unsigned long long)r.pgsize);
+	}
+}
+
+/*
+ * Issue #12 item 4: with neither flush_walk nor flush_all, nothing can
+ * invalidate a walk cache that may still point at a table emptied by partial
+ * unmaps, so a block must not replace it (the table would be freed, and
+ * reused, under the walk cache).  The table stays, the block's range is
+ * mapped into it with smaller leaves, and the same holds one level up, where
+ * the emptied table holds an emptied table and holes.
+ */
+START_TEST(without_walk_flush_empty_tables_are_kept)
+{
+	struct th *h = th_new_hooks(&fmt_cases[_i], false, 0, false);
+	uint64_t g = G(h), b = B(h), big, iova, got, sz;
+	struct ik_pgtable_stats s0, s1;
+
+	if (!b) {
+		th_destroy(h);
+		return;
+	}
+	iova = BASE(h) + 2 * b;
+	ck_assert_int_eq(ik_pgtable_map(h->pt, iova + 8 * g, 0x1000000 + g, 4 * g, PROT_RW), 0);
+	ck_assert_int_eq(unmap_sync(h, iova + 8 * g, 2 * g), (ik_s64)(2 * g));
+	ck_assert_int_eq(unmap_sync(h, iova + 10 * g, 2 * g), (ik_s64)(2 * g));
+	ik_pgtable_get_stats(h->pt, &s0);
+	th_reset_counts(h);
+	ck_assert_int_eq(ik_pgtable_map(h->pt, iova, 0x80000000ull, b, PROT_RW), 0);
+	ck_assert_int_eq(h->flush_walks, 0);
+	ck_assert_int_eq(h->sync_maps, 1);
+	ik_pgtable_get_stats(h->pt, &s1);
+	ck_assert_uint_eq(s1.tables_freed, s0.tables_freed);	/* nothing freed ... */
+	ck_assert_uint_eq(s1.cache_pages, s0.cache_pages);	/* ... nor cached */
+	ck_assert_uint_eq(s1.tables_live, s0.tables_live);
+	ck_assert_int_eq(ik_pgtable_iova_to_phys(h->pt, iova + 9 * g, &got, &sz), 0);
+	ck_assert_uint_eq(got, 0x80000000ull + 9 * g);
+	ck_assert_uint_lt(sz, b);
+	walk_expect(h, iova, 0x80000000ull, b, sz);
+	/* the range is mapped: a second map is a conflict, the unmap gets it all */
+	ck_assert_int_eq(ik_pgtable_map(h->pt, iova, 0x80000000ull, b, PROT_RW), -EEXIST);
+	ck_assert_int_eq(unmap_sync(h, iova, b), (ik_s64)b);
+
+	/* One level up: the next block size over an emptied table that holds
+	 * the emptied table above and holes. */
+	big = h->g.pgsize_bitmap & ~(2 * b - 1);
+	big &= -big;
+	if (big && 2 * big <= (1ull << (h->g.ias - 1))) {
+		uint64_t at = BASE(h) + big;
+
+		ck_assert_int_eq(ik_pgtable_map(h->pt, at + b + g, 0x1000000, g, PROT_RW), 0);
+		ck_assert_int_eq(unmap_sync(h, at + b + g, g), (ik_s64)g);
+		ik_pgtable_get_stats(h->pt, &s0);
+		ck_assert_int_eq(ik_pgtable_map(h->pt, at, 0x40000000ull, big, PROT_RW), 0);
+		ik_pgtable_get_stats(h->pt, &s1);
+		ck_assert_uint_eq(s1.tables_freed, s0.tables_freed);
+		ck_assert_int_eq(h->flush_walks, 0);
+		ck_assert_int_eq(ik_pgtable_iova_to_phys(h->pt, at, &got, &sz), 0);
+		ck_assert_uint_eq(sz, b);	/* beside the kept table: blocks */
+		ck_assert_int_eq(ik_pgtable_iova_to_phys(h->pt, at + b + g, &got, &sz), 0);
+		ck_assert_uint_eq(got, 0x40000000ull + b + g);
+		ck_assert_uint_lt(sz, b);	/* in it: pages */
+		walk_expect(h, at, 0x40000000ull, b, b);
+		walk_expect(h, at + b, 0x40000000ull + b, b, sz);
+		walk_expect(h, at + 2 * b, 0x40000000ull + 2 * b, big - 2 * b, b);
+		ck_assert_int_eq(unmap_sync(h, at, big), (ik_s64)big);
+	}
+	th_destroy(h);
+}
+END_TEST
 
 START_TEST(walker_reports_faults_like_hardware)
 {
@@ -2278,9 +2386,11 @@ Suite *ik_test_suite(void)
 	tcase_add_loop_test(gen, partial_unmap_splits_block, 0, NCASES);
 	tcase_add_loop_test(gen, deferred_leaf_clean_quirk_cleans_once_per_run, 0, NCASES);
 	tcase_add_loop_test(gen, block_replaces_empty_table_after_walk_flush, 0, NCASES);
+	tcase_add_loop_test(gen, without_walk_flush_empty_tables_are_kept, 0, NCASES);
 	tcase_add_loop_test(gen, walker_reports_faults_like_hardware, 0, NCASES);
 	tcase_add_loop_test(gen, dirty_tracking_reports_device_writes, 0, NCASES);
 	tcase_add_loop_test(gen, random_ops_match_shadow_model, 0, NCASES);
+	tcase_add_loop_test(gen, random_ops_match_shadow_model_without_walk_flush, 0, NCASES);
 	tcase_add_loop_test(gen, losing_table_install_merges_into_winner, 0, NCASES);
 	tcase_add_loop_test(gen, concurrent_disjoint_map_unmap, 0, NCASES);
 	suite_add_tcase(s, gen);

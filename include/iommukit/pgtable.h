@@ -65,7 +65,9 @@
  *                                           |  request that frees tables in
  *                                           |  their range (gather_sync after
  *                                           |  an unmap, a map replacing an
- *                                           |  empty table): caller serialises
+ *                                           |  empty table, with flush_walk or
+ *                                           |  flush_all set): caller
+ *                                           |  serialises
  *   read_and_clear_dirty vs map/unmap of    | no; vs unmap of the same range:
  *     other ranges, vs hardware updates     |  caller serialises
  *   gather_sync vs everything               | no (the gather is the caller's;
@@ -329,11 +331,13 @@ IK_INLINE void ik_gather_add(struct ik_gather *g, ik_u64 iova, ik_u64 size, ik_u
  *     engine calls it only from ik_pgtable_flush_all().
  * flush_walk(cookie, iova, size, granule)
  *     Invalidate cached walks (and translations) for [iova, iova + size) and
- *     wait.  The engine calls it only where it must free a table page outside
- *     a gather: a map that puts a block where an empty table (left by partial
+ *     wait.  The engine calls it only where it frees a table page outside a
+ *     gather: a map that puts a block where an empty table (left by partial
  *     unmaps) was calls it once, with the request's range, after its cleans
- *     and before freeing the table.  Default: flush_all, if set; else the
- *     table is freed without an invalidation.
+ *     and before freeing the table.  Default: flush_all, if set.  With
+ *     neither, nothing can invalidate a walk cache that may still point at
+ *     such a table, so the engine never frees one there: the table stays and
+ *     the map puts smaller leaves into it (see ik_pgtable_map_sg()).
  * gather_add(cookie, gather, iova, size, granule)
  *     Record [iova, iova + size) in the gather; called once per unmap call
  *     that cleared anything.  Default: ik_gather_add().
@@ -541,8 +545,13 @@ IK_API int ik_pgtable_map(struct ik_pgtable *pt, ik_u64 iova, ik_u64 paddr, ik_u
  * the total bytes mapped (0 on any failure, NULL arguments included).
  *
  * All map calls: an empty table (one left by partial unmaps, with no leaf
- * below it) where a block is to go is not a conflict: the block replaces it
- * and the table is freed after hooks->flush_walk.
+ * below it) where a block is to go is not a conflict.  With hooks->flush_walk
+ * or flush_all set, the block replaces it and the table is freed after that
+ * invalidation.  With neither, the table stays (a walk cache may still point
+ * at it) and the part of the request it spans is mapped into it with the
+ * largest smaller leaves that fit, ik_pgtable_map_pages() included: the
+ * translations are the same, in more entries; tables it needs below are
+ * counted and allocated as any (all or nothing).
  */
 IK_API int ik_pgtable_map_sg(struct ik_pgtable *pt, ik_u64 iova, const struct ik_seg *segs,
 			     ik_size n, unsigned prot, ik_u64 *mapped);

@@ -68,6 +68,7 @@
 #define pt_priv_giveback PT_NS(pt_priv_giveback)
 #define pt_priv_clean PT_NS(pt_priv_clean)
 #define pt_iter_init PT_NS(pt_iter_init)
+#define pt_iter_keep PT_NS(pt_iter_keep)
 #define pt_subtree_empty PT_NS(pt_subtree_empty)
 #define pt_map_prepare PT_NS(pt_map_prepare)
 #define pt_merge PT_NS(pt_merge)
@@ -347,6 +348,9 @@ struct pt_iter {
 	ik_size n, i;
 	ik_u64 iova, pa, rem;
 	ik_u64 pgsize;	/* forced page size, or 0 */
+	/* Keep mode: the table set whose tables no leaf may replace (empty
+	 * tables that nothing can invalidate a walk cache for), or NULL. */
+	const struct ik_pgtable *keep;
 };
 
 struct pt_piece {
@@ -356,7 +360,7 @@ struct pt_piece {
 };
 
 static void pt_iter_init(struct pt_iter *it, ik_u64 iova, const struct ik_seg *segs, ik_size n,
-			 ik_u64 pgsize)
+			 ik_u64 pgsize, const struct ik_pgtable *keep)
 {
 	it->segs = segs;
 	it->n = n;
@@ -365,13 +369,67 @@ static void pt_iter_init(struct pt_iter *it, ik_u64 iova, const struct ik_seg *s
 	it->pa = 0;
 	it->rem = 0;
 	it->pgsize = pgsize;
+	it->keep = keep;
+}
+
+/* Leaves of level lvl the piece at it->iova can take: what remains, up to
+ * the end of the table. */
+static inline ik_u64 pt_iter_count(const struct ik_pt_geometry *g, const struct pt_iter *it,
+				   unsigned lvl)
+{
+	ik_u64 cnt = it->rem >> pt_shift(g, lvl);
+	ik_u64 left = (1ull << pt_nbits(g, lvl)) - pt_index(g, it->iova, lvl);
+
+	return cnt < left ? cnt : left;
+}
+
+/*
+ * Keep mode: no leaf goes where a table is.  While the piece's first entry
+ * holds a table (an empty one: pass 1 made sure), use the next smaller leaf
+ * size; else end the piece before the first entry that holds one.  The
+ * entries looked at lie wholly inside the request's range, so only this
+ * request changes them.  O(levels + count) per piece; only maps that found
+ * empty tables in their way with no hook to invalidate walk caches get here.
+ */
+static void pt_iter_keep(const struct ik_pt_geometry *g, const struct pt_iter *it, unsigned *lvl,
+			 ik_u64 *cnt)
+{
+	for (;;) {
+		const struct ik_pt_tbl *t = it->keep->root;
+		unsigned l = pt_top(g);
+		ik_u32 idx, k;
+		ik_u64 e;
+
+		for (; l > *lvl; l--) {
+			e = pt_load_acq(&t->cpu[pt_index(g, it->iova, l)]);
+			if (!e || !fmt_is_table(g, e, l))
+				return;	/* no table below: nothing in the way */
+			t = pt_child(t, pt_index(g, it->iova, l));
+		}
+		idx = pt_index(g, it->iova, l);
+		e = pt_load_acq(&t->cpu[idx]);
+		if (!e || !fmt_is_table(g, e, l)) {	/* (never a table at level 0) */
+			for (k = 1; k < *cnt; k++) {
+				e = pt_load_acq(&t->cpu[idx + k]);
+				if (e && fmt_is_table(g, e, l)) {
+					*cnt = k;
+					break;
+				}
+			}
+			return;
+		}
+		do
+			(*lvl)--;
+		while (!(g->leaf_levels & (1u << *lvl)));
+		*cnt = pt_iter_count(g, it, *lvl);
+	}
 }
 
 static inline bool pt_iter_next(const struct ik_pt_geometry *g, struct pt_iter *it,
 				struct pt_piece *p)
 {
 	unsigned lvl;
-	ik_u64 cnt, left;
+	ik_u64 cnt;
 
 	if (it->rem == 0) {
 		if (it->i >= it->n)
@@ -401,10 +459,9 @@ static inline bool pt_iter_next(const struct ik_pt_geometry *g, struct pt_iter *
 			lvl--;
 		}
 	}
-	cnt = it->rem >> pt_shift(g, lvl);
-	left = (1ull << pt_nbits(g, lvl)) - pt_index(g, it->iova, lvl);
-	if (cnt > left)
-		cnt = left;
+	cnt = pt_iter_count(g, it, lvl);
+	if (IK_UNLIKELY(it->keep != NULL))
+		pt_iter_keep(g, it, &lvl, &cnt);
 	p->iova = it->iova;
 	p->pa = it->pa;
 	p->lvl = lvl;
@@ -426,6 +483,7 @@ struct pt_map_req {
 	ik_u32 pend_idx;
 	ik_u64 pend_base, pend_last;
 	bool replace;			/* pass 1 found empty tables to replace */
+	const struct ik_pgtable *keep;	/* or keeps them (pieces: pt_iter_keep) */
 	struct ik_pt_tbl *cur_t;	/* cursor: last visible table written */
 	ik_u64 cur_base, cur_mask;
 	struct ik_pt_tbl *dead;		/* the replaced tables, via ->next */
@@ -450,8 +508,8 @@ static bool pt_subtree_empty(const struct ik_pt_geometry *g, const struct ik_pt_
 /* Pass 1: conflicts and the number of missing tables.  *replace: a leaf
  * goes where an empty table (left by earlier partial unmaps) is. */
 static int pt_map_prepare(struct ik_pgtable *pt, ik_u64 iova, const struct ik_seg *segs,
-			  ik_size n, ik_u64 pgsize, ik_u64 *need_upper, ik_u64 *need_leaf,
-			  bool *replace)
+			  ik_size n, ik_u64 pgsize, const struct ik_pgtable *keep, ik_u64 *need_upper,
+			  ik_u64 *need_leaf, bool *replace)
 {
 	const struct ik_pt_geometry *g = &pt->geom;
 	ik_u64 last_key[IK_PT_MAX_LEVELS];
@@ -464,7 +522,7 @@ static int pt_map_prepare(struct ik_pgtable *pt, ik_u64 iova, const struct ik_se
 	for (i = 0; i < IK_PT_MAX_LEVELS; i++)
 		last_key[i] = IK_U64_MAX;
 	*need_upper = *need_leaf = 0;
-	pt_iter_init(&it, iova, segs, n, pgsize);
+	pt_iter_init(&it, iova, segs, n, pgsize, keep);
 	while (pt_iter_next(g, &it, &p)) {
 		const struct ik_pt_tbl *t = pt->root;
 		unsigned l = pt_top(g);
@@ -706,7 +764,7 @@ static void pt_map_deferred_cleans(struct pt_map_req *m, ik_u64 iova, const stru
 	struct pt_iter it;
 	struct pt_piece p;
 
-	pt_iter_init(&it, iova, segs, n, pgsize);
+	pt_iter_init(&it, iova, segs, n, pgsize, m->keep);
 	while (pt_iter_next(g, &it, &p)) {
 		struct ik_pt_tbl *t = m->c.pt->root;
 		unsigned l = pt_top(g);
@@ -752,10 +810,22 @@ static int pt_map(struct ik_pgtable *pt, ik_u64 iova, const struct ik_seg *segs,
 	if (ret)
 		return ret;
 	m.replace = false;
+	m.keep = NULL;
 	m.dead = NULL;
-	ret = pt_map_prepare(pt, iova, segs, n, pgsize, &need_upper, &need_leaf, &m.replace);
+	ret = pt_map_prepare(pt, iova, segs, n, pgsize, NULL, &need_upper, &need_leaf, &m.replace);
 	if (ret)
 		return ret;
+	if (m.replace && !pt->hooks.flush_walk && !pt->hooks.flush_all) {
+		/* Nothing could invalidate a walk cache that may still point at
+		 * the empty tables: keep them and map into them, with smaller
+		 * leaves where they are (a second pass 1 counts the tables). */
+		m.replace = false;
+		m.keep = pt;
+		ret = pt_map_prepare(pt, iova, segs, n, pgsize, m.keep, &need_upper, &need_leaf,
+				     &m.replace);
+		if (ret)
+			return ret;
+	}
 	pt_ctx_init(&m.c, pt);
 	if (need_upper || need_leaf) {
 		ret = ik_pt_pool_fill(pt, &m.c.pool, need_upper, need_leaf);
@@ -765,7 +835,7 @@ static int pt_map(struct ik_pgtable *pt, ik_u64 iova, const struct ik_seg *segs,
 	m.c.stamp = ik_atomic_fetch_add(&pt->seq, 1, IK_MO_RELAXED) + 1;
 	m.pend = NULL;
 	m.cur_t = NULL;
-	pt_iter_init(&it, iova, segs, n, pgsize);
+	pt_iter_init(&it, iova, segs, n, pgsize, m.keep);
 	while (pt_iter_next(g, &it, &p))
 		pt_map_piece(&m, &p);
 	pt_finalize(&m);
