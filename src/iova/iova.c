@@ -636,6 +636,74 @@ static bool hint_reuse(node_t *t, const struct req *q, ik_u64 s, ik_u64 *visits)
 	return true;
 }
 
+/* What search_top() found. */
+enum top_result { TOP_FOUND, TOP_NONE, TOP_DESCEND };
+
+/*
+ * search(), step 1, when the limit reaches the top gap (every range at or
+ * below L): the top gap itself, the highest place of all; then the root's
+ * summary decides whether anything fits; then the hint.  *v counts the
+ * nodes the hint visits (also when it fails: the descent adds to it).
+ */
+IK_ALWAYS_INLINE enum top_result search_top(struct ik_iova_domain *d, const struct req *q,
+					    node_t **owner, ik_u64 *pfn, ik_u64 *v,
+					    ik_u64 *visits, struct path *pa)
+{
+	struct ik_rb_node *rb = d->root.node;
+	ik_u64 L = q->limit, a = d->last ? d->last_hi + 1 : d->start_pfn;
+	node_t *h = d->hint;
+	bool ok;
+
+	if ((!d->last || d->last_hi < L) && place(a, L, q, pfn)) {
+		*owner = NULL;
+		*visits = 0;
+		return TOP_FOUND;
+	}
+	if (!rb || !sub_fits(N(rb), q)) {
+		*visits = rb ? 1 : 0;
+		return TOP_NONE;
+	}
+	/* The hint earns its tries: a success allows the next try, a failure
+	 * stops them, and without credit it is tried about one search in 64
+	 * (when the running visit count is a multiple of 64) to notice when it
+	 * would pay again. */
+	if (!h || (!d->hint_credit && (d->visits & 63) != 0))
+		return TOP_DESCEND;
+	if (h == d->tomb && own_place(h, L, q, pfn) && *pfn + q->n == h->lo) {
+		ok = hint_reuse(h, q, *pfn, v);
+		pa->done = ok;
+	} else {
+		ok = hint_search(h, q, pfn, v, pa);
+	}
+	if (!ok) {
+		d->hint_credit = 0;
+		return TOP_DESCEND;
+	}
+	d->hint_credit = 1;
+	*owner = h;
+	*visits = *v;
+	return TOP_FOUND;
+}
+
+/* search(), last step: inside cand's subtree every gap lies below L and one
+ * fits: the highest, right first.  Adds the nodes visited to *v. */
+IK_ALWAYS_INLINE const node_t *search_below(const node_t *cand, const struct req *q, ik_u64 *pfn,
+					    ik_u64 *v)
+{
+	for (;;) {
+		if (cand->rb.right && sub_fits(N(cand->rb.right), q)) {
+			cand = N(cand->rb.right);
+			(*v)++;
+		} else if (own_place(cand, q->limit, q, pfn)) {
+			return cand;
+		} else {
+			IK_ASSERT(cand->rb.left);
+			cand = N(cand->rb.left);
+			(*v)++;
+		}
+	}
+}
+
 /*
  * Find the highest placement for q.  Returns the owner of the gap (NULL for
  * the top gap) through *owner and the start through *pfn; false if none.
@@ -657,43 +725,13 @@ static bool search(struct ik_iova_domain *d, const struct req *q, node_t **owner
 
 	pa->len = 0;
 	pa->done = false;
-	/* Top gap first when the limit reaches it: the highest place of all.
-	 * With every range at or below L, the root's summary decides the rest. */
 	if (!d->last || d->last_hi <= L) {
-		ik_u64 a = d->last ? d->last_hi + 1 : d->start_pfn;
+		enum top_result r = search_top(d, q, owner, pfn, &v, visits, pa);
 
-		if ((!d->last || d->last_hi < L) && place(a, L, q, pfn)) {
-			*owner = NULL;
-			*visits = 0;
-			return true;
-		}
-		if (!rb || !sub_fits(N(rb), q)) {
-			*visits = rb ? 1 : 0;
-			return false;
-		}
-		/* The hint earns its tries: a success allows the next try, a
-		 * failure stops them, and without credit it is tried about one
-		 * search in 64 (when the running visit count is a multiple of
-		 * 64) to notice when it would pay again. */
-		if (d->hint && (d->hint_credit || (d->visits & 63) == 0)) {
-			node_t *h = d->hint;
-			bool ok;
-
-			if (h == d->tomb && own_place(h, L, q, pfn) && *pfn + q->n == h->lo) {
-				ok = hint_reuse(h, q, *pfn, &v);
-				pa->done = ok;
-			} else {
-				ok = hint_search(h, q, pfn, &v, pa);
-			}
-			if (ok) {
-				d->hint_credit = 1;
-				*owner = h;
-				*visits = v;
-				return true;
-			}
-			d->hint_credit = 0;
-		}
+		if (r != TOP_DESCEND)
+			return r == TOP_FOUND;
 	}
+	/* Descend towards L, noting the turns to the right. */
 	while (rb) {
 		const node_t *x = N(rb);
 
@@ -731,25 +769,10 @@ static bool search(struct ik_iova_domain *d, const struct req *q, node_t **owner
 			}
 		}
 	}
-	if (!cand) {
-		*visits = v;
-		return false;
-	}
-	/* Inside cand's subtree every gap lies below L: right first. */
-	for (;;) {
-		if (cand->rb.right && sub_fits(N(cand->rb.right), q)) {
-			cand = N(cand->rb.right);
-			v++;
-		} else if (own_place(cand, L, q, pfn)) {
-			break;
-		} else {
-			IK_ASSERT(cand->rb.left);
-			cand = N(cand->rb.left);
-			v++;
-		}
-	}
-	*owner = (node_t *)cand;
 	*visits = v;
+	if (!cand)
+		return false;
+	*owner = (node_t *)search_below(cand, q, pfn, visits);
 	return true;
 }
 
