@@ -2,8 +2,9 @@
 /*
  * iommukit-bench: shared helpers for the subcommands.
  *
- * A subcommand is `int bench_NAME(int argc, char **argv, const struct
- * bench_opts *o)`, registered in main.c's table.  It prints a readable table,
+ * A subcommand is `int bench_NAME(int argc, char **argv, struct bench_opts
+ * *o)`, registered in main.c's table; it parses argv (the global options it
+ * takes included) with bench_next_opt().  It prints a readable table,
  * or with o->json one JSON object per line.  Exit status: 0, 1 when the run
  * itself failed (a fault, an error from the library), 2 for a bad option.
  */
@@ -14,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <getopt.h>
 #include <iommukit/pgtable.h>
 
 struct bench_opts {
@@ -54,6 +56,61 @@ void bench_print_hist(FILE *f, const struct bench_stats *st);
 int bench_usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/*
+ * Option parsing: getopt_long over one table per subcommand.  `--opt V` and
+ * `--opt=V` are the same.  A subcommand's table lists its own options and
+ * the global ones it uses (BENCH_OPTS_* below); bench_next_opt() handles the
+ * global ones itself (into *o), --version too, and reports anything else it
+ * cannot take with one line naming the option and the subcommand.  main()
+ * hands every global option given before the subcommand on to it, so they
+ * are checked against the same table.
+ *
+ *	while ((c = bench_next_opt(&p)) != BENCH_OPT_END) {
+ *		switch (c) {
+ *		case BENCH_OPT_FAIL: return 2;
+ *		case BENCH_OPT_EXIT: return 0;
+ *		case 'h': ...help...; return 0;
+ *		case MY_OPT: ... optarg ...
+ *		}
+ *	}
+ */
+enum {
+	BENCH_OPT_END = -1,	/* no more options */
+	BENCH_OPT_FAIL = -2,	/* a bad option, reported: exit status 2 */
+	BENCH_OPT_EXIT = -3,	/* --version printed: exit status 0 */
+	BENCH_OPT_JSON = 0x1000,
+	BENCH_OPT_QUICK,
+	BENCH_OPT_SEED,
+	BENCH_OPT_THREADS,
+	BENCH_OPT_VERSION,
+	BENCH_OPT_OWN		/* a subcommand's own option values start here */
+};
+#define BENCH_OPTS_COMMON { "help", no_argument, NULL, 'h' }, \
+	{ "version", no_argument, NULL, BENCH_OPT_VERSION }
+#define BENCH_OPTS_JSON { "json", no_argument, NULL, BENCH_OPT_JSON }
+#define BENCH_OPTS_QUICK { "quick", no_argument, NULL, BENCH_OPT_QUICK }
+#define BENCH_OPTS_SEED { "seed", required_argument, NULL, BENCH_OPT_SEED }
+#define BENCH_OPTS_THREADS { "threads", required_argument, NULL, BENCH_OPT_THREADS }
+#define BENCH_OPTS_END { NULL, 0, NULL, 0 }
+
+struct bench_parse {
+	const char *cmd;		/* subcommand name, for messages (NULL: main) */
+	const struct option *opts;	/* its table */
+	struct bench_opts *o;		/* global options land here */
+	int argc;
+	char **argv;
+	int index;			/* table index of the option just returned */
+	bool stop_at_arg;		/* main: stop at the subcommand's name */
+	bool started;
+};
+/* Start parsing argv[1..argc-1] (argv[0]: the subcommand's name). */
+void bench_parse_init(struct bench_parse *p, const char *cmd, const struct option *opts,
+		      struct bench_opts *o, int argc, char **argv);
+/* The next option's value (its optarg in `optarg`), or BENCH_OPT_END /
+ * _FAIL / _EXIT.  At BENCH_OPT_END an argument that is not an option is
+ * reported (BENCH_OPT_FAIL) unless stop_at_arg; optind then indexes it. */
+int bench_next_opt(struct bench_parse *p);
+
 /* Write [cpu, cpu + size) back to memory with the cache-clean instruction a
  * non-coherent walker's env would use (clwb, clflushopt or clflush on x86,
  * dc cvac on AArch64; one per 64-byte line, then the fence), and its name;
@@ -86,11 +143,11 @@ const struct bench_fmt *bench_fmt_find(enum ik_pt_fmt fmt);
 uint64_t bench_fmt_leaf_sizes(enum ik_pt_fmt fmt, uint64_t granule);
 
 /* Subcommands. */
-int bench_rbtree(int argc, char **argv, const struct bench_opts *o);
-int bench_iova(int argc, char **argv, const struct bench_opts *o);
-int bench_cmdq(int argc, char **argv, const struct bench_opts *o);
-int bench_dma(int argc, char **argv, const struct bench_opts *o);
-int bench_reproduce(int argc, char **argv, const struct bench_opts *o);
-int bench_map(int argc, char **argv, const struct bench_opts *o);
+int bench_rbtree(int argc, char **argv, struct bench_opts *o);
+int bench_iova(int argc, char **argv, struct bench_opts *o);
+int bench_cmdq(int argc, char **argv, struct bench_opts *o);
+int bench_dma(int argc, char **argv, struct bench_opts *o);
+int bench_reproduce(int argc, char **argv, struct bench_opts *o);
+int bench_map(int argc, char **argv, struct bench_opts *o);
 
 #endif

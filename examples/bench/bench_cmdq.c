@@ -398,14 +398,40 @@ static bool parse_list(const char *s, unsigned *out, unsigned *n, unsigned max, 
 	return *n > 0;
 }
 
-int bench_cmdq(int argc, char **argv, const struct bench_opts *o)
+enum { CMDQ_PRODUCERS = BENCH_OPT_OWN, CMDQ_BATCH, CMDQ_MS, CMDQ_LOG2, CMDQ_NO_SHARED_CORE };
+
+static const struct option cmdq_opts[] = {
+	BENCH_OPTS_COMMON, BENCH_OPTS_JSON, BENCH_OPTS_QUICK, BENCH_OPTS_THREADS,
+	{ "producers", required_argument, NULL, CMDQ_PRODUCERS },
+	{ "batch", required_argument, NULL, CMDQ_BATCH },
+	{ "ms", required_argument, NULL, CMDQ_MS },
+	{ "log2", required_argument, NULL, CMDQ_LOG2 },
+	{ "no-shared-core", no_argument, NULL, CMDQ_NO_SHARED_CORE },
+	BENCH_OPTS_END,
+};
+
+static void cmdq_help(void)
 {
-	unsigned prods[MAXP] = { 1, 2, 4 }, nprods = o->quick ? 2 : 3;
-	unsigned batches[16] = { 1, 32, 64, 128, 256 }, nbatches = 5;
-	unsigned qbatches[] = { 1, 64, 256 };
-	uint64_t ms = o->quick ? 60 : 300, log2 = 10;
+	printf("usage: iommukit-bench cmdq [--producers L] [--batch L] [--ms N]\n"
+	       "                           [--log2 N] [--no-shared-core] [--json] [--quick]\n"
+	       "                           [--threads N]\n"
+	       "  L: comma-separated list (producers 1..%d, batch 1..%d);\n"
+	       "  --ms: milliseconds per configuration (default 300, quick 60);\n"
+	       "  --log2: ring entries as a power of two (default 10);\n"
+	       "  --threads N: producers N (at most %d), unless --producers.\n"
+	       "  Designs: shared, percpu, and ck_ring / rte_ring when built in.\n",
+	       MAXP, MAXBATCH, MAXP);
+}
+
+int bench_cmdq(int argc, char **argv, struct bench_opts *o)
+{
+	unsigned prods[MAXP] = { 1, 2, 4 }, nprods = 0;
+	unsigned batches[16] = { 1, 32, 64, 128, 256 }, nbatches = 0;
+	static const unsigned qbatches[] = { 1, 64, 256 };
+	uint64_t ms = 0, log2 = 10, v;
 	bool designs[4] = { true, true, false, false }, shared_core = true;
-	int rc = 0;
+	struct bench_parse p;
+	int rc = 0, c;
 
 #ifdef HAVE_CK
 	designs[D_CK] = true;
@@ -413,47 +439,55 @@ int bench_cmdq(int argc, char **argv, const struct bench_opts *o)
 #ifdef HAVE_DPDK
 	designs[D_RTE] = true;
 #endif
-	if (o->quick) {
-		memcpy(batches, qbatches, sizeof(qbatches));
-		nbatches = 3;
-	}
-	if (o->threads) {
-		prods[0] = o->threads > MAXP ? MAXP : o->threads;
-		nprods = 1;
-	}
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		uint64_t v;
-
-		if (!strcmp(a, "--help")) {
-			printf("usage: iommukit-bench cmdq [--producers L] [--batch L] [--ms N]\n"
-			       "                           [--log2 N] [--no-shared-core] [--json] [--quick]\n"
-			       "  L: comma-separated list (producers 1..%d, batch 1..%d);\n"
-			       "  --ms: milliseconds per configuration (default 300, quick 60);\n"
-			       "  --log2: ring entries as a power of two (default 10).\n"
-			       "  Designs: shared, percpu, and ck_ring / rte_ring when built in.\n",
-			       MAXP, MAXBATCH);
+	bench_parse_init(&p, "cmdq", cmdq_opts, o, argc, argv);
+	while ((c = bench_next_opt(&p)) != BENCH_OPT_END) {
+		switch (c) {
+		case BENCH_OPT_FAIL:
+			return 2;
+		case BENCH_OPT_EXIT:
 			return 0;
-		} else if (!strcmp(a, "--producers") && i + 1 < argc) {
-			if (!parse_list(argv[++i], prods, &nprods, MAXP, 1, MAXP))
+		case 'h':
+			cmdq_help();
+			return 0;
+		case CMDQ_PRODUCERS:
+			if (!parse_list(optarg, prods, &nprods, MAXP, 1, MAXP))
 				return bench_usage_error("cmdq", "--producers wants a list of 1..%d", MAXP);
-		} else if (!strcmp(a, "--batch") && i + 1 < argc) {
-			if (!parse_list(argv[++i], batches, &nbatches, 16, 1, MAXBATCH))
+			break;
+		case CMDQ_BATCH:
+			if (!parse_list(optarg, batches, &nbatches, 16, 1, MAXBATCH))
 				return bench_usage_error("cmdq", "--batch wants a list of 1..%d", MAXBATCH);
-		} else if (!strcmp(a, "--ms") && i + 1 < argc) {
-			if (!bench_parse_u64(argv[++i], &v) || v == 0 || v > 600000)
+			break;
+		case CMDQ_MS:
+			if (!bench_parse_u64(optarg, &v) || v == 0 || v > 600000)
 				return bench_usage_error("cmdq", "--ms wants 1..600000");
 			ms = v;
-		} else if (!strcmp(a, "--log2") && i + 1 < argc) {
-			if (!bench_parse_u64(argv[++i], &v) || v < 9 || v > 20)
+			break;
+		case CMDQ_LOG2:
+			if (!bench_parse_u64(optarg, &v) || v < 9 || v > 20)
 				return bench_usage_error("cmdq", "--log2 wants 9..20");
 			log2 = v;
-		} else if (!strcmp(a, "--no-shared-core")) {
+			break;
+		case CMDQ_NO_SHARED_CORE:
 			shared_core = false;
-		} else {
-			return bench_usage_error("cmdq", "unknown option '%s'", a);
+			break;
 		}
 	}
+	/* Defaults of what was not given: --quick shortens, --threads picks
+	 * the producer count. */
+	if (!nprods && o->threads) {
+		prods[0] = o->threads > MAXP ? MAXP : o->threads;
+		nprods = 1;
+	} else if (!nprods) {
+		nprods = o->quick ? 2 : 3;
+	}
+	if (!nbatches && o->quick) {
+		memcpy(batches, qbatches, sizeof(qbatches));
+		nbatches = 3;
+	} else if (!nbatches) {
+		nbatches = 5;
+	}
+	if (!ms)
+		ms = o->quick ? 60 : 300;
 	if (!o->json) {
 		printf("cmdq: SMMUv3 TLBI_NH_VA commands, one software consumer thread, ring of %u\n"
 		       "entries; a request = one issue of `batch` commands (+ a waited-for sync);\n"

@@ -544,7 +544,7 @@ static void dma_help(void)
 "                           when the whole run takes more than 3 s)\n"
 "  --help                   this text\n"
 "global options: --json (one object per configuration), --quick, --threads N\n"
-"(worker threads, default 1), --seed N (unused here).\n"
+"(worker threads, default 1); --opt=V is --opt V.\n"
 "\n"
 "Columns: iter/s over all threads; map = alloc + map + sync_map; unmap =\n"
 "unmap + invalidation + sync + free (deferred: + the amortised batch flush);\n"
@@ -575,232 +575,322 @@ static int parse_list_u64(const char *s, uint64_t *out, int max)
 	return n;
 }
 
-int bench_dma(int argc, char **argv, const struct bench_opts *go)
-{
+/* What the command line asked for: the options common to every
+ * configuration, and the lists the configurations run through. */
+struct dma_cli {
 	struct dma_opts base;
-	uint64_t sizes[16] = { 4096, 65536, 1u << 20 };
-	int nsizes = 3, nfmts = 0, nmodes = 2, total, done = 0, rc = 0;
+	uint64_t sizes[16];
+	int nsizes;
 	enum ik_pt_fmt fmts[4];
-	bool modes[2] = { false, true }, progress, progress_set = false, progress_on = false;
-	char seen[32] = { 0 };
+	int nfmts;
+	bool modes[2];		/* deferred or not, per mode run */
+	int nmodes;
+	bool progress_set, progress_on;
+};
 
-	memset(&base, 0, sizeof(base));
-	base.granule_shift = 12;
-	base.coherent = true;
-	base.threads = go->threads ? go->threads : 1;
-	base.segments = 1;
-	base.nqueues = 1;
-	base.fq_size = 256;
-	base.seconds = go->quick ? 0.2 : 1.0;
+enum {
+	DMA_SIZE = BENCH_OPT_OWN, DMA_SEGMENTS, DMA_GRANULE, DMA_FORMAT, DMA_MODE, DMA_FQ_SIZE,
+	DMA_QUEUES, DMA_IOTLB, DMA_TIME, DMA_ITERATIONS, DMA_COHERENT, DMA_NON_COHERENT,
+	DMA_CHECK, DMA_PROGRESS, DMA_NO_PROGRESS, DMA_CONSUMER, DMA_NOPTS
+};
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		uint64_t x, list[4];
-		int k;
-		static const char *const once[] = { "--size", "--segments", "--granule", "--format",
-						    "--mode", "--fq-size", "--queues", "--iotlb",
-						    "--time", "--iterations", "--coherent",
-						    "--non-coherent", "--check", "--progress",
-						    "--no-progress", "--consumer" };
+static const struct option dma_options[] = {
+	BENCH_OPTS_COMMON, BENCH_OPTS_JSON, BENCH_OPTS_QUICK, BENCH_OPTS_THREADS,
+	{ "size", required_argument, NULL, DMA_SIZE },
+	{ "segments", required_argument, NULL, DMA_SEGMENTS },
+	{ "granule", required_argument, NULL, DMA_GRANULE },
+	{ "format", required_argument, NULL, DMA_FORMAT },
+	{ "mode", required_argument, NULL, DMA_MODE },
+	{ "fq-size", required_argument, NULL, DMA_FQ_SIZE },
+	{ "queues", required_argument, NULL, DMA_QUEUES },
+	{ "iotlb", required_argument, NULL, DMA_IOTLB },
+	{ "time", required_argument, NULL, DMA_TIME },
+	{ "iterations", required_argument, NULL, DMA_ITERATIONS },
+	{ "coherent", no_argument, NULL, DMA_COHERENT },
+	{ "non-coherent", no_argument, NULL, DMA_NON_COHERENT },
+	{ "check", no_argument, NULL, DMA_CHECK },
+	{ "progress", no_argument, NULL, DMA_PROGRESS },
+	{ "no-progress", no_argument, NULL, DMA_NO_PROGRESS },
+	{ "consumer", required_argument, NULL, DMA_CONSUMER },
+	BENCH_OPTS_END,
+};
 
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+/* --format NAME[,NAME...]: 0, or the exit status. */
+static int dma_opt_format(struct dma_cli *c, const char *v)
+{
+	char buf[128], names[128], *save = NULL, *tok;
+
+	snprintf(buf, sizeof(buf), "%s", v);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		enum ik_pt_fmt f = ik_pt_fmt_from_name(tok);
+
+		if (f == IK_PT_FMT_NONE || !bench_fmt_find(f))
+			return bench_usage_error("dma", "--format: '%s' is not a format built into "
+						 "this library (%s)", tok,
+						 fmt_names(names, sizeof(names), false));
+		if (c->nfmts == 4)
+			return bench_usage_error("dma", "--format: too many formats");
+		c->fmts[c->nfmts++] = f;
+	}
+	return 0;
+}
+
+/* --iotlb ENTRIES[,WAYS]: 0, or the exit status. */
+static int dma_opt_iotlb(struct dma_opts *b, const char *v)
+{
+	uint64_t list[4];
+	int n = parse_list_u64(v, list, 2);
+
+	if (n < 1 || (list[0] && (list[0] > 65536 || (list[0] & (list[0] - 1)))) ||
+	    (n == 2 && (!list[1] || list[1] > list[0] || (list[1] & (list[1] - 1)))))
+		return bench_usage_error("dma", "--iotlb: ENTRIES a power of two <= 65536 "
+					 "(or 0), WAYS a power of two <= ENTRIES");
+	b->iotlb_entries = (uint32_t)list[0];
+	b->iotlb_ways = n == 2 ? (uint32_t)list[1] : 0;
+	b->iotlb_set = true;
+	if (!list[0]) /* no IOTLB */
+		b->iotlb_entries = 0, b->iotlb_ways = 0;
+	return 0;
+}
+
+/* One option with a value (optarg): 0, or the exit status. */
+static int dma_opt_value(struct dma_cli *c, int opt, const char *v)
+{
+	struct dma_opts *b = &c->base;
+	uint64_t x;
+	char *end;
+	double t;
+
+	switch (opt) {
+	case DMA_SIZE:
+		c->nsizes = parse_list_u64(v, c->sizes, 16);
+		if (c->nsizes <= 0)
+			return bench_usage_error("dma", "--size: bad list '%s'", v);
+		return 0;
+	case DMA_SEGMENTS:
+		if (!bench_parse_u64(v, &x) || x < 1 || x > 256)
+			return bench_usage_error("dma", "--segments must be 1..256");
+		b->segments = (unsigned)x;
+		return 0;
+	case DMA_GRANULE:
+		if (!bench_parse_u64(v, &x) || (x != 4096 && x != 16384 && x != 65536))
+			return bench_usage_error("dma", "--granule must be 4k, 16k or 64k");
+		b->granule_shift = (unsigned)__builtin_ctzll(x);
+		return 0;
+	case DMA_FORMAT:
+		return dma_opt_format(c, v);
+	case DMA_MODE:
+		if (!strcmp(v, "strict"))
+			c->nmodes = 1, c->modes[0] = false;
+		else if (!strcmp(v, "deferred"))
+			c->nmodes = 1, c->modes[0] = true;
+		else if (!strcmp(v, "both"))
+			c->nmodes = 2;
+		else
+			return bench_usage_error("dma", "--mode must be strict, deferred or both");
+		return 0;
+	case DMA_FQ_SIZE:
+		if (!bench_parse_u64(v, &x) || x < 1 || x > 65536)
+			return bench_usage_error("dma", "--fq-size must be 1..65536");
+		b->fq_size = (uint32_t)x;
+		return 0;
+	case DMA_QUEUES:
+		if (!strcmp(v, "shared"))
+			b->nqueues = 1;
+		else if (!strcmp(v, "percpu"))
+			b->nqueues = 0; /* resolved later: one per thread */
+		else if (bench_parse_u64(v, &x) && x >= 1 && x <= 64)
+			b->nqueues = (unsigned)x;
+		else
+			return bench_usage_error("dma", "--queues must be shared, percpu or 1..64");
+		return 0;
+	case DMA_CONSUMER:
+		if (strcmp(v, "inline") && strcmp(v, "thread"))
+			return bench_usage_error("dma", "--consumer must be inline or thread");
+		b->consumer_thread = !strcmp(v, "thread");
+		return 0;
+	case DMA_IOTLB:
+		return dma_opt_iotlb(b, v);
+	case DMA_TIME:
+		t = strtod(v, &end);
+		if (*end || !(t > 0) || t > 3600)
+			return bench_usage_error("dma", "--time must be a number of seconds in (0, 3600]");
+		b->seconds = t;
+		return 0;
+	default: /* DMA_ITERATIONS */
+		if (!bench_parse_u64(v, &x) || x < 1 || x > (1u << 24))
+			return bench_usage_error("dma", "--iterations must be 1..16777216");
+		b->iterations = x;
+		return 0;
+	}
+}
+
+/* Parse the command line: -1 to run, else the exit status.  Each option of
+ * dma's own may be given once. */
+static int dma_parse(int argc, char **argv, struct bench_opts *go, struct dma_cli *c)
+{
+	bool seen[DMA_NOPTS - BENCH_OPT_OWN] = { false };
+	bool time_set = false;
+	struct bench_parse p;
+	int opt, err;
+
+	memset(c, 0, sizeof(*c));
+	c->sizes[0] = 4096;
+	c->sizes[1] = 65536;
+	c->sizes[2] = 1u << 20;
+	c->nsizes = 3;
+	c->modes[1] = true;
+	c->nmodes = 2;
+	c->base.granule_shift = 12;
+	c->base.coherent = true;
+	c->base.segments = 1;
+	c->base.nqueues = 1;
+	c->base.fq_size = 256;
+	bench_parse_init(&p, "dma", dma_options, go, argc, argv);
+	while ((opt = bench_next_opt(&p)) != BENCH_OPT_END) {
+		if (opt == BENCH_OPT_FAIL)
+			return 2;
+		if (opt == BENCH_OPT_EXIT)
+			return 0;
+		if (opt == 'h') {
 			dma_help();
 			return 0;
 		}
-		for (k = 0; k < (int)(sizeof(once) / sizeof(once[0])); k++)
-			if (!strcmp(a, once[k])) {
-				if (seen[k])
-					return bench_usage_error("dma", "%s given twice", a);
-				seen[k] = 1;
-				break;
-			}
-		if (!strcmp(a, "--coherent")) {
-			base.coherent = true;
-			continue;
-		}
-		if (!strcmp(a, "--non-coherent")) {
-			base.coherent = false;
-			continue;
-		}
-		if (!strcmp(a, "--check")) {
-			base.check = true;
-			continue;
-		}
-		if (!strcmp(a, "--progress") || !strcmp(a, "--no-progress")) {
-			progress_set = true;
-			progress_on = a[2] == 'p';
-			continue;
-		}
-		if (a[0] != '-' || a[1] != '-')
-			return bench_usage_error("dma", "unexpected argument '%s'", a);
-		if (k == (int)(sizeof(once) / sizeof(once[0])))
-			return bench_usage_error("dma", "unknown option '%s'", a);
-		if (!v)
-			return bench_usage_error("dma", "%s needs a value", a);
-		i++;
-		if (!strcmp(a, "--size")) {
-			nsizes = parse_list_u64(v, sizes, 16);
-			if (nsizes <= 0)
-				return bench_usage_error("dma", "--size: bad list '%s'", v);
-		} else if (!strcmp(a, "--segments")) {
-			if (!bench_parse_u64(v, &x) || x < 1 || x > 256)
-				return bench_usage_error("dma", "--segments must be 1..256");
-			base.segments = (unsigned)x;
-		} else if (!strcmp(a, "--granule")) {
-			if (!bench_parse_u64(v, &x) || (x != 4096 && x != 16384 && x != 65536))
-				return bench_usage_error("dma", "--granule must be 4k, 16k or 64k");
-			base.granule_shift = (unsigned)__builtin_ctzll(x);
-		} else if (!strcmp(a, "--format")) {
-			char buf[128], names[128], *save = NULL, *tok;
-
-			snprintf(buf, sizeof(buf), "%s", v);
-			for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-				enum ik_pt_fmt f = ik_pt_fmt_from_name(tok);
-
-				if (f == IK_PT_FMT_NONE || !bench_fmt_find(f))
-					return bench_usage_error("dma", "--format: '%s' is not a format built "
-								 "into this library (%s)", tok,
-								 fmt_names(names, sizeof(names),
-									   false));
-				if (nfmts == 4)
-					return bench_usage_error("dma", "--format: too many formats");
-				fmts[nfmts++] = f;
-			}
-		} else if (!strcmp(a, "--mode")) {
-			if (!strcmp(v, "strict"))
-				nmodes = 1, modes[0] = false;
-			else if (!strcmp(v, "deferred"))
-				nmodes = 1, modes[0] = true;
-			else if (!strcmp(v, "both"))
-				nmodes = 2;
-			else
-				return bench_usage_error("dma", "--mode must be strict, deferred or both");
-		} else if (!strcmp(a, "--fq-size")) {
-			if (!bench_parse_u64(v, &x) || x < 1 || x > 65536)
-				return bench_usage_error("dma", "--fq-size must be 1..65536");
-			base.fq_size = (uint32_t)x;
-		} else if (!strcmp(a, "--queues")) {
-			if (!strcmp(v, "shared"))
-				base.nqueues = 1;
-			else if (!strcmp(v, "percpu"))
-				base.nqueues = 0; /* resolved below: one per thread */
-			else if (bench_parse_u64(v, &x) && x >= 1 && x <= 64)
-				base.nqueues = (unsigned)x;
-			else
-				return bench_usage_error("dma", "--queues must be shared, percpu or 1..64");
-		} else if (!strcmp(a, "--consumer")) {
-			if (!strcmp(v, "inline"))
-				base.consumer_thread = false;
-			else if (!strcmp(v, "thread"))
-				base.consumer_thread = true;
-			else
-				return bench_usage_error("dma", "--consumer must be inline or thread");
-		} else if (!strcmp(a, "--iotlb")) {
-			int n = parse_list_u64(v, list, 2);
-
-			if (n < 1 || (list[0] && (list[0] > 65536 || (list[0] & (list[0] - 1)))) ||
-			    (n == 2 && (!list[1] || list[1] > list[0] || (list[1] & (list[1] - 1)))))
-				return bench_usage_error("dma", "--iotlb: ENTRIES a power of two <= 65536 "
-							 "(or 0), WAYS a power of two <= ENTRIES");
-			base.iotlb_entries = (uint32_t)list[0];
-			base.iotlb_ways = n == 2 ? (uint32_t)list[1] : 0;
-			base.iotlb_set = true;
-			if (!list[0]) /* no IOTLB */
-				base.iotlb_entries = 0, base.iotlb_ways = 0;
-		} else if (!strcmp(a, "--time")) {
-			char *end;
-			double t = strtod(v, &end);
-
-			if (*end || !(t > 0) || t > 3600)
-				return bench_usage_error("dma", "--time must be a number of seconds in (0, 3600]");
-			base.seconds = t;
-		} else if (!strcmp(a, "--iterations")) {
-			if (!bench_parse_u64(v, &x) || x < 1 || x > (1u << 24))
-				return bench_usage_error("dma", "--iterations must be 1..16777216");
-			base.iterations = x;
+		if (seen[opt - BENCH_OPT_OWN])
+			return bench_usage_error("dma", "--%s given twice", dma_options[p.index].name);
+		seen[opt - BENCH_OPT_OWN] = true;
+		switch (opt) {
+		case DMA_COHERENT:
+		case DMA_NON_COHERENT:
+			c->base.coherent = opt == DMA_COHERENT;
+			break;
+		case DMA_CHECK:
+			c->base.check = true;
+			break;
+		case DMA_PROGRESS:
+		case DMA_NO_PROGRESS:
+			c->progress_set = true;
+			c->progress_on = opt == DMA_PROGRESS;
+			break;
+		default:
+			err = dma_opt_value(c, opt, optarg);
+			if (err)
+				return err;
+			time_set |= opt == DMA_TIME;
 		}
 	}
-	if (base.nqueues == 0)
-		base.nqueues = base.threads;
-	if (nfmts == 0) {
+	c->base.threads = go->threads ? go->threads : 1;
+	if (!time_set)
+		c->base.seconds = go->quick ? 0.2 : 1.0;
+	return -1;
+}
+
+/* Defaults that depend on other options, and the checks across options:
+ * 0, or the exit status. */
+static int dma_resolve(struct dma_cli *c)
+{
+	struct dma_opts *b = &c->base;
+	uint64_t gran = 1ull << b->granule_shift;
+
+	if (b->nqueues == 0)
+		b->nqueues = b->threads;
+	if (c->nfmts == 0) {
 		/* the default matrix: its formats that are built in and have the granule */
-		for (size_t k = 0; k < bench_nfmts && nfmts < 4; k++)
-			if (bench_fmts[k].dma_default &&
-			    bench_fmt_leaf_sizes(bench_fmts[k].fmt, 1ull << base.granule_shift))
-				fmts[nfmts++] = bench_fmts[k].fmt;
+		for (size_t k = 0; k < bench_nfmts && c->nfmts < 4; k++)
+			if (bench_fmts[k].dma_default && bench_fmt_leaf_sizes(bench_fmts[k].fmt, gran))
+				c->fmts[c->nfmts++] = bench_fmts[k].fmt;
 	}
-	for (int f = 0; f < nfmts; f++)
-		if (!bench_fmt_leaf_sizes(fmts[f], 1ull << base.granule_shift))
+	for (int f = 0; f < c->nfmts; f++)
+		if (!bench_fmt_leaf_sizes(c->fmts[f], gran))
 			return bench_usage_error("dma", "--granule: %s has no %lluK granule",
-						 ik_pt_fmt_name(fmts[f]),
-						 (1ull << base.granule_shift) >> 10);
-	for (int k = 0; k < nsizes; k++) {
-		if (!sizes[k] || sizes[k] % (1ull << base.granule_shift) ||
-		    sizes[k] > (256ull << 20))
+						 ik_pt_fmt_name(c->fmts[f]),
+						 (unsigned long long)(gran >> 10));
+	for (int k = 0; k < c->nsizes; k++) {
+		if (!c->sizes[k] || c->sizes[k] % gran || c->sizes[k] > (256ull << 20))
 			return bench_usage_error("dma", "--size: %llu is not a multiple of the granule "
-						 "in (0, 256M]", (unsigned long long)sizes[k]);
-		if (base.segments > 1 &&
-		    (sizes[k] % base.segments || (sizes[k] / base.segments) % (1ull << base.granule_shift)))
+						 "in (0, 256M]", (unsigned long long)c->sizes[k]);
+		if (b->segments > 1 &&
+		    (c->sizes[k] % b->segments || (c->sizes[k] / b->segments) % gran))
 			return bench_usage_error("dma", "--segments: size %llu does not split into %u "
-						 "granule-aligned segments", (unsigned long long)sizes[k],
-						 base.segments);
+						 "granule-aligned segments",
+						 (unsigned long long)c->sizes[k], b->segments);
 	}
-	total = nfmts * nsizes * nmodes;
-	progress = progress_set ? progress_on : progress_wanted(total * base.seconds, go->json);
-	if (!go->json) {
-		printf("iommukit-bench dma: end-to-end DMA through the soft IOMMU\n"
-		       "  per iteration: alloc IOVA, map%s, device writes + reads every page, unmap,\n"
-		       "  invalidate + sync (strict) or queue for a batched flush (deferred), free IOVA\n"
-		       "  granule %lluK, %s walker, IOTLB %u entries, %u thread%s, %s queue%s,\n"
-		       "  %s consumer%s; %s per configuration\n\n",
-		       base.segments > 1 ? " (map_sg)" : "", (1ull << base.granule_shift) >> 10,
-		       base.coherent ? "coherent" : "non-coherent",
-		       base.iotlb_set ? base.iotlb_entries : 512u, base.threads,
-		       base.threads == 1 ? "" : "s", base.nqueues == 1 ? "one shared" : "per-CPU",
-		       base.nqueues == 1 ? "" : "s", base.consumer_thread ? "threaded" : "inline",
-		       base.check ? ", stale-translation checking" : "",
-		       base.iterations ? "fixed iterations" : "timed");
-		if (base.segments > 1)
-			printf("  scatterlist: %u physically non-contiguous segments per buffer\n\n",
-			       base.segments);
-		print_header();
-		fflush(stdout);
+	return 0;
+}
+
+static void dma_print_intro(const struct dma_opts *b)
+{
+	printf("iommukit-bench dma: end-to-end DMA through the soft IOMMU\n"
+	       "  per iteration: alloc IOVA, map%s, device writes + reads every page, unmap,\n"
+	       "  invalidate + sync (strict) or queue for a batched flush (deferred), free IOVA\n"
+	       "  granule %lluK, %s walker, IOTLB %u entries, %u thread%s, %s queue%s,\n"
+	       "  %s consumer%s; %s per configuration\n\n",
+	       b->segments > 1 ? " (map_sg)" : "", (1ull << b->granule_shift) >> 10,
+	       b->coherent ? "coherent" : "non-coherent", b->iotlb_set ? b->iotlb_entries : 512u,
+	       b->threads, b->threads == 1 ? "" : "s", b->nqueues == 1 ? "one shared" : "per-CPU",
+	       b->nqueues == 1 ? "" : "s", b->consumer_thread ? "threaded" : "inline",
+	       b->check ? ", stale-translation checking" : "",
+	       b->iterations ? "fixed iterations" : "timed");
+	if (b->segments > 1)
+		printf("  scatterlist: %u physically non-contiguous segments per buffer\n\n",
+		       b->segments);
+	print_header();
+	fflush(stdout);
+}
+
+/* Run configuration o (number `done` + 1 of `total`) and print its row:
+ * 0, or 1 when it failed (reported on stderr). */
+static int dma_config(const struct dma_opts *o, bool json, bool progress, int done, int total)
+{
+	struct dma_result r;
+	int err;
+
+	if (progress) {
+		char sz[32];
+
+		fprintf(stderr, "\r  [%d/%d] %s %s %s ...        ", done + 1, total,
+			ik_pt_fmt_name(o->fmt), human_size(o->size, sz, sizeof(sz)),
+			o->deferred ? "deferred" : "strict");
+		fflush(stderr);
 	}
-	for (int f = 0; f < nfmts; f++)
-		for (int k = 0; k < nsizes; k++)
-			for (int m = 0; m < nmodes; m++) {
-				struct dma_opts o = base;
-				struct dma_result r;
-				int err;
+	err = dma_run(o, &r);
+	if (progress)
+		fprintf(stderr, "\r%60s\r", "");
+	if (err) {
+		fprintf(stderr, "iommukit-bench dma: %s %llu bytes %s: %s\n", ik_pt_fmt_name(o->fmt),
+			(unsigned long long)o->size, o->deferred ? "deferred" : "strict",
+			r.error[0] ? r.error : ik_strerror(err));
+		return 1;
+	}
+	if (json)
+		print_json(&r);
+	else
+		print_row(&r);
+	fflush(stdout);
+	return 0;
+}
 
-				o.fmt = fmts[f];
-				o.size = sizes[k];
-				o.deferred = modes[m];
-				if (progress) {
-					char sz[32];
+int bench_dma(int argc, char **argv, struct bench_opts *go)
+{
+	struct dma_cli c;
+	int total, done = 0, rc = dma_parse(argc, argv, go, &c);
+	bool progress;
 
-					fprintf(stderr, "\r  [%d/%d] %s %s %s ...        ", done + 1, total,
-						ik_pt_fmt_name(o.fmt), human_size(o.size, sz, sizeof(sz)),
-						o.deferred ? "deferred" : "strict");
-					fflush(stderr);
-				}
-				err = dma_run(&o, &r);
-				done++;
-				if (progress)
-					fprintf(stderr, "\r%60s\r", "");
-				if (err) {
-					fprintf(stderr, "iommukit-bench dma: %s %llu bytes %s: %s\n",
-						ik_pt_fmt_name(o.fmt), (unsigned long long)o.size,
-						o.deferred ? "deferred" : "strict",
-						r.error[0] ? r.error : ik_strerror(err));
-					rc = 1;
-					continue;
-				}
-				if (go->json)
-					print_json(&r);
-				else
-					print_row(&r);
-				fflush(stdout);
+	if (rc >= 0 || (rc = dma_resolve(&c)) != 0)
+		return rc;
+	total = c.nfmts * c.nsizes * c.nmodes;
+	progress = c.progress_set ? c.progress_on : progress_wanted(total * c.base.seconds, go->json);
+	if (!go->json)
+		dma_print_intro(&c.base);
+	for (int f = 0; f < c.nfmts; f++)
+		for (int k = 0; k < c.nsizes; k++)
+			for (int m = 0; m < c.nmodes; m++) {
+				struct dma_opts o = c.base;
+
+				o.fmt = c.fmts[f];
+				o.size = c.sizes[k];
+				o.deferred = c.modes[m];
+				rc |= dma_config(&o, go->json, progress, done++, total);
 			}
 	return rc;
 }

@@ -64,20 +64,32 @@ static struct bnode *bfind(struct ik_rb_root *root, uint64_t key)
 	return NULL;
 }
 
-int bench_rbtree(int argc, char **argv, const struct bench_opts *o)
+static const struct option rbtree_opts[] = {
+	BENCH_OPTS_COMMON, BENCH_OPTS_JSON, BENCH_OPTS_QUICK, BENCH_OPTS_SEED, BENCH_OPTS_END,
+};
+
+int bench_rbtree(int argc, char **argv, struct bench_opts *o)
 {
 	size_t sizes[] = { 1000, 100000, 1000000 };
-	size_t nsizes = o->quick ? 2 : 3;
+	size_t nsizes;
+	struct bench_parse p;
+	int c;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help")) {
-			printf("usage: iommukit-bench rbtree [--quick] [--json]\n"
+	bench_parse_init(&p, "rbtree", rbtree_opts, o, argc, argv);
+	while ((c = bench_next_opt(&p)) != BENCH_OPT_END) {
+		switch (c) {
+		case BENCH_OPT_FAIL:
+			return 2;
+		case BENCH_OPT_EXIT:
+			return 0;
+		default: /* 'h' */
+			printf("usage: iommukit-bench rbtree [--quick] [--json] [--seed N]\n"
 			       "  insert, lookup and erase of n random keys (n = 1e3, 1e5, 1e6),\n"
 			       "  plain and augmented; ns per operation and computes per update.\n");
 			return 0;
 		}
-		return bench_usage_error("rbtree", "unknown option '%s'", argv[i]);
 	}
+	nsizes = o->quick ? 2 : 3;
 	if (!o->json)
 		printf("rbtree: random keys, ns per operation (computes = augmented-value\n"
 		       "computations per insert/erase, a count that shows early stop)\n\n"

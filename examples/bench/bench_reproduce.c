@@ -422,25 +422,43 @@ out:
 	return rc;
 }
 
-int bench_reproduce(int argc, char **argv, const struct bench_opts *o)
+static const struct option reproduce_opts[] = {
+	BENCH_OPTS_COMMON, BENCH_OPTS_JSON, BENCH_OPTS_QUICK, BENCH_OPTS_SEED, BENCH_OPTS_THREADS,
+	BENCH_OPTS_END,
+};
+
+static void reproduce_help(void)
 {
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			printf("usage: iommukit-bench [--json] [--quick] [--threads N] reproduce\n"
-			       "  The four published comparisons behind iommukit, reproduced here and\n"
-			       "  printed beside the published figures:\n"
-			       "   1. 30-segment 120 KiB scatterlist: 30 maps each with iotlb_sync_map\n"
-			       "      vs one map_sg with one iotlb_sync_map (VT-d caching mode)\n"
-			       "   2. unmap cleaning 64K..1M: one clean per PTE vs one per run\n"
-			       "      (real cache-line clean instruction, non-coherent walker)\n"
-			       "   3. one shared command queue vs one per CPU, end-to-end DMA loop on\n"
-			       "      --threads threads (default 2)\n"
-			       "   4. fragmented IOVA space (W1 at 1/4): allocation tail and nodes\n"
-			       "      visited by the augmented tree vs a linear walk\n"
-			       "  --quick shortens every case.  No other options.\n");
+	printf("usage: iommukit-bench [--json] [--quick] [--threads N] [--seed N] reproduce\n"
+	       "  The four published comparisons behind iommukit, reproduced here and\n"
+	       "  printed beside the published figures:\n"
+	       "   1. 30-segment 120 KiB scatterlist: 30 maps each with iotlb_sync_map\n"
+	       "      vs one map_sg with one iotlb_sync_map (VT-d caching mode)\n"
+	       "   2. unmap cleaning 64K..1M: one clean per PTE vs one per run\n"
+	       "      (real cache-line clean instruction, non-coherent walker)\n"
+	       "   3. one shared command queue vs one per CPU, end-to-end DMA loop on\n"
+	       "      --threads threads (default 2)\n"
+	       "   4. fragmented IOVA space (W1 at 1/4): allocation tail and nodes\n"
+	       "      visited by the augmented tree vs a linear walk (--seed)\n"
+	       "  --quick shortens every case.  No other options.\n");
+}
+
+int bench_reproduce(int argc, char **argv, struct bench_opts *o)
+{
+	struct bench_parse p;
+	int c;
+
+	bench_parse_init(&p, "reproduce", reproduce_opts, o, argc, argv);
+	while ((c = bench_next_opt(&p)) != BENCH_OPT_END) {
+		switch (c) {
+		case BENCH_OPT_FAIL:
+			return 2;
+		case BENCH_OPT_EXIT:
+			return 0;
+		default: /* 'h' */
+			reproduce_help();
 			return 0;
 		}
-		return bench_usage_error("reproduce", "unknown option '%s'", argv[i]);
 	}
 	if (!o->json)
 		printf("iommukit-bench reproduce: published results beside this machine's\n"
