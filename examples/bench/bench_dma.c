@@ -243,6 +243,116 @@ static bool progress_wanted(double total_secs, bool json)
 	return !json && total_secs > 3.0 && isatty(STDERR_FILENO);
 }
 
+/* Set up worker w (of `cap` latency samples) for configuration o on d:
+ * 0, or a negative errno with a message in r->error. */
+static int worker_init(struct worker *w, unsigned id, struct dsys *d, const struct dma_opts *o,
+		       size_t cap, struct dma_result *r)
+{
+	w->d = d;
+	w->o = o;
+	w->id = id;
+	w->buf_bytes = (size_t)(o->segments > 1 ? 2 * o->size : o->size);
+	w->buf = xmemalign(2u << 20, (w->buf_bytes + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1));
+	if (!w->buf || bench_samples_init(&w->map, cap) || bench_samples_init(&w->unmap, cap)) {
+		snprintf(r->error, sizeof(r->error), "out of memory");
+		return -ENOMEM;
+	}
+	memset(w->buf, 0, w->buf_bytes);
+	ik_gather_init(&w->pending);
+	if (o->deferred) {
+		struct ik_flushq_ops ops = { fq_flush, fq_release, w };
+		int err = ik_flushq_init(&w->fq, o->fq_size, 0, &ops, NULL);
+
+		if (err) {
+			snprintf(r->error, sizeof(r->error), "flush queue: %s", ik_strerror(err));
+			return err;
+		}
+		w->fq_ok = true;
+	}
+	return 0;
+}
+
+/* Run the workers until their deadline or iteration count; r->secs is the
+ * wall time.  0, or -EAGAIN when a thread cannot start. */
+static int workers_run(struct worker *ws, pthread_t *tids, const struct dma_opts *o,
+		       struct dma_result *r)
+{
+	uint64_t t0 = bench_now_ns();
+
+	for (unsigned i = 0; i < o->threads; i++) {
+		ws[i].deadline = t0 + (uint64_t)(o->seconds * 1e9);
+		if (pthread_create(&tids[i], NULL, worker_main, &ws[i])) {
+			snprintf(r->error, sizeof(r->error), "cannot start threads");
+			for (unsigned k = 0; k < i; k++)
+				pthread_join(tids[k], NULL);
+			return -EAGAIN;
+		}
+	}
+	for (unsigned i = 0; i < o->threads; i++)
+		pthread_join(tids[i], NULL);
+	r->secs = (double)(bench_now_ns() - t0) / 1e9;
+	return 0;
+}
+
+/* Merge the workers' counts and latencies into *r; the first worker error,
+ * or 0. */
+static int workers_collect(struct worker *ws, const struct dma_opts *o, size_t cap,
+			   struct dma_result *r)
+{
+	struct bench_samples all_map, all_unmap;
+	int err = 0;
+
+	bench_samples_init(&all_map, cap * o->threads);
+	bench_samples_init(&all_unmap, cap * o->threads);
+	for (unsigned i = 0; i < o->threads; i++) {
+		struct worker *w = &ws[i];
+
+		r->iters += w->iters;
+		r->verify_errors += w->verify_errors;
+		r->faults += w->faults;
+		for (size_t k = 0; k < w->map.n; k++)
+			bench_samples_add(&all_map, w->map.v[k]);
+		for (size_t k = 0; k < w->unmap.n; k++)
+			bench_samples_add(&all_unmap, w->unmap.v[k]);
+		if (w->error && !err) {
+			err = w->error;
+			snprintf(r->error, sizeof(r->error), "%s", w->msg);
+		}
+	}
+	bench_stats_compute(&all_map, &r->map);
+	bench_stats_compute(&all_unmap, &r->unmap);
+	bench_samples_free(&all_map);
+	bench_samples_free(&all_unmap);
+	for (unsigned i = 0; i < o->threads; i++)
+		if (ws[i].fq_ok) {
+			ik_flushq_destroy(&ws[i].fq);
+			ws[i].fq_ok = false;
+		}
+	return err;
+}
+
+/* The system's counters into *r, and the run's verdict: err, or what the
+ * device and the soft IOMMU saw go wrong. */
+static int dma_verdict(struct dsys *d, struct dma_result *r, int err)
+{
+	ik_softiommu_stats(d->s, &r->ss);
+	ik_pgtable_get_stats(d->pt, &r->ps);
+	r->c = d->c;
+	r->faults = r->ss.faults;
+	r->stale = r->ss.stale;
+	if (!err && r->verify_errors) {
+		snprintf(r->error, sizeof(r->error), "%llu pages did not hold what the device wrote",
+			 (unsigned long long)r->verify_errors);
+		err = -EIO;
+	}
+	if (!err && (r->faults || r->stale)) {
+		snprintf(r->error, sizeof(r->error), "%llu faults, %llu stale translations",
+			 (unsigned long long)r->faults, (unsigned long long)r->stale);
+		err = -EFAULT;
+	}
+	return err;
+}
+
 /* Run one configuration. */
 static int dma_run(const struct dma_opts *o, struct dma_result *r)
 {
@@ -250,8 +360,6 @@ static int dma_run(const struct dma_opts *o, struct dma_result *r)
 	struct dsys d;
 	struct worker *ws;
 	pthread_t *tids;
-	struct bench_samples all_map, all_unmap;
-	uint64_t t0, t1;
 	size_t cap;
 	int err = 0;
 
@@ -280,91 +388,16 @@ static int dma_run(const struct dma_opts *o, struct dma_result *r)
 		err = -ENOMEM;
 		goto out;
 	}
-	for (unsigned i = 0; i < o->threads; i++) {
-		struct worker *w = &ws[i];
-
-		w->d = &d;
-		w->o = o;
-		w->id = i;
-		w->buf_bytes = (size_t)(o->segments > 1 ? 2 * o->size : o->size);
-		w->buf = xmemalign(2u << 20, (w->buf_bytes + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1));
-		if (!w->buf || bench_samples_init(&w->map, cap) || bench_samples_init(&w->unmap, cap)) {
-			snprintf(r->error, sizeof(r->error), "out of memory");
-			err = -ENOMEM;
-			goto out;
-		}
-		memset(w->buf, 0, w->buf_bytes);
-		ik_gather_init(&w->pending);
-		if (o->deferred) {
-			struct ik_flushq_ops ops = { fq_flush, fq_release, w };
-
-			err = ik_flushq_init(&w->fq, o->fq_size, 0, &ops, NULL);
-			if (err) {
-				snprintf(r->error, sizeof(r->error), "flush queue: %s", ik_strerror(err));
-				goto out;
-			}
-			w->fq_ok = true;
-		}
-	}
+	for (unsigned i = 0; i < o->threads && !err; i++)
+		err = worker_init(&ws[i], i, &d, o, cap, r);
+	if (err)
+		goto out;
 	ik_softiommu_stats_reset(d.s);
 	memset(&d.c, 0, sizeof(d.c));
-	t0 = bench_now_ns();
-	for (unsigned i = 0; i < o->threads; i++) {
-		ws[i].deadline = t0 + (uint64_t)(o->seconds * 1e9);
-		if (pthread_create(&tids[i], NULL, worker_main, &ws[i])) {
-			snprintf(r->error, sizeof(r->error), "cannot start threads");
-			err = -EAGAIN;
-			for (unsigned k = 0; k < i; k++)
-				pthread_join(tids[k], NULL);
-			goto out;
-		}
-	}
-	for (unsigned i = 0; i < o->threads; i++)
-		pthread_join(tids[i], NULL);
-	t1 = bench_now_ns();
-	r->secs = (double)(t1 - t0) / 1e9;
-	bench_samples_init(&all_map, cap * o->threads);
-	bench_samples_init(&all_unmap, cap * o->threads);
-	for (unsigned i = 0; i < o->threads; i++) {
-		struct worker *w = &ws[i];
-
-		r->iters += w->iters;
-		r->verify_errors += w->verify_errors;
-		r->faults += w->faults;
-		for (size_t k = 0; k < w->map.n; k++)
-			bench_samples_add(&all_map, w->map.v[k]);
-		for (size_t k = 0; k < w->unmap.n; k++)
-			bench_samples_add(&all_unmap, w->unmap.v[k]);
-		if (w->error && !err) {
-			err = w->error;
-			snprintf(r->error, sizeof(r->error), "%s", w->msg);
-		}
-	}
-	bench_stats_compute(&all_map, &r->map);
-	bench_stats_compute(&all_unmap, &r->unmap);
-	bench_samples_free(&all_map);
-	bench_samples_free(&all_unmap);
-	for (unsigned i = 0; i < o->threads; i++)
-		if (ws[i].fq_ok) {
-			ik_flushq_destroy(&ws[i].fq);
-			ws[i].fq_ok = false;
-		}
-	ik_softiommu_stats(d.s, &r->ss);
-	ik_pgtable_get_stats(d.pt, &r->ps);
-	r->c = d.c;
-	r->faults = r->ss.faults;
-	r->stale = r->ss.stale;
-	if (!err && r->verify_errors) {
-		snprintf(r->error, sizeof(r->error),
-			 "%llu pages did not hold what the device wrote",
-			 (unsigned long long)r->verify_errors);
-		err = -EIO;
-	}
-	if (!err && (r->faults || r->stale)) {
-		snprintf(r->error, sizeof(r->error), "%llu faults, %llu stale translations",
-			 (unsigned long long)r->faults, (unsigned long long)r->stale);
-		err = -EFAULT;
-	}
+	err = workers_run(ws, tids, o, r);
+	if (err)
+		goto out;
+	err = dma_verdict(&d, r, workers_collect(ws, o, cap, r));
 out:
 	if (ws)
 		for (unsigned i = 0; i < o->threads; i++) {

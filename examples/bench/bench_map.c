@@ -179,6 +179,22 @@ static int64_t do_unmap(struct ik_pgtable *pt, const struct run *r, uint64_t iov
 	return total;
 }
 
+/* The leaf size the engine chooses for r's buffer at iova -> pa (0 if the
+ * map fails); the table set is left as it was. */
+static uint64_t chosen_leaf(struct ik_pgtable *pt, const struct run *r, uint64_t iova, uint64_t pa)
+{
+	uint64_t got = 0, sz = 0;
+	struct ik_gather g;
+
+	if (ik_pgtable_map(pt, iova, pa, r->size, IK_PROT_READ | IK_PROT_WRITE))
+		return 0;
+	ik_pgtable_iova_to_phys(pt, iova, &got, &sz);
+	ik_gather_init(&g);
+	ik_pgtable_unmap(pt, iova, r->size, &g);
+	ik_pgtable_gather_sync(pt, &g);
+	return sz;
+}
+
 static int measure(const struct run *r, struct result *map, struct result *unmap)
 {
 	struct bctx b;
@@ -254,19 +270,7 @@ static int measure(const struct run *r, struct result *map, struct result *unmap
 	/* counts: from one steady-state sample */
 	diff(map, &c0, &c1, NREG, true);
 	diff(unmap, &c1, &c2, NREG, false);
-	/* the leaf size the engine chose */
-	{
-		uint64_t pa = 0, sz = 0;
-
-		if (!ik_pgtable_map(pt, base, pa0 + (r->blocks ? 0 : K4), r->size,
-				    IK_PROT_READ | IK_PROT_WRITE)) {
-			ik_pgtable_iova_to_phys(pt, base, &pa, &sz);
-			maxleaf = sz;
-			ik_gather_init(&g[0]);
-			ik_pgtable_unmap(pt, base, r->size, &g[0]);
-			ik_pgtable_gather_sync(pt, &g[0]);
-		}
-	}
+	maxleaf = chosen_leaf(pt, r, base, pa0 + (r->blocks ? 0 : K4));
 	bench_stats_compute(&sm, &st);
 	map->ns_median = (double)st.p50 / NREG;
 	map->ns_p99 = (double)st.p99 / NREG;
