@@ -28,6 +28,7 @@
 #define FMT_HAS_DIRTY 1
 #else
 #define FMT_QUIRKS IK_PT_QUIRK_DEFER_LEAF_CLEAN
+#define FMT_HAS_DIRTY 0
 #endif
 #define FMT_FLAGS 0ull
 #define FMT_IAS_WIDTHS IK_PT_WIDTHS(32, 48)
