@@ -60,24 +60,24 @@ int bench_usage_error(const char *cmd, const char *fmt, ...)
  * Option parsing: getopt_long over one table per subcommand.  `--opt V` and
  * `--opt=V` are the same.  A subcommand's table lists its own options and
  * the global ones it uses (BENCH_OPTS_* below); bench_next_opt() handles the
- * global ones itself (into *o), --version too, and reports anything else it
- * cannot take with one line naming the option and the subcommand.  main()
- * hands every global option given before the subcommand on to it, so they
- * are checked against the same table.
+ * global ones itself (into *o), --help (the subcommand's help function) and
+ * --version too, and reports anything else it cannot take with one line
+ * naming the option and the subcommand.  main() hands every global option
+ * given before the subcommand on to it, so they meet the same table.
  *
- *	while ((c = bench_next_opt(&p)) != BENCH_OPT_END) {
+ *	bench_parse_init(&p, "name", name_opts, name_help, o, argc, argv);
+ *	while ((c = bench_next_opt(&p)) > 0) {
  *		switch (c) {
- *		case BENCH_OPT_FAIL: return 2;
- *		case BENCH_OPT_EXIT: return 0;
- *		case 'h': ...help...; return 0;
  *		case MY_OPT: ... optarg ...
  *		}
  *	}
+ *	if (c < 0)
+ *		return p.status;
  */
 enum {
-	BENCH_OPT_END = -1,	/* no more options */
-	BENCH_OPT_FAIL = -2,	/* a bad option, reported: exit status 2 */
-	BENCH_OPT_EXIT = -3,	/* --version printed: exit status 0 */
+	BENCH_OPT_END = 0,	/* no more options: run */
+	BENCH_OPT_STOP = -1,	/* stop now with exit status p->status: help or
+				 * version printed (0), a bad option reported (2) */
 	BENCH_OPT_JSON = 0x1000,
 	BENCH_OPT_QUICK,
 	BENCH_OPT_SEED,
@@ -96,20 +96,25 @@ enum {
 struct bench_parse {
 	const char *cmd;		/* subcommand name, for messages (NULL: main) */
 	const struct option *opts;	/* its table */
+	void (*help)(void);		/* prints its --help */
 	struct bench_opts *o;		/* global options land here */
 	int argc;
 	char **argv;
 	int index;			/* table index of the option just returned */
+	int status;			/* exit status, at BENCH_OPT_STOP */
 	bool stop_at_arg;		/* main: stop at the subcommand's name */
 	bool started;
 };
 /* Start parsing argv[1..argc-1] (argv[0]: the subcommand's name). */
 void bench_parse_init(struct bench_parse *p, const char *cmd, const struct option *opts,
-		      struct bench_opts *o, int argc, char **argv);
-/* The next option's value (its optarg in `optarg`), or BENCH_OPT_END /
- * _FAIL / _EXIT.  At BENCH_OPT_END an argument that is not an option is
- * reported (BENCH_OPT_FAIL) unless stop_at_arg; optind then indexes it. */
+		      void (*help)(void), struct bench_opts *o, int argc, char **argv);
+/* The next own option's value (its optarg in `optarg`), or BENCH_OPT_END /
+ * BENCH_OPT_STOP.  Before BENCH_OPT_END an argument that is not an option
+ * is reported (BENCH_OPT_STOP) unless stop_at_arg; optind then indexes it. */
 int bench_next_opt(struct bench_parse *p);
+/* The option just returned takes an integer in [lo, hi]: true with *out,
+ * or false having reported "--NAME must be lo..hi". */
+bool bench_opt_range(const struct bench_parse *p, uint64_t lo, uint64_t hi, uint64_t *out);
 
 /* Write [cpu, cpu + size) back to memory with the cache-clean instruction a
  * non-coherent walker's env would use (clwb, clflushopt or clflush on x86,

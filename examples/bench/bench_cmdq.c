@@ -488,7 +488,6 @@ static int cmdq_parse(int argc, char **argv, struct bench_opts *o, struct cmdq_c
 	static const unsigned dprods[] = { 1, 2, 4 }, dbatches[] = { 1, 32, 64, 128, 256 };
 	static const unsigned qbatches[] = { 1, 64, 256 };
 	struct bench_parse p;
-	uint64_t v;
 	int opt;
 
 	memset(c, 0, sizeof(*c));
@@ -503,16 +502,9 @@ static int cmdq_parse(int argc, char **argv, struct bench_opts *o, struct cmdq_c
 	c->designs[D_RTE] = true;
 #endif
 	c->shared_core = true;
-	bench_parse_init(&p, "cmdq", cmdq_opts, o, argc, argv);
-	while ((opt = bench_next_opt(&p)) != BENCH_OPT_END) {
+	bench_parse_init(&p, "cmdq", cmdq_opts, cmdq_help, o, argc, argv);
+	while ((opt = bench_next_opt(&p)) > 0) {
 		switch (opt) {
-		case BENCH_OPT_FAIL:
-			return 2;
-		case BENCH_OPT_EXIT:
-			return 0;
-		case 'h':
-			cmdq_help();
-			return 0;
 		case CMDQ_PRODUCERS:
 			if (!parse_list(optarg, c->prods, &c->nprods, MAXP, 1, MAXP))
 				return bench_usage_error("cmdq", "--producers wants a list of 1..%d", MAXP);
@@ -522,20 +514,20 @@ static int cmdq_parse(int argc, char **argv, struct bench_opts *o, struct cmdq_c
 				return bench_usage_error("cmdq", "--batch wants a list of 1..%d", MAXBATCH);
 			break;
 		case CMDQ_MS:
-			if (!bench_parse_u64(optarg, &v) || v == 0 || v > 600000)
-				return bench_usage_error("cmdq", "--ms wants 1..600000");
-			c->ms = v;
+			if (!bench_opt_range(&p, 1, 600000, &c->ms))
+				return 2;
 			break;
 		case CMDQ_LOG2:
-			if (!bench_parse_u64(optarg, &v) || v < 9 || v > 20)
-				return bench_usage_error("cmdq", "--log2 wants 9..20");
-			c->log2 = v;
+			if (!bench_opt_range(&p, 9, 20, &c->log2))
+				return 2;
 			break;
 		case CMDQ_NO_SHARED_CORE:
 			c->shared_core = false;
 			break;
 		}
 	}
+	if (opt < 0)
+		return p.status;
 	/* Defaults of what was not given: --quick shortens, --threads picks
 	 * the producer count. */
 	if (!c->nprods && o->threads) {

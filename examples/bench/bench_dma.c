@@ -687,7 +687,7 @@ static int dma_opt_iotlb(struct dma_opts *b, const char *v)
 }
 
 /* One option with a value (optarg): 0, or the exit status. */
-static int dma_opt_value(struct dma_cli *c, int opt, const char *v)
+static int dma_opt_value(const struct bench_parse *p, struct dma_cli *c, int opt, const char *v)
 {
 	struct dma_opts *b = &c->base;
 	uint64_t x;
@@ -701,8 +701,8 @@ static int dma_opt_value(struct dma_cli *c, int opt, const char *v)
 			return bench_usage_error("dma", "--size: bad list '%s'", v);
 		return 0;
 	case DMA_SEGMENTS:
-		if (!bench_parse_u64(v, &x) || x < 1 || x > 256)
-			return bench_usage_error("dma", "--segments must be 1..256");
+		if (!bench_opt_range(p, 1, 256, &x))
+			return 2;
 		b->segments = (unsigned)x;
 		return 0;
 	case DMA_GRANULE:
@@ -723,8 +723,8 @@ static int dma_opt_value(struct dma_cli *c, int opt, const char *v)
 			return bench_usage_error("dma", "--mode must be strict, deferred or both");
 		return 0;
 	case DMA_FQ_SIZE:
-		if (!bench_parse_u64(v, &x) || x < 1 || x > 65536)
-			return bench_usage_error("dma", "--fq-size must be 1..65536");
+		if (!bench_opt_range(p, 1, 65536, &x))
+			return 2;
 		b->fq_size = (uint32_t)x;
 		return 0;
 	case DMA_QUEUES:
@@ -751,9 +751,8 @@ static int dma_opt_value(struct dma_cli *c, int opt, const char *v)
 		b->seconds = t;
 		return 0;
 	default: /* DMA_ITERATIONS */
-		if (!bench_parse_u64(v, &x) || x < 1 || x > (1u << 24))
-			return bench_usage_error("dma", "--iterations must be 1..16777216");
-		b->iterations = x;
+		if (!bench_opt_range(p, 1, 1u << 24, &b->iterations))
+			return 2;
 		return 0;
 	}
 }
@@ -779,16 +778,8 @@ static int dma_parse(int argc, char **argv, struct bench_opts *go, struct dma_cl
 	c->base.segments = 1;
 	c->base.nqueues = 1;
 	c->base.fq_size = 256;
-	bench_parse_init(&p, "dma", dma_options, go, argc, argv);
-	while ((opt = bench_next_opt(&p)) != BENCH_OPT_END) {
-		if (opt == BENCH_OPT_FAIL)
-			return 2;
-		if (opt == BENCH_OPT_EXIT)
-			return 0;
-		if (opt == 'h') {
-			dma_help();
-			return 0;
-		}
+	bench_parse_init(&p, "dma", dma_options, dma_help, go, argc, argv);
+	while ((opt = bench_next_opt(&p)) > 0) {
 		if (seen[opt - BENCH_OPT_OWN])
 			return bench_usage_error("dma", "--%s given twice", dma_options[p.index].name);
 		seen[opt - BENCH_OPT_OWN] = true;
@@ -806,12 +797,14 @@ static int dma_parse(int argc, char **argv, struct bench_opts *go, struct dma_cl
 			c->progress_on = opt == DMA_PROGRESS;
 			break;
 		default:
-			err = dma_opt_value(c, opt, optarg);
+			err = dma_opt_value(&p, c, opt, optarg);
 			if (err)
 				return err;
 			time_set |= opt == DMA_TIME;
 		}
 	}
+	if (opt < 0)
+		return p.status;
 	c->base.threads = go->threads ? go->threads : 1;
 	if (!time_set)
 		c->base.seconds = go->quick ? 0.2 : 1.0;

@@ -530,16 +530,9 @@ int bench_iova(int argc, char **argv, struct bench_opts *o)
 	uint64_t iters;
 	int rc = 0, opt, k;
 
-	bench_parse_init(&p, "iova", iova_opts, o, argc, argv);
-	while ((opt = bench_next_opt(&p)) != BENCH_OPT_END) {
+	bench_parse_init(&p, "iova", iova_opts, iova_help, o, argc, argv);
+	while ((opt = bench_next_opt(&p)) > 0) {
 		switch (opt) {
-		case BENCH_OPT_FAIL:
-			return 2;
-		case BENCH_OPT_EXIT:
-			return 0;
-		case 'h':
-			iova_help();
-			return 0;
 		case IOVA_BIG:
 			big = true;
 			break;
@@ -554,6 +547,8 @@ int bench_iova(int argc, char **argv, struct bench_opts *o)
 			break;
 		}
 	}
+	if (opt < 0)
+		return p.status;
 	maxthreads = o->threads;
 	iters = o->quick ? 20000 : 263000;
 	if (!maxthreads) {

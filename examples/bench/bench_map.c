@@ -538,16 +538,9 @@ static int map_parse(int argc, char **argv, struct bench_opts *o, struct map_opt
 
 	memset(m, 0, sizeof(*m));
 	m->sel[0] = true;
-	bench_parse_init(&p, "map", map_options, o, argc, argv);
-	while ((c = bench_next_opt(&p)) != BENCH_OPT_END) {
+	bench_parse_init(&p, "map", map_options, map_help, o, argc, argv);
+	while ((c = bench_next_opt(&p)) > 0) {
 		switch (c) {
-		case BENCH_OPT_FAIL:
-			return 2;
-		case BENCH_OPT_EXIT:
-			return 0;
-		case 'h':
-			map_help();
-			return 0;
 		case MAP_FMT:
 			if (map_select(m, optarg))
 				return 2;
@@ -558,8 +551,8 @@ static int map_parse(int argc, char **argv, struct bench_opts *o, struct map_opt
 				return bench_usage_error("map", "--size needs a multiple of 4K up to 64M");
 			break;
 		case MAP_SAMPLES:
-			if (!bench_parse_u64(optarg, &v) || v == 0 || v > 100000)
-				return bench_usage_error("map", "--samples needs 1..100000");
+			if (!bench_opt_range(&p, 1, 100000, &v))
+				return 2;
 			m->samples = (unsigned)v;
 			break;
 		case MAP_PER_PTE_SYNC:
@@ -567,6 +560,8 @@ static int map_parse(int argc, char **argv, struct bench_opts *o, struct map_opt
 			break;
 		}
 	}
+	if (c < 0)
+		return p.status;
 	m->sizes = o->quick ? quick_sizes : all_sizes;
 	m->nsizes = o->quick ? 3 : 8;
 	if (m->one_size) {

@@ -68,27 +68,22 @@ static const struct option rbtree_opts[] = {
 	BENCH_OPTS_COMMON, BENCH_OPTS_JSON, BENCH_OPTS_QUICK, BENCH_OPTS_SEED, BENCH_OPTS_END,
 };
 
+static void rbtree_help(void)
+{
+	printf("usage: iommukit-bench rbtree [--quick] [--json] [--seed N]\n"
+	       "  insert, lookup and erase of n random keys (n = 1e3, 1e5, 1e6),\n"
+	       "  plain and augmented; ns per operation and computes per update.\n");
+}
+
 int bench_rbtree(int argc, char **argv, struct bench_opts *o)
 {
 	size_t sizes[] = { 1000, 100000, 1000000 };
 	size_t nsizes;
 	struct bench_parse p;
-	int c;
 
-	bench_parse_init(&p, "rbtree", rbtree_opts, o, argc, argv);
-	while ((c = bench_next_opt(&p)) != BENCH_OPT_END) {
-		switch (c) {
-		case BENCH_OPT_FAIL:
-			return 2;
-		case BENCH_OPT_EXIT:
-			return 0;
-		default: /* 'h' */
-			printf("usage: iommukit-bench rbtree [--quick] [--json] [--seed N]\n"
-			       "  insert, lookup and erase of n random keys (n = 1e3, 1e5, 1e6),\n"
-			       "  plain and augmented; ns per operation and computes per update.\n");
-			return 0;
-		}
-	}
+	bench_parse_init(&p, "rbtree", rbtree_opts, rbtree_help, o, argc, argv);
+	if (bench_next_opt(&p) < 0)	/* no options of its own */
+		return p.status;
 	nsizes = o->quick ? 2 : 3;
 	if (!o->json)
 		printf("rbtree: random keys, ns per operation (computes = augmented-value\n"

@@ -451,20 +451,10 @@ static void reproduce_help(void)
 int bench_reproduce(int argc, char **argv, struct bench_opts *o)
 {
 	struct bench_parse p;
-	int c;
 
-	bench_parse_init(&p, "reproduce", reproduce_opts, o, argc, argv);
-	while ((c = bench_next_opt(&p)) != BENCH_OPT_END) {
-		switch (c) {
-		case BENCH_OPT_FAIL:
-			return 2;
-		case BENCH_OPT_EXIT:
-			return 0;
-		default: /* 'h' */
-			reproduce_help();
-			return 0;
-		}
-	}
+	bench_parse_init(&p, "reproduce", reproduce_opts, reproduce_help, o, argc, argv);
+	if (bench_next_opt(&p) < 0)	/* no options of its own */
+		return p.status;
 	if (!o->json)
 		printf("iommukit-bench reproduce: published results beside this machine's\n"
 		       "(times are this machine's; counts are exact)\n\n");

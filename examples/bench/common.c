@@ -117,10 +117,12 @@ static const struct option bench_globals[] = {
 };
 
 void bench_parse_init(struct bench_parse *p, const char *cmd, const struct option *opts,
-		      struct bench_opts *o, int argc, char **argv)
+		      void (*help)(void), struct bench_opts *o, int argc, char **argv)
 {
 	p->cmd = cmd;
 	p->opts = opts;
+	p->help = help;
+	p->status = 0;
 	p->o = o;
 	p->argc = argc;
 	p->argv = argv;
@@ -163,7 +165,7 @@ static int bench_bad_opt(const struct bench_parse *p, int c)
 	return bench_usage_error(p->cmd, "unknown option '%.*s'", len, arg);
 }
 
-/* A global option: into *p->o.  0, or BENCH_OPT_FAIL. */
+/* A global option: into *p->o.  0, or 2 (reported). */
 static int bench_global_opt(const struct bench_parse *p, int c)
 {
 	uint64_t v;
@@ -177,14 +179,14 @@ static int bench_global_opt(const struct bench_parse *p, int c)
 		return 0;
 	case BENCH_OPT_SEED:
 		if (!bench_parse_u64(optarg, &v))
-			return bench_usage_error(p->cmd, "--seed needs a number"), BENCH_OPT_FAIL;
+			return bench_usage_error(p->cmd, "--seed needs a number");
 		p->o->seed = v;
 		return 0;
 	default: /* BENCH_OPT_THREADS */
 		if (!bench_parse_u64(optarg, &v))
-			return bench_usage_error(p->cmd, "--threads needs a number"), BENCH_OPT_FAIL;
+			return bench_usage_error(p->cmd, "--threads needs a number");
 		if (v == 0 || v > 1024)
-			return bench_usage_error(p->cmd, "--threads must be 1..1024"), BENCH_OPT_FAIL;
+			return bench_usage_error(p->cmd, "--threads must be 1..1024");
 		p->o->threads = (unsigned)v;
 		return 0;
 	}
@@ -209,28 +211,48 @@ int bench_next_opt(struct bench_parse *p)
 		switch (c) {
 		case -1:
 			if (optind < p->argc && !p->stop_at_arg) {
-				bench_usage_error(p->cmd, "unexpected argument '%s'", p->argv[optind]);
-				return BENCH_OPT_FAIL;
+				p->status = bench_usage_error(p->cmd, "unexpected argument '%s'",
+							      p->argv[optind]);
+				return BENCH_OPT_STOP;
 			}
 			return BENCH_OPT_END;
 		case '?':
 		case ':':
-			bench_bad_opt(p, c);
-			return BENCH_OPT_FAIL;
+			p->status = bench_bad_opt(p, c);
+			return BENCH_OPT_STOP;
+		case 'h':
+			p->help();
+			p->status = 0;
+			return BENCH_OPT_STOP;
 		case BENCH_OPT_VERSION:
 			printf("iommukit-bench %s\n", ik_version());
-			return BENCH_OPT_EXIT;
+			p->status = 0;
+			return BENCH_OPT_STOP;
 		case BENCH_OPT_JSON:
 		case BENCH_OPT_QUICK:
 		case BENCH_OPT_SEED:
 		case BENCH_OPT_THREADS:
-			if (bench_global_opt(p, c))
-				return BENCH_OPT_FAIL;
+			p->status = bench_global_opt(p, c);
+			if (p->status)
+				return BENCH_OPT_STOP;
 			continue;
 		default:
 			return c;
 		}
 	}
+}
+
+bool bench_opt_range(const struct bench_parse *p, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	uint64_t v;
+
+	if (bench_parse_u64(optarg, &v) && v >= lo && v <= hi) {
+		*out = v;
+		return true;
+	}
+	bench_usage_error(p->cmd, "--%s must be %llu..%llu", p->opts[p->index].name,
+			  (unsigned long long)lo, (unsigned long long)hi);
+	return false;
 }
 
 bool bench_parse_u64(const char *s, uint64_t *out)

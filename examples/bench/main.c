@@ -62,6 +62,11 @@ static void usage(FILE *f)
 		fprintf(f, "  %-10s %s\n", subcmds[i].name, subcmds[i].help);
 }
 
+static void main_help(void)
+{
+	usage(stdout);
+}
+
 static const struct subcmd *find_subcmd(const char *name)
 {
 	for (size_t k = 0; k < sizeof(subcmds) / sizeof(subcmds[0]); k++)
@@ -88,14 +93,12 @@ int main(int argc, char **argv)
 		return 1;
 	/* The global options before the subcommand's name (checked here, then
 	 * handed on to the subcommand, which may not take them all). */
-	bench_parse_init(&p, NULL, main_opts, &o, argc, argv);
+	bench_parse_init(&p, NULL, main_opts, main_help, &o, argc, argv);
 	p.stop_at_arg = true;
-	while ((c = bench_next_opt(&p)) != BENCH_OPT_END) {
-		if (c == 'h')
-			usage(stdout);
-		if (c == 'h' || c == BENCH_OPT_EXIT || c == BENCH_OPT_FAIL)
-			return free(sub), c == BENCH_OPT_FAIL ? 2 : 0;
-	}
+	while ((c = bench_next_opt(&p)) > 0)
+		; /* only global options: bench_next_opt() checks them */
+	if (c < 0)
+		return free(sub), p.status;
 	at = optind;
 	cmd = find_subcmd(at < argc ? argv[at] : DEFAULT_SUBCMD);
 	if (!cmd)
