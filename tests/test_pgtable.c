@@ -1171,6 +1171,21 @@ START_TEST(partial_unmap_splits_block)
 }
 END_TEST
 
+/* Map 4 pages at iova + 8 granules and unmap them again in `parts` unmaps:
+ * partial unmaps, which leave the table in place and empty.  Then the
+ * counters are reset and the stats are in *s0. */
+static void leave_empty_table(struct th *h, uint64_t iova, unsigned parts,
+			      struct ik_pgtable_stats *s0)
+{
+	uint64_t g = G(h), step = 4 * g / parts;
+
+	ck_assert_int_eq(ik_pgtable_map(h->pt, iova + 8 * g, 0x1000000 + g, 4 * g, PROT_RW), 0);
+	for (uint64_t off = 0; off < 4 * g; off += step)
+		ck_assert_int_eq(unmap_sync(h, iova + 8 * g + off, step), (ik_s64)step);
+	ik_pgtable_get_stats(h->pt, s0);
+	th_reset_counts(h);
+}
+
 /* Partial unmaps leave an empty table; a block may then go there: the
  * table is freed after a walk-cache flush, and nothing else changes. */
 START_TEST(block_replaces_empty_table_after_walk_flush)
@@ -1184,10 +1199,7 @@ START_TEST(block_replaces_empty_table_after_walk_flush)
 		return;
 	}
 	iova = BASE(h) + 2 * b;
-	ck_assert_int_eq(ik_pgtable_map(h->pt, iova + 8 * g, 0x1000000 + g, 4 * g, PROT_RW), 0);
-	ck_assert_int_eq(unmap_sync(h, iova + 8 * g, 4 * g), (ik_s64)(4 * g));
-	ik_pgtable_get_stats(h->pt, &s0);
-	th_reset_counts(h);
+	leave_empty_table(h, iova, 1, &s0);
 	ck_assert_int_eq(ik_pgtable_map(h->pt, iova, 0x80000000ull, b, PROT_RW), 0);
 	ck_assert_int_eq(h->flush_walks, 1);
 	ck_assert_int_eq(h->sync_maps, 1);
@@ -1451,11 +1463,7 @@ START_TEST(without_walk_flush_empty_tables_are_kept)
 		return;
 	}
 	iova = BASE(h) + 2 * b;
-	ck_assert_int_eq(ik_pgtable_map(h->pt, iova + 8 * g, 0x1000000 + g, 4 * g, PROT_RW), 0);
-	ck_assert_int_eq(unmap_sync(h, iova + 8 * g, 2 * g), (ik_s64)(2 * g));
-	ck_assert_int_eq(unmap_sync(h, iova + 10 * g, 2 * g), (ik_s64)(2 * g));
-	ik_pgtable_get_stats(h->pt, &s0);
-	th_reset_counts(h);
+	leave_empty_table(h, iova, 2, &s0);
 	ck_assert_int_eq(ik_pgtable_map(h->pt, iova, 0x80000000ull, b, PROT_RW), 0);
 	ck_assert_int_eq(h->flush_walks, 0);
 	ck_assert_int_eq(h->sync_maps, 1);
