@@ -294,17 +294,15 @@ void ik_pt_pool_drain(struct ik_pgtable *pt, struct ik_pt_pool *pool)
 	pool->upper = pool->leaf = NULL;
 }
 
-ik_u32 ik_pt_subtree_collect(struct ik_pt_tbl *t, struct ik_pt_tbl **list)
+ik_u32 ik_pt_subtree_collect_deep(struct ik_pt_tbl *t, struct ik_pt_tbl **list)
 {
 	ik_u32 i, n = 1;
 
-	if (t->child) {
-		for (i = 0; i < t->nent; i++) {
-			struct ik_pt_tbl *c = ik_load_relaxed(&t->child[i]);
+	for (i = 0; i < t->nent; i++) {
+		struct ik_pt_tbl *c = ik_load_relaxed(&t->child[i]);
 
-			if (c)
-				n += ik_pt_subtree_collect(c, list);
-		}
+		if (c)
+			n += ik_pt_subtree_collect(c, list);
 	}
 	t->next = *list;
 	*list = t;

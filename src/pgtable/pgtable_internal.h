@@ -292,8 +292,17 @@ int ik_pt_pool_fill(struct ik_pgtable *pt, struct ik_pt_pool *pool, ik_u64 upper
 void ik_pt_pool_drain(struct ik_pgtable *pt, struct ik_pt_pool *pool);
 /* Push t and every table below it onto *list (children first); returns how
  * many.  The subtree must be the caller's alone (unlinked, or being
- * destroyed).  O(tables). */
-ik_u32 ik_pt_subtree_collect(struct ik_pt_tbl *t, struct ik_pt_tbl **list);
+ * destroyed).  O(tables).  (A level-0 table, the common case of an unmap,
+ * is pushed inline; ik_pt_subtree_collect_deep() walks the rest.) */
+ik_u32 ik_pt_subtree_collect_deep(struct ik_pt_tbl *t, struct ik_pt_tbl **list);
+static inline ik_u32 ik_pt_subtree_collect(struct ik_pt_tbl *t, struct ik_pt_tbl **list)
+{
+	if (t->child)
+		return ik_pt_subtree_collect_deep(t, list);
+	t->next = *list;
+	*list = t;
+	return 1;
+}
 
 /*
  * Merging dump: mapped ranges go in in increasing IOVA order; one that

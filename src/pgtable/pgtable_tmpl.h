@@ -86,7 +86,6 @@
 #define pt_unmap_leaves PT_NS(pt_unmap_leaves)
 #define pt_unmap_tbl PT_NS(pt_unmap_tbl)
 #define pt_unmap PT_NS(pt_unmap)
-#define pt_gather_range PT_NS(pt_gather_range)
 #define pt_iova_to_phys PT_NS(pt_iova_to_phys)
 #define pt_dump_tbl PT_NS(pt_dump_tbl)
 #define pt_dump PT_NS(pt_dump)
@@ -303,6 +302,13 @@ static struct ik_pt_tbl *pt_newtbl(struct pt_ctx *c, unsigned lvl)
 	return t;
 }
 
+/* Give back what is left of the pool (usually nothing: no call then). */
+static inline void pt_pool_done(struct pt_ctx *c)
+{
+	if (c->pool.upper || c->pool.leaf)
+		ik_pt_pool_drain(c->pt, &c->pool);
+}
+
 /* Clean every private table, whole, before it becomes reachable. */
 static void pt_priv_clean(struct pt_ctx *c)
 {
@@ -329,8 +335,8 @@ static void pt_priv_giveback(struct pt_ctx *c)
 
 /* Add what a request changed to the caller's gather: one range, through the
  * gather_add hook (default ik_gather_add). */
-static void pt_gather_range(struct ik_pgtable *pt, struct ik_gather *gather,
-			    const struct ik_gather *done)
+static inline void pt_gather_range(struct ik_pgtable *pt, struct ik_gather *gather,
+				   const struct ik_gather *done)
 {
 	if (done->end <= done->start)
 		return;
@@ -391,9 +397,15 @@ static inline ik_u64 pt_iter_count(const struct ik_pt_geometry *g, const struct 
  * request changes them.  O(levels + count) per piece; only maps that found
  * empty tables in their way with no hook to invalidate walk caches get here.
  */
-static void pt_iter_keep(const struct ik_pt_geometry *g, const struct pt_iter *it, unsigned *lvl,
-			 ik_u64 *cnt)
+static void pt_iter_keep(const struct ik_pt_geometry *g, struct pt_iter *it, struct pt_piece *p)
 {
+	unsigned *lvl = &p->lvl;
+	ik_u64 cnt = p->count, had = cnt << pt_shift(g, p->lvl);
+
+	/* Back to the piece's start, then forward by what it keeps. */
+	it->iova = p->iova;
+	it->pa = p->pa;
+	it->rem += had;
 	for (;;) {
 		const struct ik_pt_tbl *t = it->keep->root;
 		unsigned l = pt_top(g);
@@ -403,26 +415,31 @@ static void pt_iter_keep(const struct ik_pt_geometry *g, const struct pt_iter *i
 		for (; l > *lvl; l--) {
 			e = pt_load_acq(&t->cpu[pt_index(g, it->iova, l)]);
 			if (!e || !fmt_is_table(g, e, l))
-				return;	/* no table below: nothing in the way */
+				goto out;	/* no table below: nothing in the way */
 			t = pt_child(t, pt_index(g, it->iova, l));
 		}
 		idx = pt_index(g, it->iova, l);
 		e = pt_load_acq(&t->cpu[idx]);
 		if (!e || !fmt_is_table(g, e, l)) {	/* (never a table at level 0) */
-			for (k = 1; k < *cnt; k++) {
+			for (k = 1; k < cnt; k++) {
 				e = pt_load_acq(&t->cpu[idx + k]);
 				if (e && fmt_is_table(g, e, l)) {
-					*cnt = k;
+					cnt = k;
 					break;
 				}
 			}
-			return;
+			goto out;
 		}
 		do
 			(*lvl)--;
 		while (!(g->leaf_levels & (1u << *lvl)));
-		*cnt = pt_iter_count(g, it, *lvl);
+		cnt = pt_iter_count(g, it, *lvl);
 	}
+out:
+	p->count = (ik_u32)cnt;
+	it->iova += cnt << pt_shift(g, *lvl);
+	it->pa += cnt << pt_shift(g, *lvl);
+	it->rem -= cnt << pt_shift(g, *lvl);
 }
 
 static inline bool pt_iter_next(const struct ik_pt_geometry *g, struct pt_iter *it,
@@ -460,8 +477,6 @@ static inline bool pt_iter_next(const struct ik_pt_geometry *g, struct pt_iter *
 		}
 	}
 	cnt = pt_iter_count(g, it, lvl);
-	if (IK_UNLIKELY(it->keep != NULL))
-		pt_iter_keep(g, it, &lvl, &cnt);
 	p->iova = it->iova;
 	p->pa = it->pa;
 	p->lvl = lvl;
@@ -469,6 +484,18 @@ static inline bool pt_iter_next(const struct ik_pt_geometry *g, struct pt_iter *
 	it->iova += cnt << pt_shift(g, lvl);
 	it->pa += cnt << pt_shift(g, lvl);
 	it->rem -= cnt << pt_shift(g, lvl);
+	return true;
+}
+
+/* The next piece, in keep mode cut by pt_iter_keep().  (Apart from
+ * pt_iter_next() so that its loop stays a leaf function.) */
+IK_ALWAYS_INLINE bool pt_piece_next(const struct ik_pt_geometry *g, struct pt_iter *it,
+				  struct pt_piece *p)
+{
+	if (!pt_iter_next(g, it, p))
+		return false;
+	if (IK_UNLIKELY(it->keep != NULL))
+		pt_iter_keep(g, it, p);
 	return true;
 }
 
@@ -523,7 +550,7 @@ static int pt_map_prepare(struct ik_pgtable *pt, ik_u64 iova, const struct ik_se
 		last_key[i] = IK_U64_MAX;
 	*need_upper = *need_leaf = 0;
 	pt_iter_init(&it, iova, segs, n, pgsize, keep);
-	while (pt_iter_next(g, &it, &p)) {
+	while (pt_piece_next(g, &it, &p)) {
 		const struct ik_pt_tbl *t = pt->root;
 		unsigned l = pt_top(g);
 		ik_u64 acc = 0;
@@ -765,7 +792,7 @@ static void pt_map_deferred_cleans(struct pt_map_req *m, ik_u64 iova, const stru
 	struct pt_piece p;
 
 	pt_iter_init(&it, iova, segs, n, pgsize, m->keep);
-	while (pt_iter_next(g, &it, &p)) {
+	while (pt_piece_next(g, &it, &p)) {
 		struct ik_pt_tbl *t = m->c.pt->root;
 		unsigned l = pt_top(g);
 		ik_u32 idx;
@@ -812,19 +839,18 @@ static int pt_map(struct ik_pgtable *pt, ik_u64 iova, const struct ik_seg *segs,
 	m.replace = false;
 	m.keep = NULL;
 	m.dead = NULL;
-	ret = pt_map_prepare(pt, iova, segs, n, pgsize, NULL, &need_upper, &need_leaf, &m.replace);
-	if (ret)
-		return ret;
-	if (m.replace && !pt->hooks.flush_walk && !pt->hooks.flush_all) {
-		/* Nothing could invalidate a walk cache that may still point at
-		 * the empty tables: keep them and map into them, with smaller
-		 * leaves where they are (a second pass 1 counts the tables). */
-		m.replace = false;
-		m.keep = pt;
+	for (;;) {
 		ret = pt_map_prepare(pt, iova, segs, n, pgsize, m.keep, &need_upper, &need_leaf,
 				     &m.replace);
 		if (ret)
 			return ret;
+		if (!m.replace || m.keep || pt->hooks.flush_walk || pt->hooks.flush_all)
+			break;
+		/* Nothing could invalidate a walk cache that may still point at
+		 * the empty tables: keep them and map into them, with smaller
+		 * leaves where they are (pass 1 again, to count the tables). */
+		m.replace = false;
+		m.keep = pt;
 	}
 	pt_ctx_init(&m.c, pt);
 	if (need_upper || need_leaf) {
@@ -836,13 +862,13 @@ static int pt_map(struct ik_pgtable *pt, ik_u64 iova, const struct ik_seg *segs,
 	m.pend = NULL;
 	m.cur_t = NULL;
 	pt_iter_init(&it, iova, segs, n, pgsize, m.keep);
-	while (pt_iter_next(g, &it, &p))
+	while (pt_piece_next(g, &it, &p))
 		pt_map_piece(&m, &p);
 	pt_finalize(&m);
 	if (m.c.clean && (pt->cfg.quirks & IK_PT_QUIRK_DEFER_LEAF_CLEAN))
 		pt_map_deferred_cleans(&m, iova, segs, n, pgsize);
 	pt_run_flush_all(&m.c);
-	ik_pt_pool_drain(pt, &m.c.pool);
+	pt_pool_done(&m.c);
 	for (i = 0; i < n; i++)
 		total += segs[i].len;
 	if (m.dead)
@@ -1160,7 +1186,7 @@ static ik_s64 pt_unmap(struct ik_pgtable *pt, ik_u64 iova, ik_u64 size, struct i
 	u.nfreed = 0;
 	pt_unmap_tbl(&u, pt->root, pt_top(g), iova, iova + size);
 	pt_run_flush_all(&u.c);
-	ik_pt_pool_drain(pt, &u.c.pool);
+	pt_pool_done(&u.c);
 	if (u.nfreed) {
 		gather->pt = pt;
 		gather->nr_tables += u.nfreed;
