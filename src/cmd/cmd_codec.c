@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
  * The table-driven field codec behind the SMMUv3 and VT-d encoders (see
- * src/cmd_codec.h).  Pure functions.
+ * src/cmd/cmd_codec.h).  Pure functions.
  */
 #include <iommukit/env.h>
 #include "cmd_codec.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * Internal interface between src/iova.c (the tree) and src/iova_rcache.c
+ * Internal interface between src/iova/iova.c (the tree) and src/iova/iova_rcache.c
  * (the range caches).  Not installed, not API.
  */
 #ifndef IK_IOVA_INT_H

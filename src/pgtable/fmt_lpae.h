@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * src/fmt_lpae.h - the ARM LPAE formats' side of the format contract (see
- * src/pgtable_internal.h).  Not API.  Included by src/pgtable_lpae_s1.c and
- * src/pgtable_lpae_s2.c with LPAE_STAGE defined to 1 or 2, so that the stage
+ * src/pgtable/fmt_lpae.h - the ARM LPAE formats' side of the format contract (see
+ * src/pgtable/pgtable_internal.h).  Not API.  Included by src/pgtable/pgtable_lpae_s1.c and
+ * src/pgtable/pgtable_lpae_s2.c with LPAE_STAGE defined to 1 or 2, so that the stage
  * is a compile-time constant in every encoder.
  *
  * Level mapping: engine level L is ARM lookup level 3 - L.  Architectural

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * src/fmt_vtd.h - the Intel VT-d formats' side of the format contract (see
- * src/pgtable_internal.h): second-level tables and first-level (x86-64
+ * src/pgtable/fmt_vtd.h - the Intel VT-d formats' side of the format contract (see
+ * src/pgtable/pgtable_internal.h): second-level tables and first-level (x86-64
  * paging) tables.  Not API.  The entry layouts are described in
  * include/iommukit/fmt/vtd.h.
  *

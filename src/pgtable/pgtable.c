@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * src/pgtable.c - the format-independent half of the page-table engine:
+ * src/pgtable/pgtable.c - the format-independent half of the page-table engine:
  * the format registry, table-page allocation and the freed-table cache,
  * argument checks, gathers, and the walker's range dump.  The per-entry work
- * lives in src/pgtable_tmpl.h, instantiated by each format.
+ * lives in src/pgtable/pgtable_tmpl.h, instantiated by each format.
  */
 #include "pgtable_internal.h"
 

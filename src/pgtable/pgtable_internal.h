@@ -32,7 +32,7 @@
  * each of its out-of-line functions NAME_<sym> (pt_map_lpae_s1, ...), so
  * that backtraces and profiles tell the formats apart.
  *
- * The engine template (src/pgtable_tmpl.h) calls the functions below by
+ * The engine template (src/pgtable/pgtable_tmpl.h) calls the functions below by
  * these exact names; they are `static inline` in the format header, so every
  * per-entry operation is inlined: no function pointer per PTE.  The runtime
  * format value selects the instantiated `struct ik_pt_ops` once per request.
@@ -272,7 +272,7 @@ struct ik_pt_ops {
 		    void *ctx);
 };
 
-/* ---- engine services shared by every instantiation (src/pgtable.c) ---- */
+/* ---- engine services shared by every instantiation (src/pgtable/pgtable.c) ---- */
 
 /* Table page + bookkeeping for `level`, from the cache or the hooks; entries
  * NOT zeroed.  NULL on failure (nothing leaked), with *err (if err is not

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * src/pgtable_vtd.c - Intel VT-d helpers around the generic engine: a config
+ * src/pgtable/pgtable_vtd.c - Intel VT-d helpers around the generic engine: a config
  * from the unit's capability registers, the context / PASID entry values a
  * driver programs, and walkers built from such entries (for emulators).
- * The formats themselves are src/fmt_vtd.h, instantiated by
- * src/pgtable_vtd_sl.c and src/pgtable_vtd_fl.c.
+ * The formats themselves are src/pgtable/fmt_vtd.h, instantiated by
+ * src/pgtable/pgtable_vtd_sl.c and src/pgtable/pgtable_vtd_fl.c.
  */
 #include "pgtable_internal.h"
 #include <iommukit/fmt/vtd.h>
