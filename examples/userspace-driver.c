@@ -140,84 +140,91 @@ static void dma_unmap(struct driver *drv, ik_u64 iova, size_t len)
 	CHECK(ik_iova_free_fast(&drv->iovad, iova / PAGE, npages));
 }
 
-int main(void)
+/* ---- platform: the SMMU, with its IOTLB, and stale-translation checking
+ * on (a driver bug would show up as a report, not silently); its command
+ * queue consumer, on a thread of its own. */
+static pthread_t platform_init(struct driver *drv)
 {
 	struct ik_softiommu_config scfg;
 	struct ik_softiommu_cq_config ccfg;
-	struct ik_cmdq_config qcfg;
-	struct ik_pgtable_cfg pcfg;
-	struct ik_iova_config icfg;
-	struct ik_lpae_regs regs;
-	struct ik_pt_walker hw_walker;
-	struct ik_softiommu_fault fault;
-	struct ik_softiommu_stats st;
-	struct driver drv;
 	pthread_t tid;
-	char msg[64], *buf;
-	ik_u64 iova, iova2;
 
-	memset(&drv, 0, sizeof(drv));
-
-	/* ---- platform: the SMMU, with its IOTLB, and stale-translation
-	 * checking on (a driver bug would show up as a report, not silently). */
 	ik_softiommu_config_init(&scfg);
 	scfg.flags = IK_SOFTIOMMU_CHECK;
 	CHECK(ik_softiommu_create(&scfg, &smmu));
 
-	/* ---- the command queue.  Its ring is memory the driver allocates and
-	 * tells the SMMU about (CMDQ_BASE); PROD/CONS are the SMMU's registers,
-	 * here the soft IOMMU's consumer (ik_cmdq_sw_regs). */
-	drv.cmdq_ring = xmemalign(4096, 16u << 8);
-	if (!drv.cmdq_ring)
-		return 1;
-	memset(drv.cmdq_ring, 0, 16u << 8);
+	/* The queue's ring is memory the driver allocates and tells the SMMU
+	 * about (CMDQ_BASE); PROD/CONS are the SMMU's registers, here the soft
+	 * IOMMU's consumer (ik_cmdq_sw_regs). */
+	drv->cmdq_ring = xmemalign(4096, 16u << 8);
+	CHECK(drv->cmdq_ring ? 0 : -ENOMEM);
+	memset(drv->cmdq_ring, 0, 16u << 8);
 	memset(&ccfg, 0, sizeof(ccfg));
 	ccfg.fmt = &ik_cmdq_fmt_smmuv3;
 	ccfg.log2_entries = 8;
-	ccfg.ring = drv.cmdq_ring;
+	ccfg.ring = drv->cmdq_ring;
 	CHECK(ik_softiommu_cq_init(&smmu_cmdq_consumer, smmu, &ccfg));
 	CHECK(pthread_create(&tid, NULL, smmu_thread, NULL) ? -EAGAIN : 0);
+	return tid;
+}
+
+/* ---- the driver: its command queue, its IOVA space, its page tables, and
+ * the context the SMMU walks them with. */
+static void driver_init(struct driver *drv)
+{
+	struct ik_cmdq_config qcfg;
+	struct ik_iova_config icfg;
+	struct ik_pgtable_cfg pcfg;
+	struct ik_pt_fmt_info fi;
+	struct ik_lpae_regs regs;
+	struct ik_pt_walker hw_walker;
 
 	memset(&qcfg, 0, sizeof(qcfg));
 	qcfg.fmt = &ik_cmdq_fmt_smmuv3;
 	qcfg.log2_entries = 8;
-	qcfg.ring = drv.cmdq_ring;
+	qcfg.ring = drv->cmdq_ring;
 	qcfg.regs = &ik_cmdq_sw_regs;		/* on hardware: MMIO accessors */
 	qcfg.regs_ctx = &smmu_cmdq_consumer.sw;	/* on hardware: the register page */
-	CHECK(ik_cmdq_create(&qcfg, &drv.cmdq));
+	CHECK(ik_cmdq_create(&qcfg, &drv->cmdq));
 
-	/* ---- the IOVA space: 4 KiB pages 1 .. 2^20 - 1 (a 4 GiB window), with
-	 * the MSI doorbell window reserved, as VFIO reports it. */
+	/* The IOVA space: 4 KiB pages 1 .. 2^20 - 1 (a 4 GiB window), with the
+	 * MSI doorbell window reserved, as VFIO reports it. */
 	memset(&icfg, 0, sizeof(icfg));
 	icfg.granule = PAGE;
 	icfg.start_pfn = 1;
 	icfg.end_pfn = 0xfffff;
-	CHECK(ik_iova_init(&drv.iovad, &icfg));
-	CHECK(ik_iova_reserve(&drv.iovad, 0x8000000 / PAGE, 0x80fffff / PAGE));
+	CHECK(ik_iova_init(&drv->iovad, &icfg));
+	CHECK(ik_iova_reserve(&drv->iovad, 0x8000000 / PAGE, 0x80fffff / PAGE));
 
-	/* ---- the page tables, and the context the SMMU walks them with.  The
-	 * driver writes TTBR0/TCR/MAIR into the context descriptor; the SMMU
-	 * derives its walk from exactly those values. */
+	/* The page tables: every page size the format has at its smallest
+	 * granule (4K, 2M, 1G).  The driver writes TTBR0/TCR/MAIR into the
+	 * context descriptor; the SMMU derives its walk from exactly those. */
+	CHECK(ik_pt_fmt_get_info(IK_PT_LPAE_S1, &fi));
 	memset(&pcfg, 0, sizeof(pcfg));
 	pcfg.fmt = IK_PT_LPAE_S1;
 	pcfg.ias = 48;
 	pcfg.oas = 48;
-	pcfg.pgsize_bitmap = (1u << 12) | (1u << 21) | (1u << 30);
+	pcfg.pgsize_bitmap = fi.granules[0].leaf_sizes;
 	pcfg.coherent = true;
-	CHECK(ik_pgtable_create(&pcfg, &drv.pt));
-	CHECK(ik_lpae_get_regs(drv.pt, &regs));
+	CHECK(ik_pgtable_create(&pcfg, &drv->pt));
+	CHECK(ik_lpae_get_regs(drv->pt, &regs));
 	CHECK(ik_lpae_walker_from_regs(&hw_walker, 1, regs.tcr, regs.ttbr, 0));
 	CHECK(ik_softiommu_attach_pt(smmu, SID, ASID, &hw_walker, NULL));
 	printf("context: TTBR0 %#llx TCR %#llx MAIR %#llx, ASID %d, StreamID %d\n",
 	       (unsigned long long)regs.ttbr, (unsigned long long)regs.tcr,
 	       (unsigned long long)regs.mair, ASID, SID);
+}
 
-	/* ---- DMA: map a buffer, let the device write into it, read it. */
-	buf = xmemalign(PAGE, 4 * PAGE);
-	if (!buf)
-		return 1;
-	memset(buf, 0, 4 * PAGE);
-	iova = dma_map(&drv, buf, 4 * PAGE, IK_PROT_READ | IK_PROT_WRITE);
+/* ---- DMA: map a buffer, let the device write into it, read it; a
+ * read-only mapping the device may read and not write; unmap, after which
+ * the device is locked out.  0, or 1 if something misbehaved. */
+static int device_dma(struct driver *drv, char *buf)
+{
+	struct ik_softiommu_fault fault;
+	char msg[64];
+	ik_u64 iova, iova2;
+
+	iova = dma_map(drv, buf, 4 * PAGE, IK_PROT_READ | IK_PROT_WRITE);
 	printf("mapped 16 KiB at host %p -> iova %#llx\n", (void *)buf, (unsigned long long)iova);
 	snprintf(msg, sizeof(msg), "hello from the device");
 	CHECK(ik_softiommu_dma_write(smmu, SID, iova + PAGE + 100, msg, strlen(msg) + 1));
@@ -227,7 +234,7 @@ int main(void)
 		return fprintf(stderr, "userspace-driver: data did not arrive\n"), 1;
 
 	/* A read-only mapping: the device may read it, a write faults. */
-	iova2 = dma_map(&drv, buf + 3 * PAGE, PAGE, IK_PROT_READ);
+	iova2 = dma_map(drv, buf + 3 * PAGE, PAGE, IK_PROT_READ);
 	CHECK(ik_softiommu_dma_read(smmu, SID, iova2, msg, 8));
 	if (ik_softiommu_dma_write(smmu, SID, iova2, msg, 8) != -EFAULT)
 		return fprintf(stderr, "userspace-driver: write to read-only page allowed\n"), 1;
@@ -236,9 +243,9 @@ int main(void)
 	       ik_softiommu_fault_name(fault.type), fault.access == IK_SOFTIOMMU_WRITE ? "write" : "read",
 	       (unsigned long long)fault.iova, fault.sid);
 
-	/* ---- unmap: PTEs, invalidation + sync, table pages, IOVA. */
-	dma_unmap(&drv, iova, 4 * PAGE);
-	dma_unmap(&drv, iova2, PAGE);
+	/* Unmap: PTEs, invalidation + sync, table pages, IOVA. */
+	dma_unmap(drv, iova, 4 * PAGE);
+	dma_unmap(drv, iova2, PAGE);
 
 	/* After unmap + invalidate + sync the device is locked out. */
 	if (ik_softiommu_dma_write(smmu, SID, iova + PAGE, msg, 8) != -EFAULT)
@@ -246,6 +253,13 @@ int main(void)
 	CHECK(ik_softiommu_fault_pop(smmu, &fault));
 	printf("event: %s fault at iova %#llx after unmap, as it should be\n",
 	       ik_softiommu_fault_name(fault.type), (unsigned long long)fault.iova);
+	return 0;
+}
+
+/* ---- what the SMMU saw: two faults (both expected), no stale translation. */
+static int check_counters(void)
+{
+	struct ik_softiommu_stats st;
 
 	CHECK(ik_softiommu_stats(smmu, &st));
 	printf("soft IOMMU: %llu accesses, %llu IOTLB hits, %llu misses, %llu commands, "
@@ -256,6 +270,24 @@ int main(void)
 	       (unsigned long long)st.stale);
 	if (st.stale != 0 || st.faults != 2)
 		return fprintf(stderr, "userspace-driver: unexpected counters\n"), 1;
+	return 0;
+}
+
+int main(void)
+{
+	struct driver drv;
+	pthread_t tid;
+	char *buf;
+
+	memset(&drv, 0, sizeof(drv));
+	tid = platform_init(&drv);
+	driver_init(&drv);
+	buf = xmemalign(PAGE, 4 * PAGE);
+	if (!buf)
+		return 1;
+	memset(buf, 0, 4 * PAGE);
+	if (device_dma(&drv, buf) || check_counters())
+		return 1;
 
 	/* ---- teardown: detach the device before freeing its tables. */
 	CHECK(ik_softiommu_detach(smmu, SID));

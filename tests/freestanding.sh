@@ -13,7 +13,7 @@ set -u
 : "${top_srcdir:=.}"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
-flags="-std=c11 -O2 -ffreestanding -nostdlib -Wall -Wextra -Werror -I$top_srcdir/include -I$top_srcdir/tests/freestanding -DIK_ENV_HEADER=\"ik_env_test.h\""
+flags="-std=c11 -O2 -ffreestanding -nostdlib -Wall -Wextra -Wundef -Werror -I$top_srcdir/include -I$top_srcdir/tests/freestanding -DIK_ENV_HEADER=\"ik_env_test.h\""
 
 srcs=$(cd "$top_srcdir" && find src -name '*.c' ! -name env_hosted.c | sort)
 {

@@ -39,81 +39,6 @@ START_TEST(fetch_ops_return_old_value)
 }
 END_TEST
 
-#if IK_HAVE_U128
-START_TEST(cas128_native_or_fallback)
-{
-	static ik_u128 v IK_ALIGNED(16);
-	ik_u128 exp = 0, hi = (ik_u128)1 << 100;
-
-	v = 0;
-	ck_assert(ik_atomic_cas128(&v, &exp, hi | 7));
-	ck_assert(ik_atomic_load128(&v) == (hi | 7));
-	exp = 1;
-	ck_assert(!ik_atomic_cas128(&v, &exp, 0));
-	ck_assert(exp == (hi | 7));
-}
-END_TEST
-
-START_TEST(cas128_locked_fallback)
-{
-	static ik_u128 v IK_ALIGNED(16);
-	ik_u128 exp = 0, hi = (ik_u128)3 << 90;
-
-	v = 0;
-	ck_assert(_ik_cas128_locked(&v, &exp, hi));
-	ck_assert(_ik_load128_locked(&v) == hi);
-	exp = 0;
-	ck_assert(!_ik_cas128_locked(&v, &exp, 1));
-	ck_assert(exp == hi);
-}
-END_TEST
-
-/* Two 64-bit halves that must move together: low counts, high = ~low. */
-static ik_u128 cas128_shared IK_ALIGNED(16);
-
-static void *cas128_worker(void *p)
-{
-	long iters = *(const long *)p;
-
-	for (long i = 0; i < iters; i++) {
-		ik_u128 old = _ik_load128_locked(&cas128_shared), want;
-
-		for (;;) {
-			ik_u64 lo = (ik_u64)old;
-
-			if ((ik_u64)(old >> 64) != ~lo)
-				return (void *)1; /* a torn value */
-			want = ((ik_u128)~(lo + 1) << 64) | (lo + 1);
-			if (_ik_cas128_locked(&cas128_shared, &old, want))
-				break;
-		}
-	}
-	return NULL;
-}
-
-/* The fallback's spin words start unlocked without any init call and
- * exclude each other's updates: four threads, no lost or torn update. */
-START_TEST(cas128_locked_fallback_threads)
-{
-	long iters = ik_test_iters(100000);
-	pthread_t t[4];
-	void *ret;
-	ik_u128 end;
-
-	cas128_shared = (ik_u128)~(ik_u64)0 << 64;
-	for (int i = 0; i < 4; i++)
-		ck_assert_int_eq(pthread_create(&t[i], NULL, cas128_worker, &iters), 0);
-	for (int i = 0; i < 4; i++) {
-		pthread_join(t[i], &ret);
-		ck_assert_ptr_null(ret);
-	}
-	end = _ik_load128_locked(&cas128_shared);
-	ck_assert_uint_eq((ik_u64)end, 4 * (ik_u64)iters);
-	ck_assert_uint_eq((ik_u64)(end >> 64), ~(4 * (ik_u64)iters));
-}
-END_TEST
-#endif
-
 struct lock_arg {
 	ik_lock_t *lock;
 	uint64_t *counter;
@@ -165,14 +90,7 @@ Suite *ik_test_suite(void)
 
 	tcase_add_test(tc, cas_succeeds_and_fails_as_documented);
 	tcase_add_test(tc, fetch_ops_return_old_value);
-#if IK_HAVE_U128
-	tcase_add_test(tc, cas128_native_or_fallback);
-	tcase_add_test(tc, cas128_locked_fallback);
-#endif
 	tcase_set_timeout(tc, 120);
-#if IK_HAVE_U128
-	tcase_add_test(tc, cas128_locked_fallback_threads);
-#endif
 	tcase_add_test(tc, lock_excludes_four_threads);
 	suite_add_tcase(s, tc);
 	return s;

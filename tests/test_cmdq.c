@@ -7,7 +7,9 @@
  * allocation failures; and a multi-producer stress run that checks every
  * command is consumed exactly once (or reported failed), in each producer's
  * order, and that a sync returns only after its producer's commands ran.
- * _ik_cmdq_reserve/_ik_cmdq_commit stage a producer preempted mid-insertion.
+ * ik_cmdq_test_reserve/ik_cmdq_test_commit (src/cmdq/cmdq_test.h, test-only:
+ * this suite links the library statically) stage a producer preempted
+ * mid-insertion.
  */
 #include <pthread.h>
 #include <sched.h>
@@ -18,6 +20,7 @@
 #include <iommukit/cmd/smmuv3.h>
 #include <iommukit/cmd/vtd.h>
 #include "testlib.h"
+#include "cmdq_test.h"
 
 #define BIT(n) ((uint64_t)1 << (n))
 #define GENMASK(h, l) (((~(uint64_t)0) >> (63 - (h))) & ~((BIT(l)) - 1))
@@ -1101,7 +1104,7 @@ START_TEST(preempted_reserver_delays_only_the_consumer)
 	r.ctx = next;
 	rig_start(&r);
 	/* Producer 0 reserves two slots and is "preempted" before writing. */
-	ck_assert_int_eq(_ik_cmdq_reserve(r.q, 2, &at), 0);
+	ck_assert_int_eq(ik_cmdq_test_reserve(r.q, 2, &at), 0);
 	for (unsigned i = 0; i < 2; i++)
 		mk_cmd(mine[i], 0, i);
 	/* Producer 1 is not held up: issue() without a sync returns at once. */
@@ -1115,10 +1118,10 @@ START_TEST(preempted_reserver_delays_only_the_consumer)
 	ck_assert_int_eq(ik_cmdq_sync(r.q), -ETIMEDOUT);
 	ck_assert_uint_eq(__atomic_load_n(&r.seen, __ATOMIC_RELAXED), 0);
 	/* Producer 0 resumes: fills and publishes; everything runs, in order. */
-	_ik_cmdq_commit(r.q, at, mine, 2);
+	ik_cmdq_test_commit(r.q, at, mine, 2);
 	ck_assert_int_eq(ik_cmdq_sync(r.q), 0);
 	rig_stop(&r);
-	ck_assert_int_eq(_ik_cmdq_reserve(r.q, 0, &at), -EINVAL);
+	ck_assert_int_eq(ik_cmdq_test_reserve(r.q, 0, &at), -EINVAL);
 	ck_assert_uint_eq(next[0], 2);
 	ck_assert_uint_eq(next[1], 3);
 	ck_assert_uint_eq(r.seen, 5);

@@ -1609,7 +1609,7 @@ static int stop_cached(void *ctx, ik_u64 pfn, ik_u64 pages)
 START_TEST(test_checker_detects_corruption)
 {
 	struct ik_iova_domain d;
-	struct _ik_iova_node *n;
+	struct ik_iova_node *n;
 	uint64_t p, q, saved;
 	int calls = 0;
 
@@ -1626,7 +1626,7 @@ START_TEST(test_checker_detects_corruption)
 	calls = 0;
 	ck_assert_int_eq(ik_iova_for_each_cached(&d, stop_cached, &calls), 7);
 	ck_assert_int_eq(calls, 1);
-	n = ik_rb_entry(d.root.node, struct _ik_iova_node, rb);
+	n = ik_rb_entry(d.root.node, struct ik_iova_node, rb);
 	saved = n->max_gap;
 	n->max_gap = saved + 1;
 	ck_assert_int_eq(ik_iova_check(&d), IK_IOVA_CHECK_AUGMENT);
@@ -1634,7 +1634,7 @@ START_TEST(test_checker_detects_corruption)
 	d.nr_pages++;
 	ck_assert_int_eq(ik_iova_check(&d), IK_IOVA_CHECK_COUNTERS);
 	d.nr_pages--;
-	n = ik_rb_entry(ik_rb_first(&d.root), struct _ik_iova_node, rb);
+	n = ik_rb_entry(ik_rb_first(&d.root), struct ik_iova_node, rb);
 	saved = n->gap_lo;
 	n->gap_lo = saved + 1; /* also changes its own gap: recompute */
 	ck_assert_int_ne(ik_iova_check(&d), 0);
@@ -1642,7 +1642,7 @@ START_TEST(test_checker_detects_corruption)
 	CHECK_OK(&d);
 	/* a hint or a kept node that is not in the tree */
 	{
-		struct _ik_iova_node stray = *n, *h = d.hint, *k = d.tomb;
+		struct ik_iova_node stray = *n, *h = d.hint, *k = d.tomb;
 
 		d.hint = &stray;
 		ck_assert_int_eq(ik_iova_check(&d), IK_IOVA_CHECK_HINT);
@@ -1838,7 +1838,7 @@ START_TEST(test_node_is_at_most_56_bytes)
 	ik_iova_stats(&d, &st);
 	if (sizeof(void *) == 8)
 		ck_assert_uint_le(st.node_bytes, 56);
-	ck_assert_uint_eq(st.node_bytes, sizeof(struct _ik_iova_node));
+	ck_assert_uint_eq(st.node_bytes, sizeof(struct ik_iova_node));
 	ik_iova_destroy(&d);
 }
 END_TEST
@@ -1974,9 +1974,9 @@ static void km_verify(struct ik_iova_domain *d, const struct kmodel *k)
 	IK_REQUIRE(st.reserved_ranges == m->rranges && st.reserved_pages == m->rpages);
 	IK_REQUIRE(st.largest_gap == model_largest(m, m->end));
 	IK_REQUIRE(st.bytes - (st.ranges + (d->tomb ? 1 : 0)) * st.node_bytes ==
-		   st.magazines * sizeof(struct _ik_iova_mag) +
-			   (uint64_t)d->rc_classes * d->rc_ncpus * sizeof(struct _ik_iova_cpu) +
-			   (uint64_t)d->rc_classes * sizeof(struct _ik_iova_depot));
+		   st.magazines * sizeof(struct ik_iova_mag) +
+			   (uint64_t)d->rc_classes * d->rc_ncpus * sizeof(struct ik_iova_cpu) +
+			   (uint64_t)d->rc_classes * sizeof(struct ik_iova_depot));
 	compare_all(d, m);
 	for (uint64_t p = m->start - (m->start > 0); ; p++) {
 		int ra = ik_iova_next(d, p, &a), rb = km_next(m, p, &b);

@@ -304,7 +304,10 @@ static void th_reset_counts(struct th *h)
 	h->flush_walks = 0;
 }
 
-static struct th *th_new_cfg(const struct fmt_case *fc, bool coherent, ik_u32 extra_quirks)
+/* The harness; flush_walk: whether the table set has that hook (it has no
+ * flush_all). */
+static struct th *th_new_hooks(const struct fmt_case *fc, bool coherent, ik_u32 extra_quirks,
+			       bool flush_walk)
 {
 	struct th *h = calloc(1, sizeof(*h));
 	int ret;
@@ -319,7 +322,7 @@ static struct th *th_new_cfg(const struct fmt_case *fc, bool coherent, ik_u32 ex
 	h->hooks.iotlb_sync_map = th_sync_map;
 	h->hooks.gather_add = th_gather_add;
 	h->hooks.iotlb_sync = th_iotlb_sync;
-	h->hooks.flush_walk = th_flush_walk;
+	h->hooks.flush_walk = flush_walk ? th_flush_walk : NULL;
 	h->cfg.fmt = fc->fmt;
 	h->cfg.ias = fc->ias;
 	h->cfg.oas = fc->oas;
@@ -334,6 +337,11 @@ static struct th *th_new_cfg(const struct fmt_case *fc, bool coherent, ik_u32 ex
 	ck_assert_msg(ret == 0, "%s: create: %d", fc->name, ret);
 	ik_pt_geometry_init(&h->g, &h->cfg);
 	return h;
+}
+
+static struct th *th_new_cfg(const struct fmt_case *fc, bool coherent, ik_u32 extra_quirks)
+{
+	return th_new_hooks(fc, coherent, extra_quirks, true);
 }
 
 static struct th *th_new(int i, bool coherent)
@@ -545,10 +553,13 @@ static uint64_t rand_pa(struct th *h, struct ik_rng *r, uint64_t iova, bool bloc
 
 /* ------------------------------------------------------------ tests */
 
-START_TEST(random_ops_match_shadow_model)
+/* Random map, map_pages, map_sg and unmap calls on format case i, checked
+ * against a shadow model; flush_walk: whether the table set has that hook
+ * (without it, emptied tables are kept instead of replaced by blocks). */
+static void random_ops(int i_case, bool flush_walk)
 {
-	struct th *h = th_new(_i, _i % 2 == 0);
-	struct ik_rng rng = { 0x5eed0000u + (uint64_t)_i };
+	struct th *h = th_new_hooks(&fmt_cases[i_case], i_case % 2 == 0, 0, flush_walk);
+	struct ik_rng rng = { 0x5eed0000u + (uint64_t)i_case + (flush_walk ? 0 : 0x100u) };
 	struct shadow s;
 	uint64_t npages, step, ops = (uint64_t)ik_test_iters(300);
 	struct ik_gather pend;
@@ -672,6 +683,17 @@ START_TEST(random_ops_match_shadow_model)
 	sh_verify(h, &s, false, &rng);
 	sh_free(&s);
 	th_destroy(h);
+}
+
+START_TEST(random_ops_match_shadow_model)
+{
+	random_ops(_i, true);
+}
+END_TEST
+
+START_TEST(random_ops_match_shadow_model_without_walk_flush)
+{
+	random_ops(_i, false);
 }
 END_TEST
 
@@ -1149,6 +1171,21 @@ START_TEST(partial_unmap_splits_block)
 }
 END_TEST
 
+/* Map 4 pages at iova + 8 granules and unmap them again in `parts` unmaps:
+ * partial unmaps, which leave the table in place and empty.  Then the
+ * counters are reset and the stats are in *s0. */
+static void leave_empty_table(struct th *h, uint64_t iova, unsigned parts,
+			      struct ik_pgtable_stats *s0)
+{
+	uint64_t g = G(h), step = 4 * g / parts;
+
+	ck_assert_int_eq(ik_pgtable_map(h->pt, iova + 8 * g, 0x1000000 + g, 4 * g, PROT_RW), 0);
+	for (uint64_t off = 0; off < 4 * g; off += step)
+		ck_assert_int_eq(unmap_sync(h, iova + 8 * g + off, step), (ik_s64)step);
+	ik_pgtable_get_stats(h->pt, s0);
+	th_reset_counts(h);
+}
+
 /* Partial unmaps leave an empty table; a block may then go there: the
  * table is freed after a walk-cache flush, and nothing else changes. */
 START_TEST(block_replaces_empty_table_after_walk_flush)
@@ -1162,10 +1199,7 @@ START_TEST(block_replaces_empty_table_after_walk_flush)
 		return;
 	}
 	iova = BASE(h) + 2 * b;
-	ck_assert_int_eq(ik_pgtable_map(h->pt, iova + 8 * g, 0x1000000 + g, 4 * g, PROT_RW), 0);
-	ck_assert_int_eq(unmap_sync(h, iova + 8 * g, 4 * g), (ik_s64)(4 * g));
-	ik_pgtable_get_stats(h->pt, &s0);
-	th_reset_counts(h);
+	leave_empty_table(h, iova, 1, &s0);
 	ck_assert_int_eq(ik_pgtable_map(h->pt, iova, 0x80000000ull, b, PROT_RW), 0);
 	ck_assert_int_eq(h->flush_walks, 1);
 	ck_assert_int_eq(h->sync_maps, 1);
@@ -1390,6 +1424,88 @@ START_TEST(concurrent_disjoint_map_unmap)
 END_TEST
 
 /* ------------------------------------------------------------ walker, dirty */
+
+/* Walker view of [iova, iova + size): every granule page translates to
+ * pa + offset with a leaf of `pgsize` bytes. */
+static void walk_expect(struct th *h, uint64_t iova, uint64_t pa, uint64_t size, uint64_t pgsize)
+{
+	struct ik_pt_walker w;
+	struct ik_pt_mem mem;
+	struct ik_pt_walk_result r;
+
+	ik_pgtable_walker(h->pt, &w);
+	th_mem(h, &mem, false);
+	for (uint64_t off = 0; off < size; off += G(h)) {
+		IK_REQUIRE(ik_pt_walk(&w, &mem, iova + off, IK_ACCESS_READ, &r) == 0);
+		IK_REQUIRE_MSG(r.fault == IK_PT_FAULT_NONE && r.oa == pa + off && r.pgsize == pgsize,
+			       "%s: iova %#llx: fault %d oa %#llx pgsize %#llx", h->fc->name,
+			       (unsigned long long)(iova + off), r.fault, (unsigned long long)r.oa,
+			       (unsigned long long)r.pgsize);
+	}
+}
+
+/*
+ * Issue #12 item 4: with neither flush_walk nor flush_all, nothing can
+ * invalidate a walk cache that may still point at a table emptied by partial
+ * unmaps, so a block must not replace it (the table would be freed, and
+ * reused, under the walk cache).  The table stays, the block's range is
+ * mapped into it with smaller leaves, and the same holds one level up, where
+ * the emptied table holds an emptied table and holes.
+ */
+START_TEST(without_walk_flush_empty_tables_are_kept)
+{
+	struct th *h = th_new_hooks(&fmt_cases[_i], false, 0, false);
+	uint64_t g = G(h), b = B(h), big, iova, got, sz;
+	struct ik_pgtable_stats s0, s1;
+
+	if (!b) {
+		th_destroy(h);
+		return;
+	}
+	iova = BASE(h) + 2 * b;
+	leave_empty_table(h, iova, 2, &s0);
+	ck_assert_int_eq(ik_pgtable_map(h->pt, iova, 0x80000000ull, b, PROT_RW), 0);
+	ck_assert_int_eq(h->flush_walks, 0);
+	ck_assert_int_eq(h->sync_maps, 1);
+	ik_pgtable_get_stats(h->pt, &s1);
+	ck_assert_uint_eq(s1.tables_freed, s0.tables_freed);	/* nothing freed ... */
+	ck_assert_uint_eq(s1.cache_pages, s0.cache_pages);	/* ... nor cached */
+	ck_assert_uint_eq(s1.tables_live, s0.tables_live);
+	ck_assert_int_eq(ik_pgtable_iova_to_phys(h->pt, iova + 9 * g, &got, &sz), 0);
+	ck_assert_uint_eq(got, 0x80000000ull + 9 * g);
+	ck_assert_uint_lt(sz, b);
+	walk_expect(h, iova, 0x80000000ull, b, sz);
+	/* the range is mapped: a second map is a conflict, the unmap gets it all */
+	ck_assert_int_eq(ik_pgtable_map(h->pt, iova, 0x80000000ull, b, PROT_RW), -EEXIST);
+	ck_assert_int_eq(unmap_sync(h, iova, b), (ik_s64)b);
+
+	/* One level up: the next block size over an emptied table that holds
+	 * the emptied table above and holes. */
+	big = h->g.pgsize_bitmap & ~(2 * b - 1);
+	big &= -big;
+	if (big && 2 * big <= (1ull << (h->g.ias - 1))) {
+		uint64_t at = BASE(h) + big;
+
+		ck_assert_int_eq(ik_pgtable_map(h->pt, at + b + g, 0x1000000, g, PROT_RW), 0);
+		ck_assert_int_eq(unmap_sync(h, at + b + g, g), (ik_s64)g);
+		ik_pgtable_get_stats(h->pt, &s0);
+		ck_assert_int_eq(ik_pgtable_map(h->pt, at, 0x40000000ull, big, PROT_RW), 0);
+		ik_pgtable_get_stats(h->pt, &s1);
+		ck_assert_uint_eq(s1.tables_freed, s0.tables_freed);
+		ck_assert_int_eq(h->flush_walks, 0);
+		ck_assert_int_eq(ik_pgtable_iova_to_phys(h->pt, at, &got, &sz), 0);
+		ck_assert_uint_eq(sz, b);	/* beside the kept table: blocks */
+		ck_assert_int_eq(ik_pgtable_iova_to_phys(h->pt, at + b + g, &got, &sz), 0);
+		ck_assert_uint_eq(got, 0x40000000ull + b + g);
+		ck_assert_uint_lt(sz, b);	/* in it: pages */
+		walk_expect(h, at, 0x40000000ull, b, b);
+		walk_expect(h, at + b, 0x40000000ull + b, b, sz);
+		walk_expect(h, at + 2 * b, 0x40000000ull + 2 * b, big - 2 * b, b);
+		ck_assert_int_eq(unmap_sync(h, at, big), (ik_s64)big);
+	}
+	th_destroy(h);
+}
+END_TEST
 
 START_TEST(walker_reports_faults_like_hardware)
 {
@@ -1751,6 +1867,138 @@ END_TEST
 
 /* The default hooks (no table hooks: the allocator and CPU addresses),
  * over-aligned 64K tables included. */
+/* Does ik_pgtable_create() accept the config c?  (-ERANGE: it did, but the
+ * heap's root page lies beyond a small oas.)  The table set is destroyed. */
+static bool creates(const struct ik_pgtable_cfg *c)
+{
+	struct ik_pgtable *pt = NULL;
+	int ret = ik_pgtable_create(c, &pt);
+
+	ck_assert_msg(ret == 0 || ret == -EINVAL || ret == -ERANGE, "create: %d", ret);
+	ik_pgtable_destroy(pt);
+	return ret != -EINVAL;
+}
+
+/*
+ * ik_pt_fmt_get_info() says what ik_pgtable_create() accepts: for every
+ * format built in, every width, granule, quirk and fmt_flags bit the info
+ * lists is accepted and every other one refused; the leaf sizes are what
+ * the geometry keeps when the config offers every size; the name
+ * round-trips; the dirty capability is what read_and_clear_dirty() does; the
+ * level numbering is the geometry's.  Values that name no format are
+ * -EOPNOTSUPP, as for create.
+ */
+START_TEST(format_info_agrees_with_create)
+{
+	int built = 0;
+
+	for (int f = 0; f <= IK_PT_FMT_MAX + 1; f++) {
+		struct ik_pt_fmt_info fi;
+		struct ik_pgtable_cfg base, c;
+		struct ik_pgtable *pt = NULL;
+		unsigned leaf_hw = 0;
+		int ret;
+
+		memset(&base, 0, sizeof(base));
+		base.fmt = (enum ik_pt_fmt)f;
+		base.ias = 48;
+		base.oas = 48;
+		base.pgsize_bitmap = SZ_4K;
+		base.coherent = true;
+		memset(&fi, 0x5a, sizeof(fi));
+		ret = ik_pt_fmt_get_info((enum ik_pt_fmt)f, &fi);
+		if (ret) {
+			ck_assert_int_eq(ret, -EOPNOTSUPP);
+			ck_assert_ptr_null(ik_pt_fmt_name((enum ik_pt_fmt)f));
+			ck_assert_int_eq(ik_pgtable_create(&base, &pt), -EOPNOTSUPP);
+			continue;
+		}
+		built++;
+		ck_assert_int_eq(fi.fmt, f);
+		ck_assert_str_eq(fi.name, ik_pt_fmt_name((enum ik_pt_fmt)f));
+		ck_assert_int_eq(ik_pt_fmt_from_name(fi.name), f);
+		ck_assert_uint_ne(fi.ias_widths, 0);
+		ck_assert_uint_ne(fi.oas_widths, 0);
+		ck_assert_uint_ne(fi.granules[0].size, 0);
+		/* the base: the widest widths, the smallest granule, every flag */
+		base.ias = 63 - (ik_u32)__builtin_clzll(fi.ias_widths);
+		base.oas = 63 - (ik_u32)__builtin_clzll(fi.oas_widths);
+		base.pgsize_bitmap = fi.granules[0].size;
+		base.fmt_flags = fi.fmt_flags;
+		ck_assert_msg(creates(&base), "%s: base config", fi.name);
+		for (ik_u32 w = 0; w <= 64; w++) {
+			bool in = w < 64 && (fi.ias_widths >> w & 1);
+			struct ik_pt_geometry g;
+
+			c = base;
+			c.ias = w;
+			ck_assert_msg(creates(&c) == in, "%s: ias %u", fi.name, w);
+			if (in) {
+				ck_assert_int_eq(ik_pt_geometry_init(&g, &c), 0);
+				if (fi.hw_levels_up) {
+					ck_assert_uint_eq(g.hw_start_level, g.nlevels);
+				} else {
+					if (!leaf_hw)
+						leaf_hw = g.hw_start_level + g.nlevels;
+					ck_assert_uint_eq(g.hw_start_level + g.nlevels, leaf_hw);
+				}
+			}
+			c = base;
+			c.oas = w;
+			in = w < 64 && (fi.oas_widths >> w & 1);
+			ck_assert_msg(creates(&c) == in, "%s: oas %u", fi.name, w);
+		}
+		for (unsigned b = 0; b < 64; b++) {
+			bool in = false;
+
+			for (unsigned k = 0; k < IK_PT_FMT_GRANULES && fi.granules[k].size; k++)
+				in |= fi.granules[k].size == 1ull << b;
+			c = base;
+			c.pgsize_bitmap = 1ull << b;
+			ck_assert_msg(creates(&c) == in, "%s: granule 2^%u", fi.name, b);
+			c = base;
+			c.fmt_flags |= 1ull << b;
+			ck_assert_msg(creates(&c) == !!(fi.fmt_flags >> b & 1), "%s: fmt_flags bit %u",
+				      fi.name, b);
+			if (b < 32) {
+				c = base;
+				c.quirks = fi.quirks | 1u << b;
+				ck_assert_msg(creates(&c) == !!(fi.quirks >> b & 1), "%s: quirk bit %u",
+					      fi.name, b);
+			}
+		}
+		for (unsigned k = 0; k < IK_PT_FMT_GRANULES && fi.granules[k].size; k++) {
+			struct ik_pt_geometry g;
+
+			c = base;
+			c.pgsize_bitmap = ~(fi.granules[k].size - 1);
+			ck_assert_int_eq(ik_pt_geometry_init(&g, &c), 0);
+			ck_assert_msg(g.pgsize_bitmap == fi.granules[k].leaf_sizes,
+				      "%s: granule %#llx keeps %#llx, info says %#llx", fi.name,
+				      (unsigned long long)fi.granules[k].size,
+				      (unsigned long long)g.pgsize_bitmap,
+				      (unsigned long long)fi.granules[k].leaf_sizes);
+		}
+		/* dirty tracking: the capability and the quirk go together */
+		ck_assert_int_eq(!!(fi.caps & IK_PT_CAP_DIRTY), !!(fi.quirks & IK_PT_QUIRK_DIRTY));
+		c = base;
+		c.quirks = fi.quirks & IK_PT_QUIRK_DIRTY;
+		ck_assert_int_eq(ik_pgtable_create(&c, &pt), 0);
+		{
+			ik_u64 bm[1] = { 0 };
+			ik_s64 n = ik_pgtable_read_and_clear_dirty(pt, 0, fi.granules[0].size, 0, bm,
+								   (unsigned)__builtin_ctzll(fi.granules[0].size),
+								   NULL);
+
+			ck_assert_int_eq(n, (fi.caps & IK_PT_CAP_DIRTY) ? 0 : -EOPNOTSUPP);
+		}
+		ik_pgtable_destroy(pt);
+	}
+	ck_assert_int_ge(built, 1);
+	ck_assert_int_eq(ik_pt_fmt_get_info(IK_PT_LPAE_S1, NULL), -EINVAL);
+}
+END_TEST
+
 START_TEST(default_hooks_work)
 {
 	struct ik_fault_alloc fa;
@@ -2146,9 +2394,11 @@ Suite *ik_test_suite(void)
 	tcase_add_loop_test(gen, partial_unmap_splits_block, 0, NCASES);
 	tcase_add_loop_test(gen, deferred_leaf_clean_quirk_cleans_once_per_run, 0, NCASES);
 	tcase_add_loop_test(gen, block_replaces_empty_table_after_walk_flush, 0, NCASES);
+	tcase_add_loop_test(gen, without_walk_flush_empty_tables_are_kept, 0, NCASES);
 	tcase_add_loop_test(gen, walker_reports_faults_like_hardware, 0, NCASES);
 	tcase_add_loop_test(gen, dirty_tracking_reports_device_writes, 0, NCASES);
 	tcase_add_loop_test(gen, random_ops_match_shadow_model, 0, NCASES);
+	tcase_add_loop_test(gen, random_ops_match_shadow_model_without_walk_flush, 0, NCASES);
 	tcase_add_loop_test(gen, losing_table_install_merges_into_winner, 0, NCASES);
 	tcase_add_loop_test(gen, concurrent_disjoint_map_unmap, 0, NCASES);
 	suite_add_tcase(s, gen);
@@ -2156,6 +2406,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(fmt, lpae_geometry_and_registers);
 	tcase_add_test(fmt, lpae_stage1_bits_match_the_architecture);
 	tcase_add_test(fmt, default_hooks_work);
+	tcase_add_test(fmt, format_info_agrees_with_create);
 	tcase_add_test(fmt, gather_names_the_unmapped_range_for_every_geometry);
 	tcase_add_test(fmt, default_allocator_refuses_tables_beyond_oas);
 	tcase_add_test(fmt, null_pointer_arguments_are_einval);

@@ -401,9 +401,9 @@ START_TEST(checker_catches_broken_trees)
 	nodes[5].max -= 1000;
 
 	/* Red root. */
-	_ik_rb_set_color(root.node, IK_RB_RED);
+	ik_rb_set_color_(root.node, IK_RB_RED);
 	ck_assert_int_eq(ik_rb_check(&root, tcmp, NULL, NULL, NULL), IK_RB_RED_ROOT);
-	_ik_rb_set_color(root.node, IK_RB_BLACK);
+	ik_rb_set_color_(root.node, IK_RB_BLACK);
 
 	/* Black height: recolour one leaf-level black node red where its parent
 	 * is black, or a red one black. */
@@ -411,11 +411,11 @@ START_TEST(checker_catches_broken_trees)
 		struct ik_rb_node *leaf = ik_rb_first(&root);
 		unsigned c = ik_rb_color(leaf);
 
-		_ik_rb_set_color(leaf, c == IK_RB_RED ? IK_RB_BLACK : IK_RB_RED);
+		ik_rb_set_color_(leaf, c == IK_RB_RED ? IK_RB_BLACK : IK_RB_RED);
 		int err = ik_rb_check(&root, tcmp, NULL, NULL, NULL);
 
 		ck_assert(err == IK_RB_BLACK_HEIGHT || err == IK_RB_RED_RED);
-		_ik_rb_set_color(leaf, c);
+		ik_rb_set_color_(leaf, c);
 	}
 
 	/* Parent link. */
@@ -423,9 +423,9 @@ START_TEST(checker_catches_broken_trees)
 		struct ik_rb_node *leaf = ik_rb_last(&root);
 		struct ik_rb_node *p = ik_rb_parent(leaf);
 
-		_ik_rb_set_parent(leaf, leaf);
+		ik_rb_set_parent_(leaf, leaf);
 		ck_assert_int_eq(ik_rb_check(&root, tcmp, NULL, NULL, NULL), IK_RB_BAD_PARENT);
-		_ik_rb_set_parent(leaf, p);
+		ik_rb_set_parent_(leaf, p);
 	}
 	ck_assert_int_eq(ik_rb_check(&root, tcmp, taug_ok, NULL, NULL), IK_RB_OK);
 }

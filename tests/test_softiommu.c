@@ -1065,8 +1065,8 @@ static void *sys_consumer(void *arg)
 
 enum { CQ_POLL, CQ_THREAD, CQ_INLINE };
 
-static void sys_init_fmt(struct sys *y, uint32_t flags, enum ik_pt_fmt fmt, unsigned gshift,
-			 const struct ik_cmdq_fmt *qf, int mode)
+static void sys_init_fmts(struct sys *y, uint32_t flags, enum ik_pt_fmt ptfmt, unsigned gshift,
+			  const struct ik_cmdq_fmt *qfmt, int mode)
 {
 	struct ik_softiommu_config sc;
 	struct ik_pgtable_cfg pc;
@@ -1074,7 +1074,7 @@ static void sys_init_fmt(struct sys *y, uint32_t flags, enum ik_pt_fmt fmt, unsi
 	struct ik_softiommu_cq_config cc;
 	struct ik_cmdq_config qc;
 	struct ik_pt_walker w;
-	size_t ring_bytes = (size_t)qf->entry_size << 6;
+	size_t ring_bytes = (size_t)qfmt->entry_size << 6;
 
 	memset(y, 0, sizeof(*y));
 	ik_softiommu_config_init(&sc);
@@ -1084,7 +1084,7 @@ static void sys_init_fmt(struct sys *y, uint32_t flags, enum ik_pt_fmt fmt, unsi
 	y->hooks.iotlb_sync_map = sys_sync_map;
 	y->hooks.gather_add = sys_gather_add;
 	memset(&pc, 0, sizeof(pc));
-	pc.fmt = fmt;
+	pc.fmt = ptfmt;
 	pc.ias = 48;
 	pc.oas = 48;
 	pc.pgsize_bitmap = (1ull << gshift) | (1ull << (gshift + 9)) | (1ull << (gshift + 11)) |
@@ -1106,13 +1106,13 @@ static void sys_init_fmt(struct sys *y, uint32_t flags, enum ik_pt_fmt fmt, unsi
 	ck_assert_ptr_nonnull(y->ring);
 	memset(y->ring, 0, ring_bytes);
 	memset(&cc, 0, sizeof(cc));
-	cc.fmt = qf;
+	cc.fmt = qfmt;
 	cc.log2_entries = 6;
-	cc.flags = qf == &ik_cmdq_fmt_smmuv3 ? 0 : IK_CMDQ_CFG_NO_WRAP;
+	cc.flags = qfmt == &ik_cmdq_fmt_smmuv3 ? 0 : IK_CMDQ_CFG_NO_WRAP;
 	cc.ring = y->ring;
 	ck_assert_int_eq(ik_softiommu_cq_init(&y->cq, y->s, &cc), 0);
 	memset(&qc, 0, sizeof(qc));
-	qc.fmt = qf;
+	qc.fmt = qfmt;
 	qc.log2_entries = 6;
 	qc.flags = cc.flags;
 	qc.ring = y->ring;
@@ -1127,7 +1127,7 @@ static void sys_init_fmt(struct sys *y, uint32_t flags, enum ik_pt_fmt fmt, unsi
 
 static void sys_init(struct sys *y, uint32_t flags)
 {
-	sys_init_fmt(y, flags, IK_PT_LPAE_S1, 12, &ik_cmdq_fmt_smmuv3, CQ_THREAD);
+	sys_init_fmts(y, flags, IK_PT_LPAE_S1, 12, &ik_cmdq_fmt_smmuv3, CQ_THREAD);
 }
 
 static void sys_fini(struct sys *y)
@@ -1355,12 +1355,17 @@ END_TEST
 
 START_TEST(every_built_format_and_granule_translates_like_iova_to_phys)
 {
+	/* A page-table format, a granule, and the command set its IOMMU takes. */
 	static const struct {
 		enum ik_pt_fmt fmt;
 		unsigned gshift;
-	} cases[] = { { IK_PT_LPAE_S1, 12 }, { IK_PT_LPAE_S1, 14 }, { IK_PT_LPAE_S1, 16 },
-		      { IK_PT_LPAE_S2, 12 }, { IK_PT_LPAE_S2, 16 }, { IK_PT_VTD_SL, 12 },
-		      { IK_PT_VTD_FL, 12 } };
+		const struct ik_cmdq_fmt *qfmt;
+	} cases[] = {
+		{ IK_PT_LPAE_S1, 12, &ik_cmdq_fmt_smmuv3 }, { IK_PT_LPAE_S1, 14, &ik_cmdq_fmt_smmuv3 },
+		{ IK_PT_LPAE_S1, 16, &ik_cmdq_fmt_smmuv3 }, { IK_PT_LPAE_S2, 12, &ik_cmdq_fmt_smmuv3 },
+		{ IK_PT_LPAE_S2, 16, &ik_cmdq_fmt_smmuv3 }, { IK_PT_VTD_SL, 12, &ik_cmdq_fmt_vtd128 },
+		{ IK_PT_VTD_FL, 12, &ik_cmdq_fmt_vtd128 },
+	};
 	int ran = 0;
 
 	/* Pages and, with the 4 KiB granule, 2 MiB blocks; every access checked
@@ -1378,9 +1383,8 @@ START_TEST(every_built_format_and_granule_translates_like_iova_to_phys)
 				continue; /* not built into this library */
 			buf = xmemalign(g, 8 * g);
 			ck_assert_ptr_nonnull(buf);
-			sys_init_fmt(&y, check ? IK_SOFTIOMMU_CHECK : 0, cases[k].fmt, cases[k].gshift,
-				     cases[k].fmt == IK_PT_VTD_SL || cases[k].fmt == IK_PT_VTD_FL
-					     ? &ik_cmdq_fmt_vtd128 : &ik_cmdq_fmt_smmuv3, CQ_INLINE);
+			sys_init_fmts(&y, check ? IK_SOFTIOMMU_CHECK : 0, cases[k].fmt, cases[k].gshift,
+				      cases[k].qfmt, CQ_INLINE);
 			ck_assert_int_eq(ik_pgtable_map(y.pt, iova, (uint64_t)(uintptr_t)buf, 8 * g,
 							IK_PROT_READ | IK_PROT_WRITE), 0);
 			if (bsize) {
@@ -1531,18 +1535,20 @@ END_TEST
 
 START_TEST(vtd_queue_invalidation_and_wait_through_the_consumer)
 {
-	static const struct ik_cmdq_fmt *const fmts[2] = { &ik_cmdq_fmt_vtd128, &ik_cmdq_fmt_vtd256 };
+	static const struct ik_cmdq_fmt *const qfmts[2] = { &ik_cmdq_fmt_vtd128,
+							    &ik_cmdq_fmt_vtd256 };
 
 	for (int k = 0; k < 2; k++) {
 		struct sys y;
 		struct ik_vtd_desc d;
 		uint64_t w[4] = { 0, 0, 0, 0 }, v = 1;
 		unsigned char *buf = xmemalign(4096, 4096);
-		unsigned words = fmts[k]->entry_size / 8;
+		unsigned words = qfmts[k]->entry_size / 8;
 		struct ik_gather g;
 
 		ck_assert_ptr_nonnull(buf);
-		sys_init_fmt(&y, IK_SOFTIOMMU_CHECK, IK_PT_LPAE_S1, 12, fmts[k], k ? CQ_INLINE : CQ_THREAD);
+		sys_init_fmts(&y, IK_SOFTIOMMU_CHECK, IK_PT_LPAE_S1, 12, qfmts[k],
+			      k ? CQ_INLINE : CQ_THREAD);
 		ck_assert_int_eq(ik_pgtable_map(y.pt, 0x3000, (uint64_t)(uintptr_t)buf, 4096,
 						IK_PROT_READ | IK_PROT_WRITE), 0);
 		ck_assert_int_eq(ik_softiommu_dma_write(y.s, 0, 0x3000, &v, 8), 0);
@@ -1578,7 +1584,7 @@ START_TEST(rejected_command_is_reported_and_later_commands_still_run)
 		struct ik_smmu_cmd c;
 		uint64_t w[2][2];
 
-		sys_init_fmt(&y, 0, IK_PT_LPAE_S1, 12, &ik_cmdq_fmt_smmuv3, mode);
+		sys_init_fmts(&y, 0, IK_PT_LPAE_S1, 12, &ik_cmdq_fmt_smmuv3, mode);
 		memset(&c, 0, sizeof(c));
 		c.op = IK_SMMU_CMD_TLBI_NH_VA;
 		c.asid = ASID;
@@ -1611,7 +1617,7 @@ START_TEST(inline_consumer_completes_syncs_on_the_producers_thread)
 	uint64_t v = 3, w[2];
 
 	ck_assert_ptr_nonnull(buf);
-	sys_init_fmt(&y, IK_SOFTIOMMU_CHECK, IK_PT_LPAE_S1, 12, &ik_cmdq_fmt_smmuv3, CQ_INLINE);
+	sys_init_fmts(&y, IK_SOFTIOMMU_CHECK, IK_PT_LPAE_S1, 12, &ik_cmdq_fmt_smmuv3, CQ_INLINE);
 	ck_assert_int_eq(ik_pgtable_map(y.pt, 0x5000, (uint64_t)(uintptr_t)buf, 4096,
 					IK_PROT_READ | IK_PROT_WRITE), 0);
 	ck_assert_int_eq(ik_softiommu_dma_write(y.s, 0, 0x5000, &v, 8), 0);
@@ -1641,7 +1647,7 @@ START_TEST(injected_fetch_abort_is_retried_without_losing_commands)
 	struct ik_smmu_cmd c;
 	uint64_t w[3][2];
 
-	sys_init_fmt(&y, 0, IK_PT_LPAE_S1, 12, &ik_cmdq_fmt_smmuv3, CQ_POLL);
+	sys_init_fmts(&y, 0, IK_PT_LPAE_S1, 12, &ik_cmdq_fmt_smmuv3, CQ_POLL);
 	ik_cmdq_sw_inject(&y.cq.sw, 1, IK_CMDQ_CERROR_ABT, 1);
 	ck_assert_int_eq(pthread_create(&y.consumer, NULL, sys_consumer, &y), 0);
 	y.threaded = true;
@@ -1663,7 +1669,7 @@ START_TEST(polled_consumer_executes_published_commands)
 	struct ik_smmu_cmd c;
 	uint64_t w[2];
 
-	sys_init_fmt(&y, 0, IK_PT_LPAE_S1, 12, &ik_cmdq_fmt_smmuv3, CQ_POLL);
+	sys_init_fmts(&y, 0, IK_PT_LPAE_S1, 12, &ik_cmdq_fmt_smmuv3, CQ_POLL);
 	memset(&c, 0, sizeof(c));
 	c.op = IK_SMMU_CMD_TLBI_NH_ASID;
 	c.asid = ASID;
@@ -1792,7 +1798,7 @@ START_TEST(threads_share_the_soft_iommu_without_stale_translations)
 		struct e2e_thread t[3];
 		pthread_t tid[3];
 
-		sys_init_fmt(&y, IK_SOFTIOMMU_CHECK, IK_PT_LPAE_S1, 12, &ik_cmdq_fmt_smmuv3, mode);
+		sys_init_fmts(&y, IK_SOFTIOMMU_CHECK, IK_PT_LPAE_S1, 12, &ik_cmdq_fmt_smmuv3, mode);
 		for (unsigned i = 0; i < 3; i++) {
 			t[i] = (struct e2e_thread){ &y, i, iters, 0, xmemalign(4096, 8192) };
 			ck_assert_ptr_nonnull(t[i].buf);

@@ -228,17 +228,11 @@ static void *producer(void *arg)
 	return NULL;
 }
 
-static int run_one(struct run *r, const struct bench_opts *o)
+/* The queues of design r->d.  0, or 1 on a failure. */
+static int run_setup(struct run *r)
 {
-	struct prod ps[MAXP];
 	struct ik_cmdq_config cfgs[MAXP];
-	pthread_t cth;
-	uint64_t t0, cmds = 0, tend = 0, retries = 0, doorbells = 0;
-	struct bench_stats st;
-	struct bench_samples all;
-	int rc = 0;
 
-	memset(ps, 0, sizeof(ps));
 	r->nq = 0;
 	r->set = NULL;
 	if (r->d == D_SHARED || r->d == D_PERCPU) {
@@ -285,83 +279,11 @@ static int run_one(struct run *r, const struct bench_opts *o)
 			return 1;
 	}
 #endif
-	r->stop_producers = r->stop_consumer = 0;
-	r->ready = 0;
-	r->fail = 0;
-	if (pthread_create(&cth, NULL, consumer, r))
-		return 1;
-	for (unsigned i = 0; i < r->producers; i++) {
-		ps[i].r = r;
-		ps[i].id = i;
-		if (bench_samples_init(&ps[i].lat, 1u << 21) ||
-		    pthread_create(&ps[i].th, NULL, producer, &ps[i]))
-			return 1;
-	}
-	while (__atomic_load_n(&r->ready, __ATOMIC_ACQUIRE) < (int)r->producers)
-		sched_yield();
-	t0 = bench_now_ns();
-	__atomic_add_fetch(&r->ready, 1, __ATOMIC_ACQ_REL);
-	while (bench_now_ns() - t0 < r->duration_ns)
-		usleep(2000);
-	__atomic_store_n(&r->stop_producers, 1, __ATOMIC_RELAXED);
-	for (unsigned i = 0; i < r->producers; i++)
-		pthread_join(ps[i].th, NULL);
-	if (r->set && ik_cmdq_set_sync_all(r->set))
-		rc = 1;
-	__atomic_store_n(&r->stop_consumer, 1, __ATOMIC_RELEASE);
-	pthread_join(cth, NULL);
+	return 0;
+}
 
-	bench_samples_init(&all, 0);
-	for (unsigned i = 0; i < r->producers; i++) {
-		cmds += ps[i].cmds;
-		retries += ps[i].cnt.cas_retries;
-		if (ps[i].t_end > tend)
-			tend = ps[i].t_end;
-		if (ps[i].err)
-			rc = 1;
-		all.cap += ps[i].lat.n;
-	}
-	free(all.v);
-	all.v = malloc((all.cap ? all.cap : 1) * sizeof(*all.v));
-	for (unsigned i = 0; i < r->producers; i++) {
-		for (size_t k = 0; k < ps[i].lat.n; k++)
-			bench_samples_add(&all, ps[i].lat.v[k]);
-		bench_samples_free(&ps[i].lat);
-	}
-	bench_stats_compute(&all, &st);
-	for (unsigned i = 0; i < r->nq; i++) {
-		struct ik_cmdq_stats qs;
-
-		ik_cmdq_get_stats(ik_cmdq_set_queue(r->set, i), &qs);
-		doorbells += qs.doorbells;
-	}
-	double secs = (double)(tend - t0) / 1e9;
-	double cps = secs > 0 ? (double)cmds / secs : 0;
-	double rpc = cmds ? (double)retries / (double)cmds : 0;
-	double dpc = cmds ? (double)doorbells / (double)cmds : 0;
-
-	if (r->fail)
-		rc = 1;
-	r->cps = cps;
-	r->p999 = st.p999;
-	if (o->json) {
-		printf("{\"bench\":\"cmdq\",\"queue\":\"%s\",\"producers\":%u,\"batch\":%u,"
-		       "\"sync\":%s,\"shared_core\":%s,\"cmds_per_s\":%.0f,\"p50_ns\":%llu,"
-		       "\"p99_ns\":%llu,\"p999_ns\":%llu,\"cas_retries_per_cmd\":%.4f,"
-		       "\"doorbells_per_cmd\":%.4f,\"requests\":%zu}\n",
-		       design_name[r->d], r->producers, r->batch, r->sync ? "true" : "false",
-		       r->pin ? "true" : "false", cps, (unsigned long long)st.p50,
-		       (unsigned long long)st.p99, (unsigned long long)st.p999, rpc,
-		       r->set ? dpc : 0.0, st.n);
-	} else {
-		printf("%-9s %4u%s %6u %5s %12.0f %9llu %9llu %10llu %9.4f %9.4f\n",
-		       design_name[r->d], r->producers, r->pin ? "*" : " ", r->batch,
-		       r->sync ? "yes" : "no", cps, (unsigned long long)st.p50,
-		       (unsigned long long)st.p99, (unsigned long long)st.p999, rpc,
-		       r->set ? dpc : 0.0);
-	}
-	fflush(stdout);
-	bench_samples_free(&all);
+static void run_teardown(struct run *r)
+{
 	ik_cmdq_set_destroy(r->set);
 	r->set = NULL;
 	for (unsigned i = 0; i < r->nq; i++)
@@ -374,9 +296,138 @@ static int run_one(struct run *r, const struct bench_opts *o)
 	if (r->d == D_RTE)
 		free(r->rte);
 #endif
-	if (rc)
-		fprintf(stderr, "iommukit-bench cmdq: %s run failed\n", design_name[r->d]);
+}
+
+/* The consumer and the producers, for r->duration_ns from the moment every
+ * producer is ready (*t0).  0; 1 when the final sync failed; -1 when a
+ * thread could not start (the run is abandoned, as it always was). */
+static int run_threads(struct run *r, struct prod *ps, uint64_t *t0)
+{
+	pthread_t cth;
+	int rc = 0;
+
+	r->stop_producers = r->stop_consumer = 0;
+	r->ready = 0;
+	r->fail = 0;
+	if (pthread_create(&cth, NULL, consumer, r))
+		return -1;
+	for (unsigned i = 0; i < r->producers; i++) {
+		ps[i].r = r;
+		ps[i].id = i;
+		if (bench_samples_init(&ps[i].lat, 1u << 21) ||
+		    pthread_create(&ps[i].th, NULL, producer, &ps[i]))
+			return -1;
+	}
+	while (__atomic_load_n(&r->ready, __ATOMIC_ACQUIRE) < (int)r->producers)
+		sched_yield();
+	*t0 = bench_now_ns();
+	__atomic_add_fetch(&r->ready, 1, __ATOMIC_ACQ_REL);
+	while (bench_now_ns() - *t0 < r->duration_ns)
+		usleep(2000);
+	__atomic_store_n(&r->stop_producers, 1, __ATOMIC_RELAXED);
+	for (unsigned i = 0; i < r->producers; i++)
+		pthread_join(ps[i].th, NULL);
+	if (r->set && ik_cmdq_set_sync_all(r->set))
+		rc = 1;
+	__atomic_store_n(&r->stop_consumer, 1, __ATOMIC_RELEASE);
+	pthread_join(cth, NULL);
 	return rc;
+}
+
+/* What one run measured. */
+struct run_result {
+	struct bench_stats st;
+	double cps, rpc, dpc;	/* commands/s, CAS retries and doorbells per command */
+	int rc;
+};
+
+/* Add up the producers' counts and latencies (freeing them) and the
+ * queues' doorbells. */
+static void run_collect(struct run *r, struct prod *ps, uint64_t t0, struct run_result *res)
+{
+	uint64_t cmds = 0, tend = 0, retries = 0, doorbells = 0;
+	struct bench_samples all;
+	double secs;
+
+	bench_samples_init(&all, 0);
+	for (unsigned i = 0; i < r->producers; i++) {
+		cmds += ps[i].cmds;
+		retries += ps[i].cnt.cas_retries;
+		if (ps[i].t_end > tend)
+			tend = ps[i].t_end;
+		if (ps[i].err)
+			res->rc = 1;
+		all.cap += ps[i].lat.n;
+	}
+	free(all.v);
+	all.v = malloc((all.cap ? all.cap : 1) * sizeof(*all.v));
+	for (unsigned i = 0; i < r->producers; i++) {
+		for (size_t k = 0; k < ps[i].lat.n; k++)
+			bench_samples_add(&all, ps[i].lat.v[k]);
+		bench_samples_free(&ps[i].lat);
+	}
+	bench_stats_compute(&all, &res->st);
+	bench_samples_free(&all);
+	for (unsigned i = 0; i < r->nq; i++) {
+		struct ik_cmdq_stats qs;
+
+		ik_cmdq_get_stats(ik_cmdq_set_queue(r->set, i), &qs);
+		doorbells += qs.doorbells;
+	}
+	secs = (double)(tend - t0) / 1e9;
+	res->cps = secs > 0 ? (double)cmds / secs : 0;
+	res->rpc = cmds ? (double)retries / (double)cmds : 0;
+	res->dpc = cmds ? (double)doorbells / (double)cmds : 0;
+	if (r->fail)
+		res->rc = 1;
+}
+
+static void run_report(const struct run *r, const struct run_result *res,
+		       const struct bench_opts *o)
+{
+	const struct bench_stats *st = &res->st;
+
+	if (o->json) {
+		printf("{\"bench\":\"cmdq\",\"queue\":\"%s\",\"producers\":%u,\"batch\":%u,"
+		       "\"sync\":%s,\"shared_core\":%s,\"cmds_per_s\":%.0f,\"p50_ns\":%llu,"
+		       "\"p99_ns\":%llu,\"p999_ns\":%llu,\"cas_retries_per_cmd\":%.4f,"
+		       "\"doorbells_per_cmd\":%.4f,\"requests\":%zu}\n",
+		       design_name[r->d], r->producers, r->batch, r->sync ? "true" : "false",
+		       r->pin ? "true" : "false", res->cps, (unsigned long long)st->p50,
+		       (unsigned long long)st->p99, (unsigned long long)st->p999, res->rpc,
+		       r->set ? res->dpc : 0.0, st->n);
+	} else {
+		printf("%-9s %4u%s %6u %5s %12.0f %9llu %9llu %10llu %9.4f %9.4f\n",
+		       design_name[r->d], r->producers, r->pin ? "*" : " ", r->batch,
+		       r->sync ? "yes" : "no", res->cps, (unsigned long long)st->p50,
+		       (unsigned long long)st->p99, (unsigned long long)st->p999, res->rpc,
+		       r->set ? res->dpc : 0.0);
+	}
+	fflush(stdout);
+}
+
+/* One configuration: set up, run, report, tear down.  0, or 1. */
+static int run_one(struct run *r, const struct bench_opts *o)
+{
+	struct prod ps[MAXP];
+	struct run_result res;
+	uint64_t t0 = 0;
+
+	memset(ps, 0, sizeof(ps));
+	memset(&res, 0, sizeof(res));
+	if (run_setup(r))
+		return 1;
+	res.rc = run_threads(r, ps, &t0);
+	if (res.rc < 0)
+		return 1;
+	run_collect(r, ps, t0, &res);
+	r->cps = res.cps;
+	r->p999 = res.st.p999;
+	run_report(r, &res, o);
+	run_teardown(r);
+	if (res.rc)
+		fprintf(stderr, "iommukit-bench cmdq: %s run failed\n", design_name[r->d]);
+	return res.rc;
 }
 
 static bool parse_list(const char *s, unsigned *out, unsigned *n, unsigned max, unsigned lo,
@@ -398,138 +449,200 @@ static bool parse_list(const char *s, unsigned *out, unsigned *n, unsigned max, 
 	return *n > 0;
 }
 
-int bench_cmdq(int argc, char **argv, const struct bench_opts *o)
-{
-	unsigned prods[MAXP] = { 1, 2, 4 }, nprods = o->quick ? 2 : 3;
-	unsigned batches[16] = { 1, 32, 64, 128, 256 }, nbatches = 5;
-	unsigned qbatches[] = { 1, 64, 256 };
-	uint64_t ms = o->quick ? 60 : 300, log2 = 10;
-	bool designs[4] = { true, true, false, false }, shared_core = true;
-	int rc = 0;
+enum { CMDQ_PRODUCERS = BENCH_OPT_OWN, CMDQ_BATCH, CMDQ_MS, CMDQ_LOG2, CMDQ_NO_SHARED_CORE };
 
+static const struct option cmdq_opts[] = {
+	BENCH_OPTS_COMMON, BENCH_OPTS_JSON, BENCH_OPTS_QUICK, BENCH_OPTS_THREADS,
+	{ "producers", required_argument, NULL, CMDQ_PRODUCERS },
+	{ "batch", required_argument, NULL, CMDQ_BATCH },
+	{ "ms", required_argument, NULL, CMDQ_MS },
+	{ "log2", required_argument, NULL, CMDQ_LOG2 },
+	{ "no-shared-core", no_argument, NULL, CMDQ_NO_SHARED_CORE },
+	BENCH_OPTS_END,
+};
+
+static void cmdq_help(void)
+{
+	printf("usage: iommukit-bench cmdq [--producers L] [--batch L] [--ms N]\n"
+	       "                           [--log2 N] [--no-shared-core] [--json] [--quick]\n"
+	       "                           [--threads N]\n"
+	       "  L: comma-separated list (producers 1..%d, batch 1..%d);\n"
+	       "  --ms: milliseconds per configuration (default 300, quick 60);\n"
+	       "  --log2: ring entries as a power of two (default 10);\n"
+	       "  --threads N: producers N (at most %d), unless --producers.\n"
+	       "  Designs: shared, percpu, and ck_ring / rte_ring when built in.\n",
+	       MAXP, MAXBATCH, MAXP);
+}
+
+/* What the command line asked for. */
+struct cmdq_cli {
+	unsigned prods[MAXP], nprods;
+	unsigned batches[16], nbatches;
+	uint64_t ms, log2;
+	bool designs[4], shared_core;
+};
+
+/* Parse the command line into *c: -1 to run, else the exit status. */
+static int cmdq_parse(int argc, char **argv, struct bench_opts *o, struct cmdq_cli *c)
+{
+	static const unsigned dprods[] = { 1, 2, 4 }, dbatches[] = { 1, 32, 64, 128, 256 };
+	static const unsigned qbatches[] = { 1, 64, 256 };
+	struct bench_parse p;
+	int opt;
+
+	memset(c, 0, sizeof(*c));
+	memcpy(c->prods, dprods, sizeof(dprods));
+	memcpy(c->batches, dbatches, sizeof(dbatches));
+	c->log2 = 10;
+	c->designs[D_SHARED] = c->designs[D_PERCPU] = true;
 #ifdef HAVE_CK
-	designs[D_CK] = true;
+	c->designs[D_CK] = true;
 #endif
 #ifdef HAVE_DPDK
-	designs[D_RTE] = true;
+	c->designs[D_RTE] = true;
 #endif
-	if (o->quick) {
-		memcpy(batches, qbatches, sizeof(qbatches));
-		nbatches = 3;
-	}
-	if (o->threads) {
-		prods[0] = o->threads > MAXP ? MAXP : o->threads;
-		nprods = 1;
-	}
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		uint64_t v;
-
-		if (!strcmp(a, "--help")) {
-			printf("usage: iommukit-bench cmdq [--producers L] [--batch L] [--ms N]\n"
-			       "                           [--log2 N] [--no-shared-core] [--json] [--quick]\n"
-			       "  L: comma-separated list (producers 1..%d, batch 1..%d);\n"
-			       "  --ms: milliseconds per configuration (default 300, quick 60);\n"
-			       "  --log2: ring entries as a power of two (default 10).\n"
-			       "  Designs: shared, percpu, and ck_ring / rte_ring when built in.\n",
-			       MAXP, MAXBATCH);
-			return 0;
-		} else if (!strcmp(a, "--producers") && i + 1 < argc) {
-			if (!parse_list(argv[++i], prods, &nprods, MAXP, 1, MAXP))
+	c->shared_core = true;
+	bench_parse_init(&p, "cmdq", cmdq_opts, cmdq_help, o, argc, argv);
+	while ((opt = bench_next_opt(&p)) > 0) {
+		switch (opt) {
+		case CMDQ_PRODUCERS:
+			if (!parse_list(optarg, c->prods, &c->nprods, MAXP, 1, MAXP))
 				return bench_usage_error("cmdq", "--producers wants a list of 1..%d", MAXP);
-		} else if (!strcmp(a, "--batch") && i + 1 < argc) {
-			if (!parse_list(argv[++i], batches, &nbatches, 16, 1, MAXBATCH))
+			break;
+		case CMDQ_BATCH:
+			if (!parse_list(optarg, c->batches, &c->nbatches, 16, 1, MAXBATCH))
 				return bench_usage_error("cmdq", "--batch wants a list of 1..%d", MAXBATCH);
-		} else if (!strcmp(a, "--ms") && i + 1 < argc) {
-			if (!bench_parse_u64(argv[++i], &v) || v == 0 || v > 600000)
-				return bench_usage_error("cmdq", "--ms wants 1..600000");
-			ms = v;
-		} else if (!strcmp(a, "--log2") && i + 1 < argc) {
-			if (!bench_parse_u64(argv[++i], &v) || v < 9 || v > 20)
-				return bench_usage_error("cmdq", "--log2 wants 9..20");
-			log2 = v;
-		} else if (!strcmp(a, "--no-shared-core")) {
-			shared_core = false;
-		} else {
-			return bench_usage_error("cmdq", "unknown option '%s'", a);
+			break;
+		case CMDQ_MS:
+			if (!bench_opt_range(&p, 1, 600000, &c->ms))
+				return 2;
+			break;
+		case CMDQ_LOG2:
+			if (!bench_opt_range(&p, 9, 20, &c->log2))
+				return 2;
+			break;
+		case CMDQ_NO_SHARED_CORE:
+			c->shared_core = false;
+			break;
 		}
 	}
-	if (!o->json) {
-		printf("cmdq: SMMUv3 TLBI_NH_VA commands, one software consumer thread, ring of %u\n"
-		       "entries; a request = one issue of `batch` commands (+ a waited-for sync);\n"
-		       "latency per request in ns; * = all producers pinned to one CPU.\n",
-		       1u << log2);
+	if (opt < 0)
+		return p.status;
+	/* Defaults of what was not given: --quick shortens, --threads picks
+	 * the producer count. */
+	if (!c->nprods && o->threads) {
+		c->prods[0] = o->threads > MAXP ? MAXP : o->threads;
+		c->nprods = 1;
+	} else if (!c->nprods) {
+		c->nprods = o->quick ? 2 : 3;
+	}
+	if (!c->nbatches && o->quick) {
+		memcpy(c->batches, qbatches, sizeof(qbatches));
+		c->nbatches = 3;
+	} else if (!c->nbatches) {
+		c->nbatches = 5;
+	}
+	if (!c->ms)
+		c->ms = o->quick ? 60 : 300;
+	return -1;
+}
+
+static void cmdq_intro(const struct cmdq_cli *c)
+{
+	printf("cmdq: SMMUv3 TLBI_NH_VA commands, one software consumer thread, ring of %u\n"
+	       "entries; a request = one issue of `batch` commands (+ a waited-for sync);\n"
+	       "latency per request in ns; * = all producers pinned to one CPU.\n",
+	       1u << c->log2);
 #ifndef HAVE_CK
-		printf("note: ck_ring skipped (configure did not find libck / ck.pc)\n");
+	printf("note: ck_ring skipped (configure did not find libck / ck.pc)\n");
 #endif
 #ifndef HAVE_DPDK
-		printf("note: rte_ring skipped (configure did not find libdpdk)\n");
+	printf("note: rte_ring skipped (configure did not find libdpdk)\n");
 #endif
-		printf("\n%-9s %5s %6s %5s %12s %9s %9s %10s %9s %9s\n", "queue", "prod", "batch",
-		       "sync", "cmds/s", "p50", "p99", "p99.9", "cas/cmd", "db/cmd");
-	}
-	for (int d = 0; d < 4; d++) {
-		if (!designs[d])
-			continue;
-		for (unsigned pi = 0; pi < nprods; pi++) {
-			if (d == D_PERCPU && prods[pi] == 1)
-				continue; /* the same as shared */
-			for (unsigned bi = 0; bi < nbatches; bi++) {
-				for (int s = 0; s < 2; s++) {
-					struct run *r = calloc(1, sizeof(*r));
+	printf("\n%-9s %5s %6s %5s %12s %9s %9s %10s %9s %9s\n", "queue", "prod", "batch",
+	       "sync", "cmds/s", "p50", "p99", "p99.9", "cas/cmd", "db/cmd");
+}
 
-					if (!r)
-						return 1;
-					r->d = (enum design)d;
-					r->producers = prods[pi];
-					r->batch = batches[bi];
-					r->sync = s;
-					r->log2 = (unsigned)log2;
-					r->duration_ns = ms * 1000000ull;
-					rc |= run_one(r, o);
-					free(r);
-				}
-			}
-		}
-	}
-	/* One producer and two producers on one CPU: no collapse expected. */
+/* Run one configuration; its commands/s and p99.9 into *cps, *p999 (if not
+ * NULL).  0, or 1. */
+static int cmdq_config(const struct bench_opts *o, const struct cmdq_cli *c, int d,
+		       unsigned producers, unsigned batch, bool sync, bool pin, double *cps,
+		       uint64_t *p999)
+{
+	struct run *r = calloc(1, sizeof(*r));
+	int rc;
+
+	if (!r)
+		return 1;
+	r->d = (enum design)d;
+	r->producers = producers;
+	r->batch = batch;
+	r->sync = sync;
+	r->pin = pin;
+	r->log2 = (unsigned)c->log2;
+	r->duration_ns = c->ms * 1000000ull;
+	rc = run_one(r, o);
+	if (cps)
+		*cps = r->cps;
+	if (p999)
+		*p999 = r->p999;
+	free(r);
+	return rc;
+}
+
+/* One producer and two producers on one CPU: no collapse expected. */
+static int cmdq_shared_core(const struct bench_opts *o, const struct cmdq_cli *c)
+{
 	double pinned[4][2][3] = { { { 0 } } };
 	uint64_t pinned_p999[4][2][3] = { { { 0 } } };
+	int rc = 0;
 
-	for (int d = 0; shared_core && d < 4; d++) {
-		if (!designs[d] || d == D_PERCPU)
+	for (int d = 0; d < 4; d++) {
+		if (!c->designs[d] || d == D_PERCPU)
 			continue;
-		for (unsigned np = 1; np <= 2; np++) {
-			for (int s = 0; s < 2; s++) {
-				struct run *r = calloc(1, sizeof(*r));
-
-				if (!r)
-					return 1;
-				r->d = (enum design)d;
-				r->producers = np;
-				r->batch = 64;
-				r->sync = s;
-				r->pin = true;
-				r->log2 = (unsigned)log2;
-				r->duration_ns = ms * 1000000ull;
-				rc |= run_one(r, o);
-				pinned[d][s][np] = r->cps;
-				pinned_p999[d][s][np] = r->p999;
-				free(r);
-			}
-		}
-	}
-	if (shared_core && !o->json) {
-		printf("\ntwo producers on one CPU vs one (batch 64; target >= 0.8x, p99.9 < 100 us):\n");
-		for (int d = 0; d < 4; d++) {
-			if (!designs[d] || d == D_PERCPU)
-				continue;
+		for (unsigned np = 1; np <= 2; np++)
 			for (int s = 0; s < 2; s++)
-				printf("  %-9s sync %-3s  %.2fx   p99.9 %llu ns\n", design_name[d],
-				       s ? "yes" : "no",
-				       pinned[d][s][1] > 0 ? pinned[d][s][2] / pinned[d][s][1] : 0.0,
-				       (unsigned long long)pinned_p999[d][s][2]);
+				rc |= cmdq_config(o, c, d, np, 64, s, true, &pinned[d][s][np],
+						  &pinned_p999[d][s][np]);
+	}
+	if (o->json)
+		return rc;
+	printf("\ntwo producers on one CPU vs one (batch 64; target >= 0.8x, p99.9 < 100 us):\n");
+	for (int d = 0; d < 4; d++) {
+		if (!c->designs[d] || d == D_PERCPU)
+			continue;
+		for (int s = 0; s < 2; s++)
+			printf("  %-9s sync %-3s  %.2fx   p99.9 %llu ns\n", design_name[d],
+			       s ? "yes" : "no",
+			       pinned[d][s][1] > 0 ? pinned[d][s][2] / pinned[d][s][1] : 0.0,
+			       (unsigned long long)pinned_p999[d][s][2]);
+	}
+	return rc;
+}
+
+int bench_cmdq(int argc, char **argv, struct bench_opts *o)
+{
+	struct cmdq_cli c;
+	int rc = cmdq_parse(argc, argv, o, &c);
+
+	if (rc >= 0)
+		return rc;
+	rc = 0;
+	if (!o->json)
+		cmdq_intro(&c);
+	for (int d = 0; d < 4; d++) {
+		if (!c.designs[d])
+			continue;
+		for (unsigned pi = 0; pi < c.nprods; pi++) {
+			if (d == D_PERCPU && c.prods[pi] == 1)
+				continue; /* the same as shared */
+			for (unsigned bi = 0; bi < c.nbatches; bi++)
+				for (int s = 0; s < 2; s++)
+					rc |= cmdq_config(o, &c, d, c.prods[pi], c.batches[bi], s, false,
+							  NULL, NULL);
 		}
 	}
+	if (c.shared_core)
+		rc |= cmdq_shared_core(o, &c);
 	return rc;
 }

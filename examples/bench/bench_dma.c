@@ -243,6 +243,116 @@ static bool progress_wanted(double total_secs, bool json)
 	return !json && total_secs > 3.0 && isatty(STDERR_FILENO);
 }
 
+/* Set up worker w (of `cap` latency samples) for configuration o on d:
+ * 0, or a negative errno with a message in r->error. */
+static int worker_init(struct worker *w, unsigned id, struct dsys *d, const struct dma_opts *o,
+		       size_t cap, struct dma_result *r)
+{
+	w->d = d;
+	w->o = o;
+	w->id = id;
+	w->buf_bytes = (size_t)(o->segments > 1 ? 2 * o->size : o->size);
+	w->buf = xmemalign(2u << 20, (w->buf_bytes + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1));
+	if (!w->buf || bench_samples_init(&w->map, cap) || bench_samples_init(&w->unmap, cap)) {
+		snprintf(r->error, sizeof(r->error), "out of memory");
+		return -ENOMEM;
+	}
+	memset(w->buf, 0, w->buf_bytes);
+	ik_gather_init(&w->pending);
+	if (o->deferred) {
+		struct ik_flushq_ops ops = { fq_flush, fq_release, w };
+		int err = ik_flushq_init(&w->fq, o->fq_size, 0, &ops, NULL);
+
+		if (err) {
+			snprintf(r->error, sizeof(r->error), "flush queue: %s", ik_strerror(err));
+			return err;
+		}
+		w->fq_ok = true;
+	}
+	return 0;
+}
+
+/* Run the workers until their deadline or iteration count; r->secs is the
+ * wall time.  0, or -EAGAIN when a thread cannot start. */
+static int workers_run(struct worker *ws, pthread_t *tids, const struct dma_opts *o,
+		       struct dma_result *r)
+{
+	uint64_t t0 = bench_now_ns();
+
+	for (unsigned i = 0; i < o->threads; i++) {
+		ws[i].deadline = t0 + (uint64_t)(o->seconds * 1e9);
+		if (pthread_create(&tids[i], NULL, worker_main, &ws[i])) {
+			snprintf(r->error, sizeof(r->error), "cannot start threads");
+			for (unsigned k = 0; k < i; k++)
+				pthread_join(tids[k], NULL);
+			return -EAGAIN;
+		}
+	}
+	for (unsigned i = 0; i < o->threads; i++)
+		pthread_join(tids[i], NULL);
+	r->secs = (double)(bench_now_ns() - t0) / 1e9;
+	return 0;
+}
+
+/* Merge the workers' counts and latencies into *r; the first worker error,
+ * or 0. */
+static int workers_collect(struct worker *ws, const struct dma_opts *o, size_t cap,
+			   struct dma_result *r)
+{
+	struct bench_samples all_map, all_unmap;
+	int err = 0;
+
+	bench_samples_init(&all_map, cap * o->threads);
+	bench_samples_init(&all_unmap, cap * o->threads);
+	for (unsigned i = 0; i < o->threads; i++) {
+		struct worker *w = &ws[i];
+
+		r->iters += w->iters;
+		r->verify_errors += w->verify_errors;
+		r->faults += w->faults;
+		for (size_t k = 0; k < w->map.n; k++)
+			bench_samples_add(&all_map, w->map.v[k]);
+		for (size_t k = 0; k < w->unmap.n; k++)
+			bench_samples_add(&all_unmap, w->unmap.v[k]);
+		if (w->error && !err) {
+			err = w->error;
+			snprintf(r->error, sizeof(r->error), "%s", w->msg);
+		}
+	}
+	bench_stats_compute(&all_map, &r->map);
+	bench_stats_compute(&all_unmap, &r->unmap);
+	bench_samples_free(&all_map);
+	bench_samples_free(&all_unmap);
+	for (unsigned i = 0; i < o->threads; i++)
+		if (ws[i].fq_ok) {
+			ik_flushq_destroy(&ws[i].fq);
+			ws[i].fq_ok = false;
+		}
+	return err;
+}
+
+/* The system's counters into *r, and the run's verdict: err, or what the
+ * device and the soft IOMMU saw go wrong. */
+static int dma_verdict(struct dsys *d, struct dma_result *r, int err)
+{
+	ik_softiommu_stats(d->s, &r->ss);
+	ik_pgtable_get_stats(d->pt, &r->ps);
+	r->c = d->c;
+	r->faults = r->ss.faults;
+	r->stale = r->ss.stale;
+	if (!err && r->verify_errors) {
+		snprintf(r->error, sizeof(r->error), "%llu pages did not hold what the device wrote",
+			 (unsigned long long)r->verify_errors);
+		err = -EIO;
+	}
+	if (!err && (r->faults || r->stale)) {
+		snprintf(r->error, sizeof(r->error), "%llu faults, %llu stale translations",
+			 (unsigned long long)r->faults, (unsigned long long)r->stale);
+		err = -EFAULT;
+	}
+	return err;
+}
+
 /* Run one configuration. */
 static int dma_run(const struct dma_opts *o, struct dma_result *r)
 {
@@ -250,8 +360,6 @@ static int dma_run(const struct dma_opts *o, struct dma_result *r)
 	struct dsys d;
 	struct worker *ws;
 	pthread_t *tids;
-	struct bench_samples all_map, all_unmap;
-	uint64_t t0, t1;
 	size_t cap;
 	int err = 0;
 
@@ -280,91 +388,16 @@ static int dma_run(const struct dma_opts *o, struct dma_result *r)
 		err = -ENOMEM;
 		goto out;
 	}
-	for (unsigned i = 0; i < o->threads; i++) {
-		struct worker *w = &ws[i];
-
-		w->d = &d;
-		w->o = o;
-		w->id = i;
-		w->buf_bytes = (size_t)(o->segments > 1 ? 2 * o->size : o->size);
-		w->buf = xmemalign(2u << 20, (w->buf_bytes + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1));
-		if (!w->buf || bench_samples_init(&w->map, cap) || bench_samples_init(&w->unmap, cap)) {
-			snprintf(r->error, sizeof(r->error), "out of memory");
-			err = -ENOMEM;
-			goto out;
-		}
-		memset(w->buf, 0, w->buf_bytes);
-		ik_gather_init(&w->pending);
-		if (o->deferred) {
-			struct ik_flushq_ops ops = { fq_flush, fq_release, w };
-
-			err = ik_flushq_init(&w->fq, o->fq_size, 0, &ops, NULL);
-			if (err) {
-				snprintf(r->error, sizeof(r->error), "flush queue: %s", ik_strerror(err));
-				goto out;
-			}
-			w->fq_ok = true;
-		}
-	}
+	for (unsigned i = 0; i < o->threads && !err; i++)
+		err = worker_init(&ws[i], i, &d, o, cap, r);
+	if (err)
+		goto out;
 	ik_softiommu_stats_reset(d.s);
 	memset(&d.c, 0, sizeof(d.c));
-	t0 = bench_now_ns();
-	for (unsigned i = 0; i < o->threads; i++) {
-		ws[i].deadline = t0 + (uint64_t)(o->seconds * 1e9);
-		if (pthread_create(&tids[i], NULL, worker_main, &ws[i])) {
-			snprintf(r->error, sizeof(r->error), "cannot start threads");
-			err = -EAGAIN;
-			for (unsigned k = 0; k < i; k++)
-				pthread_join(tids[k], NULL);
-			goto out;
-		}
-	}
-	for (unsigned i = 0; i < o->threads; i++)
-		pthread_join(tids[i], NULL);
-	t1 = bench_now_ns();
-	r->secs = (double)(t1 - t0) / 1e9;
-	bench_samples_init(&all_map, cap * o->threads);
-	bench_samples_init(&all_unmap, cap * o->threads);
-	for (unsigned i = 0; i < o->threads; i++) {
-		struct worker *w = &ws[i];
-
-		r->iters += w->iters;
-		r->verify_errors += w->verify_errors;
-		r->faults += w->faults;
-		for (size_t k = 0; k < w->map.n; k++)
-			bench_samples_add(&all_map, w->map.v[k]);
-		for (size_t k = 0; k < w->unmap.n; k++)
-			bench_samples_add(&all_unmap, w->unmap.v[k]);
-		if (w->error && !err) {
-			err = w->error;
-			snprintf(r->error, sizeof(r->error), "%s", w->msg);
-		}
-	}
-	bench_stats_compute(&all_map, &r->map);
-	bench_stats_compute(&all_unmap, &r->unmap);
-	bench_samples_free(&all_map);
-	bench_samples_free(&all_unmap);
-	for (unsigned i = 0; i < o->threads; i++)
-		if (ws[i].fq_ok) {
-			ik_flushq_destroy(&ws[i].fq);
-			ws[i].fq_ok = false;
-		}
-	ik_softiommu_stats(d.s, &r->ss);
-	ik_pgtable_get_stats(d.pt, &r->ps);
-	r->c = d.c;
-	r->faults = r->ss.faults;
-	r->stale = r->ss.stale;
-	if (!err && r->verify_errors) {
-		snprintf(r->error, sizeof(r->error),
-			 "%llu pages did not hold what the device wrote",
-			 (unsigned long long)r->verify_errors);
-		err = -EIO;
-	}
-	if (!err && (r->faults || r->stale)) {
-		snprintf(r->error, sizeof(r->error), "%llu faults, %llu stale translations",
-			 (unsigned long long)r->faults, (unsigned long long)r->stale);
-		err = -EFAULT;
-	}
+	err = workers_run(ws, tids, o, r);
+	if (err)
+		goto out;
+	err = dma_verdict(&d, r, workers_collect(ws, o, cap, r));
 out:
 	if (ws)
 		for (unsigned i = 0; i < o->threads; i++) {
@@ -483,8 +516,27 @@ static void print_json(const struct dma_result *r)
 
 /* ------------------------------------------------------------ options */
 
+/* "lpae-s1, lpae-s2, ...": the formats of bench_fmts built into the library
+ * (only those of the default matrix with `defaults`). */
+static const char *fmt_names(char *buf, size_t len, bool defaults)
+{
+	size_t n = 0;
+
+	buf[0] = 0;
+	for (size_t k = 0; k < bench_nfmts; k++) {
+		const char *name = ik_pt_fmt_name(bench_fmts[k].fmt);
+
+		if (name && (!defaults || bench_fmts[k].dma_default))
+			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", n ? ", " : "",
+					      name);
+	}
+	return buf;
+}
+
 static void dma_help(void)
 {
+	char all[128], dflt[128];
+
 	printf(
 "usage: iommukit-bench [--json] [--quick] [--threads N] dma [OPTIONS]\n"
 "\n"
@@ -500,8 +552,8 @@ static void dma_help(void)
 "  --segments N             map as a scatterlist of N physically non-contiguous\n"
 "                           segments with one map_sg (default 1: one map)\n"
 "  --granule 4k|16k|64k     page-table granule and IOVA page (default 4k; VT-d: 4k)\n"
-"  --format NAME[,NAME...]  lpae-s1, lpae-s2, vtd-sl, vtd-fl (default: lpae-s1 and\n"
-"                           vtd-sl where built in)\n"
+"  --format NAME[,NAME...]  %s\n"
+"                           (default: %s, those with the granule)\n"
 "  --coherent               the IOMMU walker snoops CPU caches: no cleans (default)\n"
 "  --non-coherent           every changed run of PTEs is cleaned (counted)\n"
 "  --mode strict|deferred|both\n"
@@ -525,7 +577,7 @@ static void dma_help(void)
 "                           when the whole run takes more than 3 s)\n"
 "  --help                   this text\n"
 "global options: --json (one object per configuration), --quick, --threads N\n"
-"(worker threads, default 1), --seed N (unused here).\n"
+"(worker threads, default 1); --opt=V is --opt V.\n"
 "\n"
 "Columns: iter/s over all threads; map = alloc + map + sync_map; unmap =\n"
 "unmap + invalidation + sync + free (deferred: + the amortised batch flush);\n"
@@ -538,7 +590,8 @@ static void dma_help(void)
 "map_stddev_ns, map_p50_ns, map_p99_ns, unmap_mean_ns, unmap_stddev_ns,\n"
 "unmap_p50_ns, unmap_p99_ns, cleans, clean_bytes, sync_map_calls, cmds, syncs,\n"
 "cas_retries, iotlb_hits, iotlb_misses, walks, walk_cache_hits,\n"
-"iotlb_inv_entries, tables_alloc, tables_freed, faults, stale.\n");
+"iotlb_inv_entries, tables_alloc, tables_freed, faults, stale.\n",
+	       fmt_names(all, sizeof(all), false), fmt_names(dflt, sizeof(dflt), true));
 }
 
 static int parse_list_u64(const char *s, uint64_t *out, int max)
@@ -555,230 +608,315 @@ static int parse_list_u64(const char *s, uint64_t *out, int max)
 	return n;
 }
 
-int bench_dma(int argc, char **argv, const struct bench_opts *go)
-{
+/* What the command line asked for: the options common to every
+ * configuration, and the lists the configurations run through. */
+struct dma_cli {
 	struct dma_opts base;
-	uint64_t sizes[16] = { 4096, 65536, 1u << 20 };
-	int nsizes = 3, nfmts = 0, nmodes = 2, total, done = 0, rc = 0;
+	uint64_t sizes[16];
+	int nsizes;
 	enum ik_pt_fmt fmts[4];
-	bool modes[2] = { false, true }, progress, progress_set = false, progress_on = false;
-	char seen[32] = { 0 };
+	int nfmts;
+	bool modes[2];		/* deferred or not, per mode run */
+	int nmodes;
+	bool progress_set, progress_on;
+};
 
-	memset(&base, 0, sizeof(base));
-	base.granule_shift = 12;
-	base.coherent = true;
-	base.threads = go->threads ? go->threads : 1;
-	base.segments = 1;
-	base.nqueues = 1;
-	base.fq_size = 256;
-	base.seconds = go->quick ? 0.2 : 1.0;
+enum {
+	DMA_SIZE = BENCH_OPT_OWN, DMA_SEGMENTS, DMA_GRANULE, DMA_FORMAT, DMA_MODE, DMA_FQ_SIZE,
+	DMA_QUEUES, DMA_IOTLB, DMA_TIME, DMA_ITERATIONS, DMA_COHERENT, DMA_NON_COHERENT,
+	DMA_CHECK, DMA_PROGRESS, DMA_NO_PROGRESS, DMA_CONSUMER, DMA_NOPTS
+};
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		uint64_t x, list[4];
-		int k;
-		static const char *const once[] = { "--size", "--segments", "--granule", "--format",
-						    "--mode", "--fq-size", "--queues", "--iotlb",
-						    "--time", "--iterations", "--coherent",
-						    "--non-coherent", "--check", "--progress",
-						    "--no-progress", "--consumer" };
+static const struct option dma_options[] = {
+	BENCH_OPTS_COMMON, BENCH_OPTS_JSON, BENCH_OPTS_QUICK, BENCH_OPTS_THREADS,
+	{ "size", required_argument, NULL, DMA_SIZE },
+	{ "segments", required_argument, NULL, DMA_SEGMENTS },
+	{ "granule", required_argument, NULL, DMA_GRANULE },
+	{ "format", required_argument, NULL, DMA_FORMAT },
+	{ "mode", required_argument, NULL, DMA_MODE },
+	{ "fq-size", required_argument, NULL, DMA_FQ_SIZE },
+	{ "queues", required_argument, NULL, DMA_QUEUES },
+	{ "iotlb", required_argument, NULL, DMA_IOTLB },
+	{ "time", required_argument, NULL, DMA_TIME },
+	{ "iterations", required_argument, NULL, DMA_ITERATIONS },
+	{ "coherent", no_argument, NULL, DMA_COHERENT },
+	{ "non-coherent", no_argument, NULL, DMA_NON_COHERENT },
+	{ "check", no_argument, NULL, DMA_CHECK },
+	{ "progress", no_argument, NULL, DMA_PROGRESS },
+	{ "no-progress", no_argument, NULL, DMA_NO_PROGRESS },
+	{ "consumer", required_argument, NULL, DMA_CONSUMER },
+	BENCH_OPTS_END,
+};
 
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			dma_help();
-			return 0;
-		}
-		for (k = 0; k < (int)(sizeof(once) / sizeof(once[0])); k++)
-			if (!strcmp(a, once[k])) {
-				if (seen[k])
-					return bench_usage_error("dma", "%s given twice", a);
-				seen[k] = 1;
-				break;
-			}
-		if (!strcmp(a, "--coherent")) {
-			base.coherent = true;
-			continue;
-		}
-		if (!strcmp(a, "--non-coherent")) {
-			base.coherent = false;
-			continue;
-		}
-		if (!strcmp(a, "--check")) {
-			base.check = true;
-			continue;
-		}
-		if (!strcmp(a, "--progress") || !strcmp(a, "--no-progress")) {
-			progress_set = true;
-			progress_on = a[2] == 'p';
-			continue;
-		}
-		if (a[0] != '-' || a[1] != '-')
-			return bench_usage_error("dma", "unexpected argument '%s'", a);
-		if (k == (int)(sizeof(once) / sizeof(once[0])))
-			return bench_usage_error("dma", "unknown option '%s'", a);
-		if (!v)
-			return bench_usage_error("dma", "%s needs a value", a);
-		i++;
-		if (!strcmp(a, "--size")) {
-			nsizes = parse_list_u64(v, sizes, 16);
-			if (nsizes <= 0)
-				return bench_usage_error("dma", "--size: bad list '%s'", v);
-		} else if (!strcmp(a, "--segments")) {
-			if (!bench_parse_u64(v, &x) || x < 1 || x > 256)
-				return bench_usage_error("dma", "--segments must be 1..256");
-			base.segments = (unsigned)x;
-		} else if (!strcmp(a, "--granule")) {
-			if (!bench_parse_u64(v, &x) || (x != 4096 && x != 16384 && x != 65536))
-				return bench_usage_error("dma", "--granule must be 4k, 16k or 64k");
-			base.granule_shift = (unsigned)__builtin_ctzll(x);
-		} else if (!strcmp(a, "--format")) {
-			char buf[128], *save = NULL, *tok;
+/* --format NAME[,NAME...]: 0, or the exit status. */
+static int dma_opt_format(struct dma_cli *c, const char *v)
+{
+	char buf[128], names[128], *save = NULL, *tok;
 
-			snprintf(buf, sizeof(buf), "%s", v);
-			for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-				enum ik_pt_fmt f = ik_pt_fmt_from_name(tok);
+	snprintf(buf, sizeof(buf), "%s", v);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		enum ik_pt_fmt f = ik_pt_fmt_from_name(tok);
 
-				if (f == IK_PT_FMT_NONE) {
-					if (!strcmp(tok, "lpae-s1") || !strcmp(tok, "lpae-s2") ||
-					    !strcmp(tok, "vtd-sl") || !strcmp(tok, "vtd-fl"))
-						return bench_usage_error(
-							"dma", "--format %s is not built into this library", tok);
-					return bench_usage_error("dma", "--format: unknown format '%s'", tok);
-				}
-				if (nfmts == 4)
-					return bench_usage_error("dma", "--format: too many formats");
-				fmts[nfmts++] = f;
-			}
-		} else if (!strcmp(a, "--mode")) {
-			if (!strcmp(v, "strict"))
-				nmodes = 1, modes[0] = false;
-			else if (!strcmp(v, "deferred"))
-				nmodes = 1, modes[0] = true;
-			else if (!strcmp(v, "both"))
-				nmodes = 2;
-			else
-				return bench_usage_error("dma", "--mode must be strict, deferred or both");
-		} else if (!strcmp(a, "--fq-size")) {
-			if (!bench_parse_u64(v, &x) || x < 1 || x > 65536)
-				return bench_usage_error("dma", "--fq-size must be 1..65536");
-			base.fq_size = (uint32_t)x;
-		} else if (!strcmp(a, "--queues")) {
-			if (!strcmp(v, "shared"))
-				base.nqueues = 1;
-			else if (!strcmp(v, "percpu"))
-				base.nqueues = 0; /* resolved below: one per thread */
-			else if (bench_parse_u64(v, &x) && x >= 1 && x <= 64)
-				base.nqueues = (unsigned)x;
-			else
-				return bench_usage_error("dma", "--queues must be shared, percpu or 1..64");
-		} else if (!strcmp(a, "--consumer")) {
-			if (!strcmp(v, "inline"))
-				base.consumer_thread = false;
-			else if (!strcmp(v, "thread"))
-				base.consumer_thread = true;
-			else
-				return bench_usage_error("dma", "--consumer must be inline or thread");
-		} else if (!strcmp(a, "--iotlb")) {
-			int n = parse_list_u64(v, list, 2);
+		if (f == IK_PT_FMT_NONE || !bench_fmt_find(f))
+			return bench_usage_error("dma", "--format: '%s' is not a format built into "
+						 "this library (%s)", tok,
+						 fmt_names(names, sizeof(names), false));
+		if (c->nfmts == 4)
+			return bench_usage_error("dma", "--format: too many formats");
+		c->fmts[c->nfmts++] = f;
+	}
+	return 0;
+}
 
-			if (n < 1 || (list[0] && (list[0] > 65536 || (list[0] & (list[0] - 1)))) ||
-			    (n == 2 && (!list[1] || list[1] > list[0] || (list[1] & (list[1] - 1)))))
-				return bench_usage_error("dma", "--iotlb: ENTRIES a power of two <= 65536 "
-							 "(or 0), WAYS a power of two <= ENTRIES");
-			base.iotlb_entries = (uint32_t)list[0];
-			base.iotlb_ways = n == 2 ? (uint32_t)list[1] : 0;
-			base.iotlb_set = true;
-			if (!list[0]) /* no IOTLB */
-				base.iotlb_entries = 0, base.iotlb_ways = 0;
-		} else if (!strcmp(a, "--time")) {
-			char *end;
-			double t = strtod(v, &end);
+/* --iotlb ENTRIES[,WAYS]: 0, or the exit status. */
+static int dma_opt_iotlb(struct dma_opts *b, const char *v)
+{
+	uint64_t list[4];
+	int n = parse_list_u64(v, list, 2);
 
-			if (*end || !(t > 0) || t > 3600)
-				return bench_usage_error("dma", "--time must be a number of seconds in (0, 3600]");
-			base.seconds = t;
-		} else if (!strcmp(a, "--iterations")) {
-			if (!bench_parse_u64(v, &x) || x < 1 || x > (1u << 24))
-				return bench_usage_error("dma", "--iterations must be 1..16777216");
-			base.iterations = x;
+	if (n < 1 || (list[0] && (list[0] > 65536 || (list[0] & (list[0] - 1)))) ||
+	    (n == 2 && (!list[1] || list[1] > list[0] || (list[1] & (list[1] - 1)))))
+		return bench_usage_error("dma", "--iotlb: ENTRIES a power of two <= 65536 "
+					 "(or 0), WAYS a power of two <= ENTRIES");
+	b->iotlb_entries = (uint32_t)list[0];
+	b->iotlb_ways = n == 2 ? (uint32_t)list[1] : 0;
+	b->iotlb_set = true;
+	if (!list[0]) /* no IOTLB */
+		b->iotlb_entries = 0, b->iotlb_ways = 0;
+	return 0;
+}
+
+/* One option with a value (optarg): 0, or the exit status. */
+static int dma_opt_value(const struct bench_parse *p, struct dma_cli *c, int opt, const char *v)
+{
+	struct dma_opts *b = &c->base;
+	uint64_t x;
+	char *end;
+	double t;
+
+	switch (opt) {
+	case DMA_SIZE:
+		c->nsizes = parse_list_u64(v, c->sizes, 16);
+		if (c->nsizes <= 0)
+			return bench_usage_error("dma", "--size: bad list '%s'", v);
+		return 0;
+	case DMA_SEGMENTS:
+		if (!bench_opt_range(p, 1, 256, &x))
+			return 2;
+		b->segments = (unsigned)x;
+		return 0;
+	case DMA_GRANULE:
+		if (!bench_parse_u64(v, &x) || (x != 4096 && x != 16384 && x != 65536))
+			return bench_usage_error("dma", "--granule must be 4k, 16k or 64k");
+		b->granule_shift = (unsigned)__builtin_ctzll(x);
+		return 0;
+	case DMA_FORMAT:
+		return dma_opt_format(c, v);
+	case DMA_MODE:
+		if (!strcmp(v, "strict"))
+			c->nmodes = 1, c->modes[0] = false;
+		else if (!strcmp(v, "deferred"))
+			c->nmodes = 1, c->modes[0] = true;
+		else if (!strcmp(v, "both"))
+			c->nmodes = 2;
+		else
+			return bench_usage_error("dma", "--mode must be strict, deferred or both");
+		return 0;
+	case DMA_FQ_SIZE:
+		if (!bench_opt_range(p, 1, 65536, &x))
+			return 2;
+		b->fq_size = (uint32_t)x;
+		return 0;
+	case DMA_QUEUES:
+		if (!strcmp(v, "shared"))
+			b->nqueues = 1;
+		else if (!strcmp(v, "percpu"))
+			b->nqueues = 0; /* resolved later: one per thread */
+		else if (bench_parse_u64(v, &x) && x >= 1 && x <= 64)
+			b->nqueues = (unsigned)x;
+		else
+			return bench_usage_error("dma", "--queues must be shared, percpu or 1..64");
+		return 0;
+	case DMA_CONSUMER:
+		if (strcmp(v, "inline") && strcmp(v, "thread"))
+			return bench_usage_error("dma", "--consumer must be inline or thread");
+		b->consumer_thread = !strcmp(v, "thread");
+		return 0;
+	case DMA_IOTLB:
+		return dma_opt_iotlb(b, v);
+	case DMA_TIME:
+		t = strtod(v, &end);
+		if (*end || !(t > 0) || t > 3600)
+			return bench_usage_error("dma", "--time must be a number of seconds in (0, 3600]");
+		b->seconds = t;
+		return 0;
+	default: /* DMA_ITERATIONS */
+		if (!bench_opt_range(p, 1, 1u << 24, &b->iterations))
+			return 2;
+		return 0;
+	}
+}
+
+/* Parse the command line: -1 to run, else the exit status.  Each option of
+ * dma's own may be given once. */
+static int dma_parse(int argc, char **argv, struct bench_opts *go, struct dma_cli *c)
+{
+	bool seen[DMA_NOPTS - BENCH_OPT_OWN] = { false };
+	bool time_set = false;
+	struct bench_parse p;
+	int opt, err;
+
+	memset(c, 0, sizeof(*c));
+	c->sizes[0] = 4096;
+	c->sizes[1] = 65536;
+	c->sizes[2] = 1u << 20;
+	c->nsizes = 3;
+	c->modes[1] = true;
+	c->nmodes = 2;
+	c->base.granule_shift = 12;
+	c->base.coherent = true;
+	c->base.segments = 1;
+	c->base.nqueues = 1;
+	c->base.fq_size = 256;
+	bench_parse_init(&p, "dma", dma_options, dma_help, go, argc, argv);
+	while ((opt = bench_next_opt(&p)) > 0) {
+		if (seen[opt - BENCH_OPT_OWN])
+			return bench_usage_error("dma", "--%s given twice", dma_options[p.index].name);
+		seen[opt - BENCH_OPT_OWN] = true;
+		switch (opt) {
+		case DMA_COHERENT:
+		case DMA_NON_COHERENT:
+			c->base.coherent = opt == DMA_COHERENT;
+			break;
+		case DMA_CHECK:
+			c->base.check = true;
+			break;
+		case DMA_PROGRESS:
+		case DMA_NO_PROGRESS:
+			c->progress_set = true;
+			c->progress_on = opt == DMA_PROGRESS;
+			break;
+		default:
+			err = dma_opt_value(&p, c, opt, optarg);
+			if (err)
+				return err;
+			time_set |= opt == DMA_TIME;
 		}
 	}
-	if (base.nqueues == 0)
-		base.nqueues = base.threads;
-	if (nfmts == 0) {
-		fmts[nfmts++] = IK_PT_LPAE_S1;
-		if (dsys_fmt_available(IK_PT_VTD_SL) && base.granule_shift == 12)
-			fmts[nfmts++] = IK_PT_VTD_SL;
+	if (opt < 0)
+		return p.status;
+	c->base.threads = go->threads ? go->threads : 1;
+	if (!time_set)
+		c->base.seconds = go->quick ? 0.2 : 1.0;
+	return -1;
+}
+
+/* Defaults that depend on other options, and the checks across options:
+ * 0, or the exit status. */
+static int dma_resolve(struct dma_cli *c)
+{
+	struct dma_opts *b = &c->base;
+	uint64_t gran = 1ull << b->granule_shift;
+
+	if (b->nqueues == 0)
+		b->nqueues = b->threads;
+	if (c->nfmts == 0) {
+		/* the default matrix: its formats that are built in and have the granule */
+		for (size_t k = 0; k < bench_nfmts && c->nfmts < 4; k++)
+			if (bench_fmts[k].dma_default && bench_fmt_leaf_sizes(bench_fmts[k].fmt, gran))
+				c->fmts[c->nfmts++] = bench_fmts[k].fmt;
 	}
-	for (int f = 0; f < nfmts; f++)
-		if ((fmts[f] == IK_PT_VTD_SL || fmts[f] == IK_PT_VTD_FL) && base.granule_shift != 12)
-			return bench_usage_error("dma", "--granule: VT-d formats use 4k");
-	for (int k = 0; k < nsizes; k++) {
-		if (!sizes[k] || sizes[k] % (1ull << base.granule_shift) ||
-		    sizes[k] > (256ull << 20))
+	for (int f = 0; f < c->nfmts; f++)
+		if (!bench_fmt_leaf_sizes(c->fmts[f], gran))
+			return bench_usage_error("dma", "--granule: %s has no %lluK granule",
+						 ik_pt_fmt_name(c->fmts[f]),
+						 (unsigned long long)(gran >> 10));
+	for (int k = 0; k < c->nsizes; k++) {
+		if (!c->sizes[k] || c->sizes[k] % gran || c->sizes[k] > (256ull << 20))
 			return bench_usage_error("dma", "--size: %llu is not a multiple of the granule "
-						 "in (0, 256M]", (unsigned long long)sizes[k]);
-		if (base.segments > 1 &&
-		    (sizes[k] % base.segments || (sizes[k] / base.segments) % (1ull << base.granule_shift)))
+						 "in (0, 256M]", (unsigned long long)c->sizes[k]);
+		if (b->segments > 1 &&
+		    (c->sizes[k] % b->segments || (c->sizes[k] / b->segments) % gran))
 			return bench_usage_error("dma", "--segments: size %llu does not split into %u "
-						 "granule-aligned segments", (unsigned long long)sizes[k],
-						 base.segments);
+						 "granule-aligned segments",
+						 (unsigned long long)c->sizes[k], b->segments);
 	}
-	total = nfmts * nsizes * nmodes;
-	progress = progress_set ? progress_on : progress_wanted(total * base.seconds, go->json);
-	if (!go->json) {
-		printf("iommukit-bench dma: end-to-end DMA through the soft IOMMU\n"
-		       "  per iteration: alloc IOVA, map%s, device writes + reads every page, unmap,\n"
-		       "  invalidate + sync (strict) or queue for a batched flush (deferred), free IOVA\n"
-		       "  granule %lluK, %s walker, IOTLB %u entries, %u thread%s, %s queue%s,\n"
-		       "  %s consumer%s; %s per configuration\n\n",
-		       base.segments > 1 ? " (map_sg)" : "", (1ull << base.granule_shift) >> 10,
-		       base.coherent ? "coherent" : "non-coherent",
-		       base.iotlb_set ? base.iotlb_entries : 512u, base.threads,
-		       base.threads == 1 ? "" : "s", base.nqueues == 1 ? "one shared" : "per-CPU",
-		       base.nqueues == 1 ? "" : "s", base.consumer_thread ? "threaded" : "inline",
-		       base.check ? ", stale-translation checking" : "",
-		       base.iterations ? "fixed iterations" : "timed");
-		if (base.segments > 1)
-			printf("  scatterlist: %u physically non-contiguous segments per buffer\n\n",
-			       base.segments);
-		print_header();
-		fflush(stdout);
+	return 0;
+}
+
+static void dma_print_intro(const struct dma_opts *b)
+{
+	printf("iommukit-bench dma: end-to-end DMA through the soft IOMMU\n"
+	       "  per iteration: alloc IOVA, map%s, device writes + reads every page, unmap,\n"
+	       "  invalidate + sync (strict) or queue for a batched flush (deferred), free IOVA\n"
+	       "  granule %lluK, %s walker, IOTLB %u entries, %u thread%s, %s queue%s,\n"
+	       "  %s consumer%s; %s per configuration\n\n",
+	       b->segments > 1 ? " (map_sg)" : "", (1ull << b->granule_shift) >> 10,
+	       b->coherent ? "coherent" : "non-coherent", b->iotlb_set ? b->iotlb_entries : 512u,
+	       b->threads, b->threads == 1 ? "" : "s", b->nqueues == 1 ? "one shared" : "per-CPU",
+	       b->nqueues == 1 ? "" : "s", b->consumer_thread ? "threaded" : "inline",
+	       b->check ? ", stale-translation checking" : "",
+	       b->iterations ? "fixed iterations" : "timed");
+	if (b->segments > 1)
+		printf("  scatterlist: %u physically non-contiguous segments per buffer\n\n",
+		       b->segments);
+	print_header();
+	fflush(stdout);
+}
+
+/* Run configuration o (number `done` + 1 of `total`) and print its row:
+ * 0, or 1 when it failed (reported on stderr). */
+static int dma_config(const struct dma_opts *o, bool json, bool progress, int done, int total)
+{
+	struct dma_result r;
+	int err;
+
+	if (progress) {
+		char sz[32];
+
+		fprintf(stderr, "\r  [%d/%d] %s %s %s ...        ", done + 1, total,
+			ik_pt_fmt_name(o->fmt), human_size(o->size, sz, sizeof(sz)),
+			o->deferred ? "deferred" : "strict");
+		fflush(stderr);
 	}
-	for (int f = 0; f < nfmts; f++)
-		for (int k = 0; k < nsizes; k++)
-			for (int m = 0; m < nmodes; m++) {
-				struct dma_opts o = base;
-				struct dma_result r;
-				int err;
+	err = dma_run(o, &r);
+	if (progress)
+		fprintf(stderr, "\r%60s\r", "");
+	if (err) {
+		fprintf(stderr, "iommukit-bench dma: %s %llu bytes %s: %s\n", ik_pt_fmt_name(o->fmt),
+			(unsigned long long)o->size, o->deferred ? "deferred" : "strict",
+			r.error[0] ? r.error : ik_strerror(err));
+		return 1;
+	}
+	if (json)
+		print_json(&r);
+	else
+		print_row(&r);
+	fflush(stdout);
+	return 0;
+}
 
-				o.fmt = fmts[f];
-				o.size = sizes[k];
-				o.deferred = modes[m];
-				if (progress) {
-					char sz[32];
+int bench_dma(int argc, char **argv, struct bench_opts *go)
+{
+	struct dma_cli c;
+	int total, done = 0, rc = dma_parse(argc, argv, go, &c);
+	bool progress;
 
-					fprintf(stderr, "\r  [%d/%d] %s %s %s ...        ", done + 1, total,
-						ik_pt_fmt_name(o.fmt), human_size(o.size, sz, sizeof(sz)),
-						o.deferred ? "deferred" : "strict");
-					fflush(stderr);
-				}
-				err = dma_run(&o, &r);
-				done++;
-				if (progress)
-					fprintf(stderr, "\r%60s\r", "");
-				if (err) {
-					fprintf(stderr, "iommukit-bench dma: %s %llu bytes %s: %s\n",
-						ik_pt_fmt_name(o.fmt), (unsigned long long)o.size,
-						o.deferred ? "deferred" : "strict",
-						r.error[0] ? r.error : ik_strerror(err));
-					rc = 1;
-					continue;
-				}
-				if (go->json)
-					print_json(&r);
-				else
-					print_row(&r);
-				fflush(stdout);
+	if (rc >= 0 || (rc = dma_resolve(&c)) != 0)
+		return rc;
+	total = c.nfmts * c.nsizes * c.nmodes;
+	progress = c.progress_set ? c.progress_on : progress_wanted(total * c.base.seconds, go->json);
+	if (!go->json)
+		dma_print_intro(&c.base);
+	for (int f = 0; f < c.nfmts; f++)
+		for (int k = 0; k < c.nsizes; k++)
+			for (int m = 0; m < c.nmodes; m++) {
+				struct dma_opts o = c.base;
+
+				o.fmt = c.fmts[f];
+				o.size = c.sizes[k];
+				o.deferred = c.modes[m];
+				rc |= dma_config(&o, go->json, progress, done++, total);
 			}
 	return rc;
 }

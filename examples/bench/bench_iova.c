@@ -500,51 +500,64 @@ static int w4(const struct bench_opts *o, unsigned maxthreads, uint64_t ops)
 	return 0;
 }
 
-int bench_iova(int argc, char **argv, const struct bench_opts *o)
+enum { IOVA_BIG = BENCH_OPT_OWN, IOVA_ONLY };
+
+static const struct option iova_opts[] = {
+	BENCH_OPTS_COMMON, BENCH_OPTS_JSON, BENCH_OPTS_QUICK, BENCH_OPTS_SEED, BENCH_OPTS_THREADS,
+	{ "big", no_argument, NULL, IOVA_BIG },
+	{ "only", required_argument, NULL, IOVA_ONLY },
+	BENCH_OPTS_END,
+};
+
+static void iova_help(void)
+{
+	printf("usage: iommukit-bench [--quick] [--json] [--threads N] [--seed N] iova\n"
+	       "                      [--only W1|W2|W3|growth|W4] [--big]\n"
+	       "  W1: 263,000 x (free random, alloc size 1) at 1/4, 1/2, 3/4 occupancy of\n"
+	       "      pfns 1..0xfffff; W2: full space, free one, alloc one, alloc one that\n"
+	       "      fails; W3: sizes 1..64 size-aligned at 1/4 and 1/2 of the pages;\n"
+	       "      growth: 1e3..1e6 live ranges (--big: 1e7); W4: alloc_fast/free_fast\n"
+	       "      on 1..N threads.  Latency mean/p50/p99/p99.9/max, log2 histogram,\n"
+	       "      tree nodes visited per allocation.\n");
+}
+
+int bench_iova(int argc, char **argv, struct bench_opts *o)
 {
 	bool big = false, run[5] = { true, true, true, true, true };
 	static const char *const names[5] = { "W1", "W2", "W3", "growth", "W4" };
-	unsigned maxthreads = o->threads;
-	uint64_t iters = o->quick ? 20000 : 263000;
-	int rc = 0;
+	struct bench_parse p;
+	unsigned maxthreads;
+	uint64_t iters;
+	int rc = 0, opt, k;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help")) {
-			printf("usage: iommukit-bench [--quick] [--json] [--threads N] [--seed N] iova\n"
-			       "                      [--only W1|W2|W3|growth|W4] [--big]\n"
-			       "  W1: 263,000 x (free random, alloc size 1) at 1/4, 1/2, 3/4 occupancy of\n"
-			       "      pfns 1..0xfffff; W2: full space, free one, alloc one, alloc one that\n"
-			       "      fails; W3: sizes 1..64 size-aligned at 1/4 and 1/2 of the pages;\n"
-			       "      growth: 1e3..1e6 live ranges (--big: 1e7); W4: alloc_fast/free_fast\n"
-			       "      on 1..N threads.  Latency mean/p50/p99/p99.9/max, log2 histogram,\n"
-			       "      tree nodes visited per allocation.\n");
-			return 0;
-		} else if (!strcmp(argv[i], "--big")) {
+	bench_parse_init(&p, "iova", iova_opts, iova_help, o, argc, argv);
+	while ((opt = bench_next_opt(&p)) > 0) {
+		switch (opt) {
+		case IOVA_BIG:
 			big = true;
-		} else if (!strcmp(argv[i], "--only")) {
-			int k;
-
-			if (i + 1 >= argc)
-				return bench_usage_error("iova", "--only needs a workload");
+			break;
+		case IOVA_ONLY:
 			for (k = 0; k < 5; k++)
-				if (!strcmp(argv[i + 1], names[k]))
+				if (!strcmp(optarg, names[k]))
 					break;
 			if (k == 5)
-				return bench_usage_error("iova", "unknown workload '%s'", argv[i + 1]);
+				return bench_usage_error("iova", "unknown workload '%s'", optarg);
 			for (int j = 0; j < 5; j++)
 				run[j] = j == k;
-			i++;
-		} else {
-			return bench_usage_error("iova", "unknown option '%s'", argv[i]);
+			break;
 		}
 	}
+	if (opt < 0)
+		return p.status;
+	maxthreads = o->threads;
+	iters = o->quick ? 20000 : 263000;
 	if (!maxthreads) {
 		long c = sysconf(_SC_NPROCESSORS_ONLN);
 
 		maxthreads = c > 0 ? (unsigned)c : 1;
 	}
 	measure_timer();
-	node_bytes = sizeof(struct _ik_iova_node);
+	node_bytes = sizeof(struct ik_iova_node);
 	{
 		struct ik_iova_domain d;
 		struct ik_iova_stats st;

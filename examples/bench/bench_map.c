@@ -29,27 +29,16 @@
 #define M2 0x200000ull
 #define NREG 8
 
-/* The formats the benchmark knows: one row each (VT-d adds its own). */
-struct bench_fmt {
-	const char *name;
-	enum ik_pt_fmt fmt;
-	ik_u32 ias, oas;
-	ik_u64 pgsizes;
-	ik_u32 quirks;
-	ik_u64 fmt_flags;
-};
+/* The formats: bench_fmts (bench_fmts.c); pages up to 1G where the format
+ * has them at the 4 KiB granule. */
+#define NFMTS bench_nfmts
 
-static const struct bench_fmt bench_fmts[] = {
-	{ "lpae-s1", IK_PT_LPAE_S1, 48, 48, 0x1000ull | 0x200000ull | 0x40000000ull, 0, 0 },
-	{ "lpae-s2", IK_PT_LPAE_S2, 48, 48, 0x1000ull | 0x200000ull | 0x40000000ull, 0, 0 },
-	/* VT-d second-level, 4 levels, 2M + 1G superpages (SLLPS), snoop control */
-	{ "vtd-sl", IK_PT_VTD_SL, 48, 48, 0x1000ull | 0x200000ull | 0x40000000ull, 0,
-	  IK_VTD_FLAG_SP_2M | IK_VTD_FLAG_SP_1G | IK_VTD_FLAG_SC },
-	/* VT-d first-level (x86-64 paging), 4 levels, 1G pages (FL1GP) */
-	{ "vtd-fl", IK_PT_VTD_FL, 47, 48, 0x1000ull | 0x200000ull | 0x40000000ull, 0,
-	  IK_VTD_FLAG_SP_1G },
-};
-#define NFMTS (sizeof(bench_fmts) / sizeof(bench_fmts[0]))
+static const char *fname(const struct bench_fmt *f)
+{
+	const char *n = ik_pt_fmt_name(f->fmt);
+
+	return n ? n : "?";
+}
 
 /* ---- hooks: counting, and a real clean loop ---- */
 
@@ -190,6 +179,22 @@ static int64_t do_unmap(struct ik_pgtable *pt, const struct run *r, uint64_t iov
 	return total;
 }
 
+/* The leaf size the engine chooses for r's buffer at iova -> pa (0 if the
+ * map fails); the table set is left as it was. */
+static uint64_t chosen_leaf(struct ik_pgtable *pt, const struct run *r, uint64_t iova, uint64_t pa)
+{
+	uint64_t got = 0, sz = 0;
+	struct ik_gather g;
+
+	if (ik_pgtable_map(pt, iova, pa, r->size, IK_PROT_READ | IK_PROT_WRITE))
+		return 0;
+	ik_pgtable_iova_to_phys(pt, iova, &got, &sz);
+	ik_gather_init(&g);
+	ik_pgtable_unmap(pt, iova, r->size, &g);
+	ik_pgtable_gather_sync(pt, &g);
+	return sz;
+}
+
 static int measure(const struct run *r, struct result *map, struct result *unmap)
 {
 	struct bctx b;
@@ -210,7 +215,7 @@ static int measure(const struct run *r, struct result *map, struct result *unmap
 	cfg.fmt = r->f->fmt;
 	cfg.ias = r->f->ias;
 	cfg.oas = r->f->oas;
-	cfg.pgsize_bitmap = r->f->pgsizes;
+	cfg.pgsize_bitmap = bench_fmt_leaf_sizes(r->f->fmt, K4);
 	cfg.quirks = r->f->quirks | (r->defer ? IK_PT_QUIRK_DEFER_LEAF_CLEAN : 0);
 	cfg.fmt_flags = r->f->fmt_flags;
 	cfg.coherent = r->coherent;
@@ -265,19 +270,7 @@ static int measure(const struct run *r, struct result *map, struct result *unmap
 	/* counts: from one steady-state sample */
 	diff(map, &c0, &c1, NREG, true);
 	diff(unmap, &c1, &c2, NREG, false);
-	/* the leaf size the engine chose */
-	{
-		uint64_t pa = 0, sz = 0;
-
-		if (!ik_pgtable_map(pt, base, pa0 + (r->blocks ? 0 : K4), r->size,
-				    IK_PROT_READ | IK_PROT_WRITE)) {
-			ik_pgtable_iova_to_phys(pt, base, &pa, &sz);
-			maxleaf = sz;
-			ik_gather_init(&g[0]);
-			ik_pgtable_unmap(pt, base, r->size, &g[0]);
-			ik_pgtable_gather_sync(pt, &g[0]);
-		}
-	}
+	maxleaf = chosen_leaf(pt, r, base, pa0 + (r->blocks ? 0 : K4));
 	bench_stats_compute(&sm, &st);
 	map->ns_median = (double)st.p50 / NREG;
 	map->ns_p99 = (double)st.p99 / NREG;
@@ -316,7 +309,7 @@ static int measure_sg(const struct bench_fmt *f, bool coherent, enum clean_kind 
 	cfg.fmt = f->fmt;
 	cfg.ias = f->ias;
 	cfg.oas = f->oas;
-	cfg.pgsize_bitmap = f->pgsizes;
+	cfg.pgsize_bitmap = bench_fmt_leaf_sizes(f->fmt, K4);
 	cfg.quirks = f->quirks;
 	cfg.fmt_flags = f->fmt_flags;
 	cfg.coherent = coherent;
@@ -451,7 +444,7 @@ static void side_header(const bool *sel)
 	printf("%8s %8s %-5s %-14s %-6s", "", "", "", "", "");
 	for (fi = 0; fi < NFMTS; fi++)
 		if (sel[fi])
-			printf(" | %17s", bench_fmts[fi].name);
+			printf(" | %17s", fname(&bench_fmts[fi]));
 	printf("\n%8s %8s %-5s %-14s %-6s", "size", "pgsize", "walk", "clean", "op");
 	for (fi = 0; fi < NFMTS; fi++)
 		if (sel[fi])
@@ -476,157 +469,227 @@ static void side_row(uint64_t size, bool coherent, const char *label, const char
 	printf("\n");
 }
 
-int bench_map(int argc, char **argv, const struct bench_opts *o)
+/* ---- the subcommand ---- */
+
+/* What the command line asked for. */
+struct map_opts {
+	const uint64_t *sizes;
+	size_t nsizes;
+	uint64_t one_size;		/* --size */
+	unsigned samples;
+	bool per_pte;			/* --per-pte-sync */
+	bool sel[BENCH_FMTS_MAX];	/* the formats to run */
+	bool side;			/* several formats, text: side by side */
+};
+
+enum { MAP_FMT = BENCH_OPT_OWN, MAP_SIZE, MAP_SAMPLES, MAP_PER_PTE_SYNC };
+
+static const struct option map_options[] = {
+	BENCH_OPTS_COMMON, BENCH_OPTS_JSON, BENCH_OPTS_QUICK,
+	{ "fmt", required_argument, NULL, MAP_FMT },
+	{ "size", required_argument, NULL, MAP_SIZE },
+	{ "samples", required_argument, NULL, MAP_SAMPLES },
+	{ "per-pte-sync", no_argument, NULL, MAP_PER_PTE_SYNC },
+	BENCH_OPTS_END,
+};
+
+static void map_help(void)
+{
+	size_t fi;
+
+	printf("usage: iommukit-bench map [--fmt NAME|all] [--size BYTES] [--per-pte-sync]\n"
+	       "                          [--samples N] [--quick] [--json]\n"
+	       "  formats:");
+	for (fi = 0; fi < NFMTS; fi++)
+		printf(" %s", fname(&bench_fmts[fi]));
+	printf(" (default %s; 'all': side by side)\n"
+	       "  map and unmap latency for 4K..4M buffers at a 2 MiB-aligned iova, 4 KiB\n"
+	       "  pages vs blocks, coherent vs non-coherent (counting-only clean, and the\n"
+	       "  real clean instruction: %s), each non-coherent mode also with leaf\n"
+	       "  cleans deferred to the end of the request (+dfr); --per-pte-sync adds\n"
+	       "  one request per page; then the 30-segment 120 KiB scatterlist as one\n"
+	       "  map_sg vs 30 map calls.\n",
+	       fname(&bench_fmts[0]), bench_clean_insn() ? bench_clean_insn() : "none here");
+}
+
+/* --fmt NAME|all: 0, or the exit status of a bad name. */
+static int map_select(struct map_opts *m, const char *arg)
+{
+	bool found = false;
+	size_t fi;
+
+	for (fi = 0; fi < NFMTS; fi++) {
+		m->sel[fi] = !strcmp(arg, "all") || !strcmp(arg, fname(&bench_fmts[fi]));
+		found |= m->sel[fi];
+	}
+	return found ? 0 : bench_usage_error("map", "unknown format '%s'", arg);
+}
+
+/* Parse the command line into *m: -1 to run, else the exit status. */
+static int map_parse(int argc, char **argv, struct bench_opts *o, struct map_opts *m)
 {
 	static const uint64_t all_sizes[] = { 4 << 10, 64 << 10, 128 << 10, 256 << 10, 512 << 10,
 					      1 << 20, 2 << 20, 4 << 20 };
 	static const uint64_t quick_sizes[] = { 4 << 10, 1 << 20, 2 << 20 };
-	const uint64_t *sizes = o->quick ? quick_sizes : all_sizes;
-	size_t nsizes = o->quick ? 3 : 8, fi, si, nsel = 0;
-	bool per_pte = false, fmt_sel[NFMTS], side;
-	uint64_t one_size = 0;
-	unsigned samples = o->quick ? 5 : 41;
-	struct result rm[NFMTS], ru[NFMTS];
-	int i, ret;
+	struct bench_parse p;
+	size_t fi, nsel = 0;
+	uint64_t v;
+	int c;
 
-	for (fi = 0; fi < NFMTS; fi++)
-		fmt_sel[fi] = fi == 0;
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help")) {
-			printf("usage: iommukit-bench map [--fmt NAME|all] [--size BYTES] [--per-pte-sync]\n"
-			       "                          [--samples N] [--quick] [--json]\n"
-			       "  formats:");
-			for (fi = 0; fi < NFMTS; fi++)
-				printf(" %s", bench_fmts[fi].name);
-			printf(" (default %s; 'all': side by side)\n"
-			       "  map and unmap latency for 4K..4M buffers at a 2 MiB-aligned iova, 4 KiB\n"
-			       "  pages vs blocks, coherent vs non-coherent (counting-only clean, and the\n"
-			       "  real clean instruction: %s), each non-coherent mode also with leaf\n"
-			       "  cleans deferred to the end of the request (+dfr); --per-pte-sync adds\n"
-			       "  one request per page; then the 30-segment 120 KiB scatterlist as one\n"
-			       "  map_sg vs 30 map calls.\n",
-			       bench_fmts[0].name, bench_clean_insn() ? bench_clean_insn() : "none here");
-			return 0;
-		} else if (!strcmp(argv[i], "--fmt")) {
-			if (++i >= argc)
-				return bench_usage_error("map", "--fmt needs a format name or 'all'");
-			if (!strcmp(argv[i], "all")) {
-				for (fi = 0; fi < NFMTS; fi++)
-					fmt_sel[fi] = true;
-			} else {
-				bool found = false;
-
-				for (fi = 0; fi < NFMTS; fi++) {
-					fmt_sel[fi] = !strcmp(argv[i], bench_fmts[fi].name);
-					found |= fmt_sel[fi];
-				}
-				if (!found)
-					return bench_usage_error("map", "unknown format '%s'", argv[i]);
-			}
-		} else if (!strcmp(argv[i], "--size")) {
-			if (++i >= argc || !bench_parse_u64(argv[i], &one_size) || one_size == 0 ||
-			    (one_size & (K4 - 1)) || one_size > (64ull << 20))
+	memset(m, 0, sizeof(*m));
+	m->sel[0] = true;
+	bench_parse_init(&p, "map", map_options, map_help, o, argc, argv);
+	while ((c = bench_next_opt(&p)) > 0) {
+		switch (c) {
+		case MAP_FMT:
+			if (map_select(m, optarg))
+				return 2;
+			break;
+		case MAP_SIZE:
+			if (!bench_parse_u64(optarg, &m->one_size) || m->one_size == 0 ||
+			    (m->one_size & (K4 - 1)) || m->one_size > (64ull << 20))
 				return bench_usage_error("map", "--size needs a multiple of 4K up to 64M");
-		} else if (!strcmp(argv[i], "--samples")) {
-			uint64_t v;
-
-			if (++i >= argc || !bench_parse_u64(argv[i], &v) || v == 0 || v > 100000)
-				return bench_usage_error("map", "--samples needs 1..100000");
-			samples = (unsigned)v;
-		} else if (!strcmp(argv[i], "--per-pte-sync")) {
-			per_pte = true;
-		} else {
-			return bench_usage_error("map", "unknown option '%s'", argv[i]);
+			break;
+		case MAP_SAMPLES:
+			if (!bench_opt_range(&p, 1, 100000, &v))
+				return 2;
+			m->samples = (unsigned)v;
+			break;
+		case MAP_PER_PTE_SYNC:
+			m->per_pte = true;
+			break;
 		}
 	}
-	if (one_size) {
-		sizes = &one_size;
-		nsizes = 1;
+	if (c < 0)
+		return p.status;
+	m->sizes = o->quick ? quick_sizes : all_sizes;
+	m->nsizes = o->quick ? 3 : 8;
+	if (m->one_size) {
+		m->sizes = &m->one_size;
+		m->nsizes = 1;
 	}
+	if (!m->samples)
+		m->samples = o->quick ? 5 : 41;
 	for (fi = 0; fi < NFMTS; fi++)
-		nsel += fmt_sel[fi];
-	side = !o->json && nsel > 1;
-	if (side)
-		side_header(fmt_sel);
-	else
-		header(o);
-	memset(rm, 0, sizeof(rm));
-	memset(ru, 0, sizeof(ru));
-	for (si = 0; si < nsizes; si++) {
-		unsigned blk, mode;
+		nsel += m->sel[fi];
+	m->side = !o->json && nsel > 1;
+	return -1;
+}
 
+/* One configuration (size, pages or blocks, walk mode) on every selected
+ * format: rows, or one side-by-side row pair.  0, or 1 on a failure. */
+static int map_config(const struct bench_opts *o, const struct map_opts *m, struct run *r,
+		      struct result *rm, struct result *ru)
+{
+	const char *mname = mode_name(r->per_pte, r->kind);
+	char lb[32];
+	size_t fi;
+	int ret;
+
+	for (fi = 0; fi < NFMTS; fi++) {
+		if (!m->sel[fi])
+			continue;
+		r->f = &bench_fmts[fi];
+		memset(&rm[fi], 0, sizeof(rm[fi]));
+		memset(&ru[fi], 0, sizeof(ru[fi]));
+		ret = measure(r, &rm[fi], &ru[fi]);
+		if (ret) {
+			fprintf(stderr, "iommukit-bench map: %s: %s\n", fname(r->f), ik_strerror(ret));
+			return 1;
+		}
+		if (!m->side) {
+			emit(o, fname(r->f), r->size, r->coherent, mname, r->defer, "map", &rm[fi]);
+			emit(o, fname(r->f), r->size, r->coherent, mname, r->defer, "unmap", &ru[fi]);
+		}
+	}
+	if (m->side) {
+		mname = mode_label(mname, r->defer, lb, sizeof(lb));
+		side_row(r->size, r->coherent, mname, "map", rm, m->sel);
+		side_row(r->size, r->coherent, mname, "unmap", ru, m->sel);
+	}
+	return 0;
+}
+
+/* Every size, pages and blocks, every walk mode: 0 coherent; non-coherent:
+ * 1 count, 2 count deferred, 3 real, 4 real deferred, 5 one request per
+ * page.  0, or 1 on a failure. */
+static int map_matrix(const struct bench_opts *o, const struct map_opts *m, struct result *rm,
+		      struct result *ru)
+{
+	size_t si;
+	unsigned blk, mode;
+
+	for (si = 0; si < m->nsizes; si++) {
 		for (blk = 0; blk < 2; blk++) {
-			if (blk && sizes[si] < M2)
+			if (blk && m->sizes[si] < M2)
 				continue; /* no block fits: same as pages */
-			/* 0 coherent; non-coherent: 1 count, 2 count deferred, 3 real,
-			 * 4 real deferred, 5 one request per page */
 			for (mode = 0; mode < 6; mode++) {
 				struct run r;
-				const char *mname;
-				char lb[32];
 
 				memset(&r, 0, sizeof(r));
-				r.size = sizes[si];
+				r.size = m->sizes[si];
 				r.blocks = blk;
-				r.samples = samples;
+				r.samples = m->samples;
 				r.coherent = mode == 0;
 				r.kind = mode == 3 || mode == 4 ? CLEAN_REAL : CLEAN_COUNT;
 				r.defer = mode == 2 || mode == 4;
 				r.per_pte = mode == 5;
 				if (r.kind == CLEAN_REAL && !bench_clean_insn())
 					continue;
-				if (mode == 5 && (!per_pte || blk))
+				if (mode == 5 && (!m->per_pte || blk))
 					continue;
-				mname = mode_name(r.per_pte, r.kind);
-				for (fi = 0; fi < NFMTS; fi++) {
-					if (!fmt_sel[fi])
-						continue;
-					r.f = &bench_fmts[fi];
-					memset(&rm[fi], 0, sizeof(rm[fi]));
-					memset(&ru[fi], 0, sizeof(ru[fi]));
-					ret = measure(&r, &rm[fi], &ru[fi]);
-					if (ret) {
-						fprintf(stderr, "iommukit-bench map: %s: %s\n", r.f->name,
-							ik_strerror(ret));
-						return 1;
-					}
-					if (!side) {
-						emit(o, r.f->name, r.size, r.coherent, mname, r.defer, "map",
-						     &rm[fi]);
-						emit(o, r.f->name, r.size, r.coherent, mname, r.defer, "unmap",
-						     &ru[fi]);
-					}
-				}
-				if (side) {
-					mname = mode_label(mname, r.defer, lb, sizeof(lb));
-					side_row(r.size, r.coherent, mname, "map", rm, fmt_sel);
-					side_row(r.size, r.coherent, mname, "unmap", ru, fmt_sel);
-				}
-			}
-		}
-	}
-	/* the scatterlist: one request vs 30 calls, non-coherent counting */
-	{
-		unsigned sep;
-
-		for (sep = 0; sep < 2; sep++) {
-			for (fi = 0; fi < NFMTS; fi++) {
-				if (!fmt_sel[fi])
-					continue;
-				memset(&rm[fi], 0, sizeof(rm[fi]));
-				ret = measure_sg(&bench_fmts[fi], false, CLEAN_COUNT, sep, samples, &rm[fi]);
-				if (ret) {
-					fprintf(stderr, "iommukit-bench map: %s: %s\n", bench_fmts[fi].name,
-						ik_strerror(ret));
+				if (map_config(o, m, &r, rm, ru))
 					return 1;
-				}
-				if (!side)
-					emit(o, bench_fmts[fi].name, 30 * K4, false, sep ? "per-pte" : "count",
-					     false, "map_sg", &rm[fi]);
 			}
-			if (side)
-				side_row(30 * K4, false, sep ? "per-pte" : "count", "map_sg", rm, fmt_sel);
 		}
 	}
+	return 0;
+}
+
+/* The scatterlist: one request vs 30 calls, non-coherent counting. */
+static int map_scatterlist(const struct bench_opts *o, const struct map_opts *m,
+			   struct result *rm)
+{
+	unsigned sep;
+	size_t fi;
+	int ret;
+
+	for (sep = 0; sep < 2; sep++) {
+		for (fi = 0; fi < NFMTS; fi++) {
+			if (!m->sel[fi])
+				continue;
+			memset(&rm[fi], 0, sizeof(rm[fi]));
+			ret = measure_sg(&bench_fmts[fi], false, CLEAN_COUNT, sep, m->samples, &rm[fi]);
+			if (ret) {
+				fprintf(stderr, "iommukit-bench map: %s: %s\n", fname(&bench_fmts[fi]),
+					ik_strerror(ret));
+				return 1;
+			}
+			if (!m->side)
+				emit(o, fname(&bench_fmts[fi]), 30 * K4, false, sep ? "per-pte" : "count",
+				     false, "map_sg", &rm[fi]);
+		}
+		if (m->side)
+			side_row(30 * K4, false, sep ? "per-pte" : "count", "map_sg", rm, m->sel);
+	}
+	return 0;
+}
+
+int bench_map(int argc, char **argv, struct bench_opts *o)
+{
+	struct map_opts m;
+	struct result rm[BENCH_FMTS_MAX], ru[BENCH_FMTS_MAX];
+	int rc = map_parse(argc, argv, o, &m);
+
+	if (rc >= 0)
+		return rc;
+	if (m.side)
+		side_header(m.sel);
+	else
+		header(o);
+	memset(rm, 0, sizeof(rm));
+	memset(ru, 0, sizeof(ru));
+	if (map_matrix(o, &m, rm, ru) || map_scatterlist(o, &m, rm))
+		return 1;
 	return 0;
 }

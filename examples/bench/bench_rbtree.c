@@ -64,20 +64,27 @@ static struct bnode *bfind(struct ik_rb_root *root, uint64_t key)
 	return NULL;
 }
 
-int bench_rbtree(int argc, char **argv, const struct bench_opts *o)
+static const struct option rbtree_opts[] = {
+	BENCH_OPTS_COMMON, BENCH_OPTS_JSON, BENCH_OPTS_QUICK, BENCH_OPTS_SEED, BENCH_OPTS_END,
+};
+
+static void rbtree_help(void)
+{
+	printf("usage: iommukit-bench rbtree [--quick] [--json] [--seed N]\n"
+	       "  insert, lookup and erase of n random keys (n = 1e3, 1e5, 1e6),\n"
+	       "  plain and augmented; ns per operation and computes per update.\n");
+}
+
+int bench_rbtree(int argc, char **argv, struct bench_opts *o)
 {
 	size_t sizes[] = { 1000, 100000, 1000000 };
-	size_t nsizes = o->quick ? 2 : 3;
+	size_t nsizes;
+	struct bench_parse p;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help")) {
-			printf("usage: iommukit-bench rbtree [--quick] [--json]\n"
-			       "  insert, lookup and erase of n random keys (n = 1e3, 1e5, 1e6),\n"
-			       "  plain and augmented; ns per operation and computes per update.\n");
-			return 0;
-		}
-		return bench_usage_error("rbtree", "unknown option '%s'", argv[i]);
-	}
+	bench_parse_init(&p, "rbtree", rbtree_opts, rbtree_help, o, argc, argv);
+	if (bench_next_opt(&p) < 0)	/* no options of its own */
+		return p.status;
+	nsizes = o->quick ? 2 : 3;
 	if (!o->json)
 		printf("rbtree: random keys, ns per operation (computes = augmented-value\n"
 		       "computations per insert/erase, a count that shows early stop)\n\n"

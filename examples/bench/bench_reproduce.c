@@ -50,6 +50,77 @@ static uint64_t median(uint64_t *v, size_t n)
 
 /* ------------------------------------------------------------ 1. scatterlist */
 
+/* One request of the scatterlist case on d: the 30 segments of mem mapped
+ * by 30 maps (variant 0) or one map_sg (1), timed into *ns, then unmapped
+ * and invalidated.  0, or 1 (reported). */
+static int sg_request(struct dsys *d, unsigned char *mem, int variant, uint64_t *ns)
+{
+	struct ik_seg segs[30];
+	struct ik_gather g;
+	uint64_t iova = 0x10000000, t0, t1;
+	int e = 0;
+
+	for (int i = 0; i < 30; i++) {
+		segs[i].paddr = (uint64_t)(uintptr_t)mem + (uint64_t)i * 2 * 4096;
+		segs[i].len = 4096;
+	}
+	t0 = bench_now_ns();
+	if (variant == 0) {
+		for (int i = 0; i < 30 && !e; i++)
+			e = ik_pgtable_map(d->pt, iova + (uint64_t)i * 4096, segs[i].paddr, 4096,
+					   IK_PROT_READ | IK_PROT_WRITE);
+	} else {
+		e = ik_pgtable_map_sg(d->pt, iova, segs, 30, IK_PROT_READ | IK_PROT_WRITE, NULL);
+	}
+	t1 = bench_now_ns();
+	if (e || d->hook_error) {
+		fprintf(stderr, "iommukit-bench reproduce: map: %s\n",
+			ik_strerror(e ? e : d->hook_error));
+		return 1;
+	}
+	*ns = t1 - t0;
+	ik_gather_init(&g);
+	if (ik_pgtable_unmap(d->pt, iova, 30 * 4096, &g) != 30 * 4096 ||
+	    dsys_invalidate(d, g.start, g.end - g.start, g.walk, true)) {
+		fprintf(stderr, "iommukit-bench reproduce: unmap failed\n");
+		return 1;
+	}
+	ik_pgtable_gather_sync(d->pt, &g);
+	return 0;
+}
+
+static void sg_report(const struct bench_opts *o, enum ik_pt_fmt fmt, uint64_t per, uint64_t one,
+		      const struct dsys_counts *c_per, const struct dsys_counts *c_one)
+{
+	if (o->json) {
+		printf("{\"bench\":\"reproduce\",\"case\":\"sg_sync_map\",\"fmt\":\"%s\","
+		       "\"segments\":30,\"bytes\":122880,\"variant\":\"per_segment\",\"ns_median\":%llu,"
+		       "\"sync_map_calls\":%llu,\"cmds_per_request\":%llu}\n",
+		       ik_pt_fmt_name(fmt), (unsigned long long)per,
+		       (unsigned long long)c_per->sync_maps, (unsigned long long)c_per->cmds);
+		printf("{\"bench\":\"reproduce\",\"case\":\"sg_sync_map\",\"fmt\":\"%s\","
+		       "\"segments\":30,\"bytes\":122880,\"variant\":\"one_sync\",\"ns_median\":%llu,"
+		       "\"sync_map_calls\":%llu,\"cmds_per_request\":%llu}\n",
+		       ik_pt_fmt_name(fmt), (unsigned long long)one,
+		       (unsigned long long)c_one->sync_maps, (unsigned long long)c_one->cmds);
+		return;
+	}
+	printf("1. 30-segment 120 KiB scatterlist, %s, non-coherent, iotlb_sync_map =\n"
+	       "   invalidation + sync through the queue (caching mode)\n"
+	       "   published (Linux VT-d): ~50 us per mapping with per-segment flushes;\n"
+	       "   NFS over RDMA lost ~1/5 of read throughput until one iotlb_sync_map\n"
+	       "   per request\n", ik_pt_fmt_name(fmt));
+	printf("   %-30s %10s %14s %12s %10s\n", "here", "ns/request", "sync_map/req", "cmds/req",
+	       "cleans/req");
+	printf("   %-30s %10llu %14llu %12llu %10llu\n", "30 x map (per-segment sync)",
+	       (unsigned long long)per, (unsigned long long)c_per->sync_maps,
+	       (unsigned long long)c_per->cmds, (unsigned long long)c_per->cleans);
+	printf("   %-30s %10llu %14llu %12llu %10llu\n", "1 x map_sg (one sync)",
+	       (unsigned long long)one, (unsigned long long)c_one->sync_maps,
+	       (unsigned long long)c_one->cmds, (unsigned long long)c_one->cleans);
+	printf("   -> one sync is %.1fx faster\n\n", one ? (double)per / (double)one : 0.0);
+}
+
 static int repro_sg(const struct bench_opts *o)
 {
 	struct dsys_cfg dc;
@@ -75,86 +146,20 @@ static int repro_sg(const struct bench_opts *o)
 		return free(t_per), free(t_one), free(mem), 1;
 	}
 	for (int variant = 0; variant < 2 && !rc; variant++) {
-		struct dsys_counts c0 = d.c;
+		struct dsys_counts c0 = d.c, *c = variant ? &c_one : &c_per;
+		unsigned n = variant ? reps : reps - 1;
 
 		for (unsigned r = 0; r < reps && !rc; r++) {
-			struct ik_seg segs[30];
-			struct ik_gather g;
-			uint64_t iova = 0x10000000, t0, t1;
-			int e = 0;
-
-			for (int i = 0; i < 30; i++) {
-				segs[i].paddr = (uint64_t)(uintptr_t)mem + (uint64_t)i * 2 * 4096;
-				segs[i].len = 4096;
-			}
-			t0 = bench_now_ns();
-			if (variant == 0) {
-				for (int i = 0; i < 30 && !e; i++)
-					e = ik_pgtable_map(d.pt, iova + (uint64_t)i * 4096, segs[i].paddr,
-							   4096, IK_PROT_READ | IK_PROT_WRITE);
-			} else {
-				e = ik_pgtable_map_sg(d.pt, iova, segs, 30, IK_PROT_READ | IK_PROT_WRITE,
-						      NULL);
-			}
-			t1 = bench_now_ns();
-			if (e || d.hook_error) {
-				fprintf(stderr, "iommukit-bench reproduce: map: %s\n",
-					ik_strerror(e ? e : d.hook_error));
-				rc = 1;
-				break;
-			}
-			(variant ? t_one : t_per)[r] = t1 - t0;
-			ik_gather_init(&g);
-			if (ik_pgtable_unmap(d.pt, iova, 30 * 4096, &g) != 30 * 4096 ||
-			    dsys_invalidate(&d, g.start, g.end - g.start, g.walk, true)) {
-				fprintf(stderr, "iommukit-bench reproduce: unmap failed\n");
-				rc = 1;
-				break;
-			}
-			ik_pgtable_gather_sync(d.pt, &g);
+			rc = sg_request(&d, mem, variant, &(variant ? t_one : t_per)[r]);
 			if (r == 0 && variant == 0)
 				c0 = d.c; /* first round builds the tables */
 		}
-		{
-			struct dsys_counts *c = variant ? &c_one : &c_per;
-			unsigned n = variant ? reps : reps - 1;
-
-			c->sync_maps = (d.c.sync_maps - c0.sync_maps) / n;
-			c->cmds = (d.c.cmds - c0.cmds) / n;
-			c->cleans = (d.c.cleans - c0.cleans) / n;
-		}
+		c->sync_maps = (d.c.sync_maps - c0.sync_maps) / n;
+		c->cmds = (d.c.cmds - c0.cmds) / n;
+		c->cleans = (d.c.cleans - c0.cleans) / n;
 	}
-	if (!rc) {
-		uint64_t per = median(t_per + 1, reps - 1), one = median(t_one, reps);
-
-		if (o->json) {
-			printf("{\"bench\":\"reproduce\",\"case\":\"sg_sync_map\",\"fmt\":\"%s\","
-			       "\"segments\":30,\"bytes\":122880,\"variant\":\"per_segment\",\"ns_median\":%llu,"
-			       "\"sync_map_calls\":%llu,\"cmds_per_request\":%llu}\n",
-			       ik_pt_fmt_name(fmt), (unsigned long long)per,
-			       (unsigned long long)c_per.sync_maps, (unsigned long long)c_per.cmds);
-			printf("{\"bench\":\"reproduce\",\"case\":\"sg_sync_map\",\"fmt\":\"%s\","
-			       "\"segments\":30,\"bytes\":122880,\"variant\":\"one_sync\",\"ns_median\":%llu,"
-			       "\"sync_map_calls\":%llu,\"cmds_per_request\":%llu}\n",
-			       ik_pt_fmt_name(fmt), (unsigned long long)one,
-			       (unsigned long long)c_one.sync_maps, (unsigned long long)c_one.cmds);
-		} else {
-			printf("1. 30-segment 120 KiB scatterlist, %s, non-coherent, iotlb_sync_map =\n"
-			       "   invalidation + sync through the queue (caching mode)\n"
-			       "   published (Linux VT-d): ~50 us per mapping with per-segment flushes;\n"
-			       "   NFS over RDMA lost ~1/5 of read throughput until one iotlb_sync_map\n"
-			       "   per request\n", ik_pt_fmt_name(fmt));
-			printf("   %-30s %10s %14s %12s %10s\n", "here", "ns/request", "sync_map/req",
-			       "cmds/req", "cleans/req");
-			printf("   %-30s %10llu %14llu %12llu %10llu\n", "30 x map (per-segment sync)",
-			       (unsigned long long)per, (unsigned long long)c_per.sync_maps,
-			       (unsigned long long)c_per.cmds, (unsigned long long)c_per.cleans);
-			printf("   %-30s %10llu %14llu %12llu %10llu\n", "1 x map_sg (one sync)",
-			       (unsigned long long)one, (unsigned long long)c_one.sync_maps,
-			       (unsigned long long)c_one.cmds, (unsigned long long)c_one.cleans);
-			printf("   -> one sync is %.1fx faster\n\n", one ? (double)per / (double)one : 0.0);
-		}
-	}
+	if (!rc)
+		sg_report(o, fmt, median(t_per + 1, reps - 1), median(t_one, reps), &c_per, &c_one);
 	dsys_fini(&d);
 	free(t_per);
 	free(t_one);
@@ -422,26 +427,34 @@ out:
 	return rc;
 }
 
-int bench_reproduce(int argc, char **argv, const struct bench_opts *o)
+static const struct option reproduce_opts[] = {
+	BENCH_OPTS_COMMON, BENCH_OPTS_JSON, BENCH_OPTS_QUICK, BENCH_OPTS_SEED, BENCH_OPTS_THREADS,
+	BENCH_OPTS_END,
+};
+
+static void reproduce_help(void)
 {
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			printf("usage: iommukit-bench [--json] [--quick] [--threads N] reproduce\n"
-			       "  The four published comparisons behind iommukit, reproduced here and\n"
-			       "  printed beside the published figures:\n"
-			       "   1. 30-segment 120 KiB scatterlist: 30 maps each with iotlb_sync_map\n"
-			       "      vs one map_sg with one iotlb_sync_map (VT-d caching mode)\n"
-			       "   2. unmap cleaning 64K..1M: one clean per PTE vs one per run\n"
-			       "      (real cache-line clean instruction, non-coherent walker)\n"
-			       "   3. one shared command queue vs one per CPU, end-to-end DMA loop on\n"
-			       "      --threads threads (default 2)\n"
-			       "   4. fragmented IOVA space (W1 at 1/4): allocation tail and nodes\n"
-			       "      visited by the augmented tree vs a linear walk\n"
-			       "  --quick shortens every case.  No other options.\n");
-			return 0;
-		}
-		return bench_usage_error("reproduce", "unknown option '%s'", argv[i]);
-	}
+	printf("usage: iommukit-bench [--json] [--quick] [--threads N] [--seed N] reproduce\n"
+	       "  The four published comparisons behind iommukit, reproduced here and\n"
+	       "  printed beside the published figures:\n"
+	       "   1. 30-segment 120 KiB scatterlist: 30 maps each with iotlb_sync_map\n"
+	       "      vs one map_sg with one iotlb_sync_map (VT-d caching mode)\n"
+	       "   2. unmap cleaning 64K..1M: one clean per PTE vs one per run\n"
+	       "      (real cache-line clean instruction, non-coherent walker)\n"
+	       "   3. one shared command queue vs one per CPU, end-to-end DMA loop on\n"
+	       "      --threads threads (default 2)\n"
+	       "   4. fragmented IOVA space (W1 at 1/4): allocation tail and nodes\n"
+	       "      visited by the augmented tree vs a linear walk (--seed)\n"
+	       "  --quick shortens every case.  No other options.\n");
+}
+
+int bench_reproduce(int argc, char **argv, struct bench_opts *o)
+{
+	struct bench_parse p;
+
+	bench_parse_init(&p, "reproduce", reproduce_opts, reproduce_help, o, argc, argv);
+	if (bench_next_opt(&p) < 0)	/* no options of its own */
+		return p.status;
 	if (!o->json)
 		printf("iommukit-bench reproduce: published results beside this machine's\n"
 		       "(times are this machine's; counts are exact)\n\n");

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <iommukit/env.h>
 #include "bench.h"
 
 uint64_t bench_now_ns(void)
@@ -107,6 +108,151 @@ int bench_usage_error(const char *cmd, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, " (try --help)\n");
 	return 2;
+}
+
+/* ---- option parsing ---- */
+
+static const struct option bench_globals[] = {
+	BENCH_OPTS_JSON, BENCH_OPTS_QUICK, BENCH_OPTS_SEED, BENCH_OPTS_THREADS, BENCH_OPTS_END,
+};
+
+void bench_parse_init(struct bench_parse *p, const char *cmd, const struct option *opts,
+		      void (*help)(void), struct bench_opts *o, int argc, char **argv)
+{
+	p->cmd = cmd;
+	p->opts = opts;
+	p->help = help;
+	p->status = 0;
+	p->o = o;
+	p->argc = argc;
+	p->argv = argv;
+	p->index = -1;
+	p->stop_at_arg = false;
+	p->started = false;
+}
+
+/* Does `name` (up to '=' or its end) name an option of `opts`? */
+static const struct option *bench_find_opt(const struct option *opts, const char *name)
+{
+	size_t n = strcspn(name, "=");
+
+	for (; opts->name; opts++)
+		if (strlen(opts->name) == n && !strncmp(opts->name, name, n))
+			return opts;
+	return NULL;
+}
+
+/* The option getopt_long() could not take: say why. */
+static int bench_bad_opt(const struct bench_parse *p, int c)
+{
+	const char *arg = optind > 0 && optind <= p->argc ? p->argv[optind - 1] : "";
+	const struct option *own;
+	int len;
+
+	if (strncmp(arg, "--", 2) != 0) {
+		if (c == ':')
+			return bench_usage_error(p->cmd, "-%c needs a value", optopt);
+		return bench_usage_error(p->cmd, "unknown option '-%c'", optopt ? optopt : '?');
+	}
+	len = (int)strcspn(arg, "=");
+	own = bench_find_opt(p->opts, arg + 2);
+	if (c == ':')
+		return bench_usage_error(p->cmd, "%.*s needs a value", len, arg);
+	if (own && own->has_arg == no_argument && arg[len] == '=')
+		return bench_usage_error(p->cmd, "%.*s takes no value", len, arg);
+	if (p->cmd && bench_find_opt(bench_globals, arg + 2))
+		return bench_usage_error(p->cmd, "%.*s is not an option of %s", len, arg, p->cmd);
+	return bench_usage_error(p->cmd, "unknown option '%.*s'", len, arg);
+}
+
+/* A global option: into *p->o.  0, or 2 (reported). */
+static int bench_global_opt(const struct bench_parse *p, int c)
+{
+	uint64_t v;
+
+	switch (c) {
+	case BENCH_OPT_JSON:
+		p->o->json = true;
+		return 0;
+	case BENCH_OPT_QUICK:
+		p->o->quick = true;
+		return 0;
+	case BENCH_OPT_SEED:
+		if (!bench_parse_u64(optarg, &v))
+			return bench_usage_error(p->cmd, "--seed needs a number");
+		p->o->seed = v;
+		return 0;
+	default: /* BENCH_OPT_THREADS */
+		if (!bench_parse_u64(optarg, &v))
+			return bench_usage_error(p->cmd, "--threads needs a number");
+		if (v == 0 || v > 1024)
+			return bench_usage_error(p->cmd, "--threads must be 1..1024");
+		p->o->threads = (unsigned)v;
+		return 0;
+	}
+}
+
+int bench_next_opt(struct bench_parse *p)
+{
+	for (;;) {
+		int c;
+
+		if (!p->started) {
+			p->started = true;
+#ifdef __GLIBC__
+			optind = 0;	/* a full re-initialisation */
+#else
+			optind = 1;
+#endif
+			opterr = 0;
+		}
+		p->index = -1;
+		c = getopt_long(p->argc, p->argv, p->stop_at_arg ? "+:h" : ":h", p->opts, &p->index);
+		switch (c) {
+		case -1:
+			if (optind < p->argc && !p->stop_at_arg) {
+				p->status = bench_usage_error(p->cmd, "unexpected argument '%s'",
+							      p->argv[optind]);
+				return BENCH_OPT_STOP;
+			}
+			return BENCH_OPT_END;
+		case '?':
+		case ':':
+			p->status = bench_bad_opt(p, c);
+			return BENCH_OPT_STOP;
+		case 'h':
+			p->help();
+			p->status = 0;
+			return BENCH_OPT_STOP;
+		case BENCH_OPT_VERSION:
+			printf("iommukit-bench %s\n", ik_version());
+			p->status = 0;
+			return BENCH_OPT_STOP;
+		case BENCH_OPT_JSON:
+		case BENCH_OPT_QUICK:
+		case BENCH_OPT_SEED:
+		case BENCH_OPT_THREADS:
+			p->status = bench_global_opt(p, c);
+			if (p->status)
+				return BENCH_OPT_STOP;
+			continue;
+		default:
+			return c;
+		}
+	}
+}
+
+bool bench_opt_range(const struct bench_parse *p, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	uint64_t v;
+
+	if (bench_parse_u64(optarg, &v) && v >= lo && v <= hi) {
+		*out = v;
+		return true;
+	}
+	bench_usage_error(p->cmd, "--%s must be %llu..%llu", p->opts[p->index].name,
+			  (unsigned long long)lo, (unsigned long long)hi);
+	return false;
 }
 
 bool bench_parse_u64(const char *s, uint64_t *out)

@@ -97,7 +97,7 @@ int dsys_invalidate_all(struct dsys *d)
 		struct ik_smmu_cmd c;
 
 		memset(&c, 0, sizeof(c));
-		if (d->cfg.fmt == IK_PT_LPAE_S2) {
+		if (d->stage2) {
 			c.op = IK_SMMU_CMD_TLBI_S12_VMALL;
 			c.vmid = (uint16_t)d->tag;
 		} else {
@@ -128,7 +128,7 @@ int dsys_invalidate(struct dsys *d, uint64_t iova, uint64_t size, bool walk, boo
 		struct ik_smmu_cmd tmpl, out[MAX_INV_CMDS];
 
 		memset(&tmpl, 0, sizeof(tmpl));
-		if (d->cfg.fmt == IK_PT_LPAE_S2) {
+		if (d->stage2) {
 			tmpl.op = IK_SMMU_CMD_TLBI_S2_IPA;
 			tmpl.vmid = (uint16_t)d->tag;
 		} else {
@@ -200,22 +200,16 @@ void dsys_fini(struct dsys *d)
 
 #define LOG2_QUEUE 8
 
-int dsys_init(struct dsys *d, const struct dsys_cfg *cfg, char *errbuf, size_t errlen)
+/* The soft IOMMU, the page table its stream 0 walks, and the IOVA domain.
+ * 0, or a negative errno with a message. */
+static int dsys_init_translation(struct dsys *d, const struct dsys_cfg *cfg, char *errbuf,
+				 size_t errlen)
 {
 	struct ik_softiommu_config sc;
 	struct ik_pgtable_cfg pc;
 	struct ik_iova_config ic;
 	struct ik_pt_walker w;
-	struct ik_cmdq_config *qc = NULL;
-	const struct ik_cmdq_fmt *qf;
 	int err;
-
-	memset(d, 0, sizeof(*d));
-	d->cfg = *cfg;
-	d->smmu = cfg->fmt == IK_PT_LPAE_S1 || cfg->fmt == IK_PT_LPAE_S2;
-	d->tag = 1;
-	d->granule = 1ull << cfg->granule_shift;
-	d->nq = cfg->nqueues ? cfg->nqueues : 1;
 
 	ik_softiommu_config_init(&sc);
 	if (cfg->iotlb_set) {
@@ -226,7 +220,7 @@ int dsys_init(struct dsys *d, const struct dsys_cfg *cfg, char *errbuf, size_t e
 	err = ik_softiommu_create(&sc, &d->s);
 	if (err) {
 		snprintf(errbuf, errlen, "soft IOMMU: %s", ik_strerror(err));
-		goto fail;
+		return err;
 	}
 
 	memset(&pc, 0, sizeof(pc));
@@ -235,8 +229,7 @@ int dsys_init(struct dsys *d, const struct dsys_cfg *cfg, char *errbuf, size_t e
 	pc.fmt = cfg->fmt;
 	pc.ias = 48;
 	pc.oas = 48;
-	pc.pgsize_bitmap = d->granule | (d->granule << 9) | (d->granule << 18) |
-			   (d->granule << 11) | (d->granule << 13);
+	pc.pgsize_bitmap = bench_fmt_leaf_sizes(cfg->fmt, d->granule);
 	pc.coherent = cfg->coherent;
 	pc.hooks = &d->hooks;
 	pc.cookie = d;
@@ -245,13 +238,13 @@ int dsys_init(struct dsys *d, const struct dsys_cfg *cfg, char *errbuf, size_t e
 		snprintf(errbuf, errlen, "page table (%s, %u-bit granule): %s",
 			 ik_pt_fmt_name(cfg->fmt) ? ik_pt_fmt_name(cfg->fmt) : "?",
 			 cfg->granule_shift, ik_strerror(err));
-		goto fail;
+		return err;
 	}
 	ik_pgtable_walker(d->pt, &w);
 	err = ik_softiommu_attach_pt(d->s, 0, d->tag, &w, NULL);
 	if (err) {
 		snprintf(errbuf, errlen, "attach: %s", ik_strerror(err));
-		goto fail;
+		return err;
 	}
 
 	/* A 4 GiB IOVA space (a DMA32 device), pfn 0 left out as DMA layers do. */
@@ -263,30 +256,39 @@ int dsys_init(struct dsys *d, const struct dsys_cfg *cfg, char *errbuf, size_t e
 	err = ik_iova_init(&d->iovad, &ic);
 	if (err) {
 		snprintf(errbuf, errlen, "IOVA domain: %s", ik_strerror(err));
-		goto fail;
+		return err;
 	}
 	d->iovad_ok = true;
+	return 0;
+}
 
-	/* Queues: the soft IOMMU's consumer end first (it owns the registers
-	 * the producer side reads at init), then the producer side. */
-	qf = d->smmu ? &ik_cmdq_fmt_smmuv3 : &ik_cmdq_fmt_vtd128;
+/* The command queues: the soft IOMMU's consumer end first (it owns the
+ * registers the producer side reads at init), then the producer side.
+ * 0, or a negative errno with a message. */
+static int dsys_init_queues(struct dsys *d, const struct dsys_cfg *cfg, char *errbuf,
+			    size_t errlen)
+{
+	const struct ik_cmdq_fmt *qf = d->smmu ? &ik_cmdq_fmt_smmuv3 : &ik_cmdq_fmt_vtd128;
+	struct ik_cmdq_config *qc;
+	int err = -ENOMEM;
+
 	d->rings = calloc(d->nq, sizeof(*d->rings));
 	d->cqs = calloc(d->nq, sizeof(*d->cqs));
 	d->cqp = calloc(d->nq, sizeof(*d->cqp));
 	qc = calloc(d->nq, sizeof(*qc));
-	err = -ENOMEM;
 	if (!d->rings || !d->cqs || !d->cqp || !qc) {
 		snprintf(errbuf, errlen, "out of memory");
-		goto fail;
+		goto out;
 	}
 	for (unsigned i = 0; i < d->nq; i++) {
 		struct ik_softiommu_cq_config cc;
 		size_t bytes = (size_t)qf->entry_size << LOG2_QUEUE;
 
+		err = -ENOMEM;
 		d->rings[i] = xmemalign(4096, bytes);
 		if (!d->rings[i]) {
 			snprintf(errbuf, errlen, "out of memory");
-			goto fail;
+			goto out;
 		}
 		memset(d->rings[i], 0, bytes);
 		memset(&cc, 0, sizeof(cc));
@@ -297,7 +299,7 @@ int dsys_init(struct dsys *d, const struct dsys_cfg *cfg, char *errbuf, size_t e
 		err = ik_softiommu_cq_init(&d->cqs[i], d->s, &cc);
 		if (err) {
 			snprintf(errbuf, errlen, "queue consumer: %s", ik_strerror(err));
-			goto fail;
+			goto out;
 		}
 		d->cqp[i] = &d->cqs[i];
 		qc[i].fmt = qf;
@@ -313,24 +315,44 @@ int dsys_init(struct dsys *d, const struct dsys_cfg *cfg, char *errbuf, size_t e
 		}
 	}
 	err = ik_cmdq_set_create(d->nq, qc, &d->qset);
-	if (err) {
+	if (err)
 		snprintf(errbuf, errlen, "command queues: %s", ik_strerror(err));
-		goto fail;
-	}
+out:
 	free(qc);
-	qc = NULL;
-	if (!cfg->consumer_thread)
-		return 0;
-	err = pthread_create(&d->consumer, NULL, consumer_main, d);
-	if (err) {
-		snprintf(errbuf, errlen, "consumer thread: %s", strerror(err));
-		err = -err;
-		goto fail;
+	return err;
+}
+
+int dsys_init(struct dsys *d, const struct dsys_cfg *cfg, char *errbuf, size_t errlen)
+{
+	const struct bench_fmt *bf;
+	int err;
+
+	memset(d, 0, sizeof(*d));
+	d->cfg = *cfg;
+	bf = bench_fmt_find(cfg->fmt);
+	if (!bf) {
+		snprintf(errbuf, errlen, "page-table format %d: not in the benchmark's table",
+			 (int)cfg->fmt);
+		return -EINVAL;
 	}
-	d->consumer_running = true;
-	return 0;
-fail:
-	free(qc);
-	dsys_fini(d);
+	d->smmu = bf->smmu;
+	d->stage2 = bf->stage2;
+	d->tag = 1;
+	d->granule = 1ull << cfg->granule_shift;
+	d->nq = cfg->nqueues ? cfg->nqueues : 1;
+	err = dsys_init_translation(d, cfg, errbuf, errlen);
+	if (!err)
+		err = dsys_init_queues(d, cfg, errbuf, errlen);
+	if (!err && cfg->consumer_thread) {
+		err = pthread_create(&d->consumer, NULL, consumer_main, d);
+		if (err) {
+			snprintf(errbuf, errlen, "consumer thread: %s", strerror(err));
+			err = -err;
+		} else {
+			d->consumer_running = true;
+		}
+	}
+	if (err)
+		dsys_fini(d);
 	return err;
 }

@@ -4,9 +4,10 @@
  *
  *   iommukit-bench [--json] [--quick] [--seed N] [--threads N] [SUBCOMMAND [options]]
  *
- * Global options may appear anywhere; everything else goes to the subcommand.
- * With no subcommand it runs the default summary.  Bad options: a one-line
- * message on stderr and exit status 2.
+ * Global options may appear before or after the subcommand; the subcommand
+ * parses them all, and refuses those it does not use.  With no subcommand
+ * it runs the default one.  Bad options: a one-line message on stderr and
+ * exit status 2.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,7 @@
 
 struct subcmd {
 	const char *name;
-	int (*fn)(int argc, char **argv, const struct bench_opts *o);
+	int (*fn)(int argc, char **argv, struct bench_opts *o);
 	const char *help;
 };
 
@@ -51,6 +52,9 @@ static void usage(FILE *f)
 		"  --seed N       random seed (default 1)\n"
 		"  --threads N    worker threads, where a subcommand uses them\n"
 		"  --help, -h     this text; SUBCOMMAND --help for its options\n"
+		"  --version      the library's version\n"
+		"(a subcommand refuses the global options it does not use; --opt=V is\n"
+		"--opt V)\n"
 		"\n"
 		"subcommands (default: %s):\n",
 		ik_version(), DEFAULT_SUBCMD);
@@ -58,61 +62,53 @@ static void usage(FILE *f)
 		fprintf(f, "  %-10s %s\n", subcmds[i].name, subcmds[i].help);
 }
 
+static void main_help(void)
+{
+	usage(stdout);
+}
+
+static const struct subcmd *find_subcmd(const char *name)
+{
+	for (size_t k = 0; k < sizeof(subcmds) / sizeof(subcmds[0]); k++)
+		if (!strcmp(name, subcmds[k].name))
+			return &subcmds[k];
+	return NULL;
+}
+
+/* The options that may stand before the subcommand: every global one. */
+static const struct option main_opts[] = {
+	BENCH_OPTS_COMMON, BENCH_OPTS_JSON, BENCH_OPTS_QUICK, BENCH_OPTS_SEED, BENCH_OPTS_THREADS,
+	BENCH_OPTS_END,
+};
+
 int main(int argc, char **argv)
 {
 	struct bench_opts o = { .json = false, .quick = false, .threads = 0, .seed = 1 };
-	char **rest = calloc((size_t)argc + 1, sizeof(*rest));
-	const struct subcmd *cmd = NULL;
-	int nrest = 0, rc;
-	bool help = false;
+	char **sub = calloc((size_t)argc + 2, sizeof(*sub));
+	const struct subcmd *cmd;
+	struct bench_parse p;
+	int c, at, nsub = 0, rc;
 
-	if (!rest)
+	if (!sub)
 		return 1;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		uint64_t v;
-
-		if (!strcmp(a, "--json")) {
-			o.json = true;
-		} else if (!strcmp(a, "--quick")) {
-			o.quick = true;
-		} else if (!strcmp(a, "--seed") || !strcmp(a, "--threads")) {
-			if (i + 1 >= argc || !bench_parse_u64(argv[i + 1], &v))
-				return free(rest), bench_usage_error(NULL, "%s needs a number", a);
-			if (a[2] == 's')
-				o.seed = v;
-			else if (v == 0 || v > 1024)
-				return free(rest), bench_usage_error(NULL, "--threads must be 1..1024");
-			else
-				o.threads = (unsigned)v;
-			i++;
-		} else if (!cmd && (!strcmp(a, "--help") || !strcmp(a, "-h"))) {
-			help = true;
-		} else if (!cmd && a[0] != '-') {
-			for (size_t k = 0; k < sizeof(subcmds) / sizeof(subcmds[0]); k++)
-				if (!strcmp(a, subcmds[k].name))
-					cmd = &subcmds[k];
-			if (!cmd)
-				return free(rest), bench_usage_error(NULL, "unknown subcommand '%s'", a);
-			rest[nrest++] = argv[i];
-		} else if (!cmd) {
-			return free(rest), bench_usage_error(NULL, "unknown option '%s'", a);
-		} else {
-			rest[nrest++] = argv[i];
-		}
-	}
-	if (help) {
-		usage(stdout);
-		free(rest);
-		return 0;
-	}
-	if (!cmd) {
-		for (size_t k = 0; k < sizeof(subcmds) / sizeof(subcmds[0]); k++)
-			if (!strcmp(DEFAULT_SUBCMD, subcmds[k].name))
-				cmd = &subcmds[k];
-		rest[nrest++] = (char *)DEFAULT_SUBCMD;
-	}
-	rc = cmd->fn(nrest, rest, &o);
-	free(rest);
+	/* The global options before the subcommand's name (checked here, then
+	 * handed on to the subcommand, which may not take them all). */
+	bench_parse_init(&p, NULL, main_opts, main_help, &o, argc, argv);
+	p.stop_at_arg = true;
+	while ((c = bench_next_opt(&p)) > 0)
+		; /* only global options: bench_next_opt() checks them */
+	if (c < 0)
+		return free(sub), p.status;
+	at = optind;
+	cmd = find_subcmd(at < argc ? argv[at] : DEFAULT_SUBCMD);
+	if (!cmd)
+		return free(sub), bench_usage_error(NULL, "unknown subcommand '%s'", argv[at]);
+	sub[nsub++] = (char *)cmd->name;
+	for (int i = 1; i < at; i++)
+		sub[nsub++] = argv[i];
+	for (int i = at + 1; i < argc; i++)
+		sub[nsub++] = argv[i];
+	rc = cmd->fn(nsub, sub, &o);
+	free(sub);
 	return rc;
 }

@@ -118,24 +118,6 @@ static void atomic_ops_all_widths(struct ik_st *t)
 	ik_barrier();
 }
 
-/* The 16-byte CAS: success, failure (expected updated), atomic load. */
-static void atomic_cas128_semantics(struct ik_st *t)
-{
-#if IK_HAVE_U128
-	static ik_u128 v IK_ALIGNED(16);
-	ik_u128 e, hi = (ik_u128)0x0123456789abcdefull << 64;
-
-	v = hi | 5;
-	e = 5;
-	ST_CHECK(t, !ik_atomic_cas128(&v, &e, 6));
-	ST_CHECK(t, e == (hi | 5));
-	ST_CHECK(t, ik_atomic_cas128(&v, &e, hi | 6));
-	ST_CHECK(t, ik_atomic_load128(&v) == (hi | 6));
-#else
-	(void)t;
-#endif
-}
-
 /* ik_lock/ik_trylock/ik_unlock, the env's lock or the default one. */
 static void lock_excludes_trylock(struct ik_st *t)
 {
@@ -263,7 +245,6 @@ const struct ik_st_case ik_st_core_cases[] = {
 	{ "env_alloc_aligns_and_frees", env_alloc_aligns_and_frees },
 	{ "env_cpu_time_yield", env_cpu_time_yield },
 	{ "atomic_ops_all_widths", atomic_ops_all_widths },
-	{ "atomic_cas128_semantics", atomic_cas128_semantics },
 	{ "lock_excludes_trylock", lock_excludes_trylock },
 	{ "rbtree_augmented_random", rbtree_augmented_random },
 };

@@ -176,22 +176,200 @@ static int st_pt_count_range(void *ctx, const struct ik_pt_range *r)
 	return 0;
 }
 
+/* The addresses the case uses. */
+#define ST_PT_RW (IK_PROT_READ | IK_PROT_WRITE)
+#define ST_PT_A 0x40000000ull		/* 4K pages ... */
+#define ST_PT_PA 0x80001000ull		/* ... at a pa not 2M-aligned */
+#define ST_PT_B 0x80000000ull		/* blocks: both 2M-aligned */
+#define ST_PT_PB 0x100000000ull
+#define ST_PT_C 0x7f0000000000ull	/* a fresh region, inside 47 bits */
+
+/* Create the table set, failing each of its allocations in turn first. */
+static bool st_pt_create(struct ik_st *t, struct st_pt *p, const struct ik_pgtable_cfg *cfg,
+			 struct ik_pgtable **pt)
+{
+	long nth, live0 = t->alloc.live;
+	int rc = 0;
+
+	for (nth = 1; nth < 16; nth++) {
+		ik_st_alloc_arm(t, nth);
+		rc = ik_pgtable_create(cfg, pt);
+		ik_st_alloc_arm(t, 0);
+		if (rc == 0)
+			break;
+		ST_CHECK_GOTO(t, rc == -ENOMEM && t->alloc.live == live0 && p->live == 0, fail);
+	}
+	ST_CHECK_GOTO(t, rc == 0, fail);
+	return true;
+fail:
+	return false;
+}
+
+/* 1 + 255 pages of 4K: the second map writes one run in one table page, so
+ * it costs exactly one clean of 255 entries and one sync_map.  Then the
+ * error contract: nothing changes, no sync. */
+static bool st_pt_pages(struct ik_st *t, struct st_pt *p, struct ik_pgtable *pt, ik_u32 ias)
+{
+	ik_u64 i, cl, cb, sm;
+
+	ST_CHECK_GOTO(t, ik_pgtable_map(pt, ST_PT_A, ST_PT_PA, ST_SZ_4K, ST_PT_RW) == 0, fail);
+	cl = p->cleans;
+	cb = p->clean_bytes;
+	sm = p->sync_maps;
+	ST_CHECK_GOTO(t, sm == 1 && cl >= 1, fail);
+	ST_CHECK_GOTO(t, ik_pgtable_map_pages(pt, ST_PT_A + ST_SZ_4K, ST_PT_PA + ST_SZ_4K, ST_SZ_4K,
+					      255, ST_PT_RW) == 0, fail);
+	ST_CHECK_GOTO(t, p->cleans == cl + 1 && p->clean_bytes == cb + 255 * 8, fail);
+	ST_CHECK_GOTO(t, p->sync_maps == sm + 1, fail);
+	for (i = 0; i < 256; i += 15)
+		ST_CHECK_GOTO(t, st_pt_maps(p, pt, ST_PT_A + i * ST_SZ_4K, ST_PT_PA + i * ST_SZ_4K,
+					    ST_SZ_4K), fail);
+	ST_CHECK_GOTO(t, st_pt_unmapped(p, pt, ST_PT_A + 256 * ST_SZ_4K), fail);
+
+	sm = p->sync_maps;
+	ST_CHECK_GOTO(t, ik_pgtable_map(pt, ST_PT_A + 8 * ST_SZ_4K, ST_PT_PB, ST_SZ_4K, ST_PT_RW) ==
+			 -EEXIST, fail);
+	ST_CHECK_GOTO(t, ik_pgtable_map(pt, ST_PT_A + 100, ST_PT_PA, ST_SZ_4K, ST_PT_RW) == -EINVAL,
+		      fail);
+	ST_CHECK_GOTO(t, ik_pgtable_map(pt, ST_PT_C, ST_PT_PA, 0, ST_PT_RW) == -EINVAL, fail);
+	ST_CHECK_GOTO(t, ik_pgtable_map(pt, ST_PT_C, ST_PT_PA, ST_SZ_4K, 0) == -EINVAL, fail);
+	ST_CHECK_GOTO(t, ik_pgtable_map(pt, 1ull << ias, ST_PT_PA, ST_SZ_4K, ST_PT_RW) == -EINVAL,
+		      fail);
+	ST_CHECK_GOTO(t, ik_pgtable_map_pages(pt, ST_PT_C, ST_PT_PA, 3 * ST_SZ_4K, 1, ST_PT_RW) ==
+			 -EINVAL, fail);
+	ST_CHECK_GOTO(t, p->sync_maps == sm && st_pt_maps(p, pt, ST_PT_A + 8 * ST_SZ_4K,
+							     ST_PT_PA + 8 * ST_SZ_4K, ST_SZ_4K), fail);
+	ST_CHECK_GOTO(t, st_pt_unmapped(p, pt, ST_PT_C), fail);
+	return true;
+fail:
+	return false;
+}
+
+/* 4 MiB at 2 MiB alignment: two block entries.  Unmap the first 1 MiB of
+ * the 4K run (one gather range), then one 4K page inside a block: the block
+ * is split, its other pages stay mapped, and the gather asks for a
+ * walk-cache flush. */
+static bool st_pt_blocks(struct ik_st *t, struct st_pt *p, struct ik_pgtable *pt)
+{
+	struct ik_pgtable_stats ps;
+	struct ik_gather g;
+	ik_u64 n[3];
+	ik_s64 un;
+
+	ST_CHECK_GOTO(t, ik_pgtable_map(pt, ST_PT_B, ST_PT_PB, 2 * ST_SZ_2M, ST_PT_RW) == 0, fail);
+	ST_CHECK_GOTO(t, st_pt_maps(p, pt, ST_PT_B + ST_SZ_2M + 0x5000, ST_PT_PB + ST_SZ_2M + 0x5000,
+				    ST_SZ_2M), fail);
+	n[0] = n[1] = n[2] = 0;
+	ST_CHECK_GOTO(t, ik_pgtable_dump(pt, ST_PT_B, 2 * ST_SZ_2M, st_pt_count_range, n) == 0, fail);
+	ST_CHECK_GOTO(t, n[0] == 1 && n[1] == 2 * ST_SZ_2M && n[2] == ST_SZ_2M, fail);
+
+	ik_gather_init(&g);
+	un = ik_pgtable_unmap(pt, ST_PT_A, 256 * ST_SZ_4K, &g);
+	ST_CHECK_GOTO(t, un == (ik_s64)(256 * ST_SZ_4K), fail);
+	ST_CHECK_GOTO(t, g.nr_ranges == 1 && g.start == ST_PT_A &&
+			 g.end == ST_PT_A + 256 * ST_SZ_4K, fail);
+	ST_CHECK_GOTO(t, st_pt_unmapped(p, pt, ST_PT_A) &&
+			 st_pt_unmapped(p, pt, ST_PT_A + 255 * ST_SZ_4K), fail);
+	ik_pgtable_gather_sync(pt, &g);
+	ST_CHECK_GOTO(t, ik_pgtable_unmap(pt, ST_PT_A, 256 * ST_SZ_4K, &g) == 0, fail); /* a hole */
+
+	ik_gather_init(&g);
+	un = ik_pgtable_unmap(pt, ST_PT_B + 0x3000, ST_SZ_4K, &g);
+	ST_CHECK_GOTO(t, un == (ik_s64)ST_SZ_4K && g.walk, fail);
+	ST_CHECK_GOTO(t, st_pt_unmapped(p, pt, ST_PT_B + 0x3000), fail);
+	ST_CHECK_GOTO(t, st_pt_maps(p, pt, ST_PT_B + 0x2000, ST_PT_PB + 0x2000, ST_SZ_4K), fail);
+	ST_CHECK_GOTO(t, st_pt_maps(p, pt, ST_PT_B + 0x4000, ST_PT_PB + 0x4000, ST_SZ_4K), fail);
+	ST_CHECK_GOTO(t, st_pt_maps(p, pt, ST_PT_B + ST_SZ_2M, ST_PT_PB + ST_SZ_2M, ST_SZ_2M), fail);
+	ik_pgtable_gather_sync(pt, &g);
+	ik_pgtable_get_stats(pt, &ps);
+	ST_CHECK_GOTO(t, ps.splits >= 1, fail);
+	return true;
+fail:
+	return false;
+}
+
+/* A scatter list of three non-contiguous segments: one request, one
+ * iotlb_sync_map, mapped back to back. */
+static bool st_pt_scatterlist(struct ik_st *t, struct st_pt *p, struct ik_pgtable *pt)
+{
+	struct ik_seg segs[3];
+	ik_u64 sm, mapped;
+
+	segs[0].paddr = 0x200000000ull;
+	segs[0].len = 3 * ST_SZ_4K;
+	segs[1].paddr = 0x300000000ull;
+	segs[1].len = ST_SZ_4K;
+	segs[2].paddr = 0x300005000ull;
+	segs[2].len = 2 * ST_SZ_4K;
+	sm = p->sync_maps;
+	ST_CHECK_GOTO(t, ik_pgtable_map_sg(pt, ST_PT_A, segs, 3, ST_PT_RW, &mapped) == 0 &&
+			 mapped == 6 * ST_SZ_4K, fail);
+	ST_CHECK_GOTO(t, p->sync_maps == sm + 1, fail);
+	ST_CHECK_GOTO(t, st_pt_maps(p, pt, ST_PT_A + 2 * ST_SZ_4K, 0x200002000ull, ST_SZ_4K), fail);
+	ST_CHECK_GOTO(t, st_pt_maps(p, pt, ST_PT_A + 3 * ST_SZ_4K, 0x300000000ull, ST_SZ_4K), fail);
+	ST_CHECK_GOTO(t, st_pt_maps(p, pt, ST_PT_A + 5 * ST_SZ_4K, 0x300006000ull, ST_SZ_4K), fail);
+	return true;
+fail:
+	return false;
+}
+
+/* A map that needs new tables, failing at each allocation in turn:
+ * -ENOMEM, nothing mapped, nothing leaked. */
+static bool st_pt_enomem(struct ik_st *t, struct st_pt *p, struct ik_pgtable *pt)
+{
+	long nth, live0;
+	int rc = 0;
+
+	ik_pgtable_drain_cache(pt);
+	for (nth = 1; nth < 32; nth++) {
+		ik_u64 tables = p->live;
+
+		live0 = t->alloc.live;
+		ik_st_alloc_arm(t, nth);
+		rc = ik_pgtable_map(pt, ST_PT_C, ST_PT_PA - ST_SZ_4K, 2 * ST_SZ_2M + 3 * ST_SZ_4K,
+				    ST_PT_RW);
+		ik_st_alloc_arm(t, 0);
+		if (rc == 0)
+			break;
+		ST_CHECK_GOTO(t, rc == -ENOMEM, fail);
+		ST_CHECK_GOTO(t, st_pt_unmapped(p, pt, ST_PT_C) &&
+			      st_pt_unmapped(p, pt, ST_PT_C + 2 * ST_SZ_2M), fail);
+		ik_pgtable_drain_cache(pt);
+		ST_CHECK_GOTO(t, t->alloc.live == live0 && p->live == tables, fail);
+	}
+	ST_CHECK_GOTO(t, rc == 0, fail);
+	ST_CHECK_GOTO(t, st_pt_maps(p, pt, ST_PT_C + 2 * ST_SZ_2M + 2 * ST_SZ_4K,
+				    ST_PT_PA - ST_SZ_4K + 2 * ST_SZ_2M + 2 * ST_SZ_4K, ST_SZ_4K), fail);
+	return true;
+fail:
+	return false;
+}
+
+/* Unmap everything; emptied tables are freed only by the gather sync. */
+static bool st_pt_unmap_all(struct ik_st *t, struct st_pt *p, struct ik_pgtable *pt, ik_u32 ias)
+{
+	struct ik_pgtable_stats ps;
+	struct ik_gather g;
+	ik_s64 un;
+
+	ik_gather_init(&g);
+	un = ik_pgtable_unmap(pt, 0, 1ull << ias, &g);
+	ST_CHECK_GOTO(t, un == (ik_s64)(6 * ST_SZ_4K + (2 * ST_SZ_2M - ST_SZ_4K) +
+					(2 * ST_SZ_2M + 3 * ST_SZ_4K)), fail);
+	ik_pgtable_get_stats(pt, &ps);
+	ST_CHECK_GOTO(t, ps.tables_live == p->live, fail);
+	ik_pgtable_gather_sync(pt, &g);
+	ST_CHECK_GOTO(t, st_pt_unmapped(p, pt, ST_PT_B) && st_pt_unmapped(p, pt, ST_PT_C), fail);
+	return true;
+fail:
+	return false;
+}
+
 static void st_pt_run(struct ik_st *t, enum ik_pt_fmt fmt, ik_u32 ias, ik_u64 fmt_flags)
 {
 	struct st_pt *p = (struct st_pt *)ik_alloc(&t->alloc.a, sizeof(struct st_pt), 8);
 	struct ik_pgtable *pt = NULL;
 	struct ik_pgtable_cfg cfg;
-	struct ik_pgtable_stats ps;
-	struct ik_gather g;
-	struct ik_seg segs[3];
-	const unsigned rw = IK_PROT_READ | IK_PROT_WRITE;
-	const ik_u64 A = 0x40000000ull, PA = 0x80001000ull;	/* PA: not 2M-aligned */
-	const ik_u64 B = 0x80000000ull, PB = 0x100000000ull;	/* both 2M-aligned */
-	const ik_u64 C = 0x7f0000000000ull;	/* a fresh region, inside 47 bits */
-	ik_u64 i, cl, cb, sm, mapped, n[3];
-	long nth, live0;
-	ik_s64 un;
-	int rc = 0;
 
 	ST_CHECK(t, p != NULL);
 	IK_ENV_MEMSET(p, 0, sizeof(*p));
@@ -206,124 +384,11 @@ static void st_pt_run(struct ik_st *t, enum ik_pt_fmt fmt, ik_u32 ias, ik_u64 fm
 	cfg.hooks = &st_pt_hooks;
 	cfg.cookie = p;
 	cfg.allocator = &t->alloc.a;
-
-	/* create, failing each of its allocations in turn */
-	live0 = t->alloc.live;
-	for (nth = 1; nth < 16; nth++) {
-		ik_st_alloc_arm(t, nth);
-		rc = ik_pgtable_create(&cfg, &pt);
-		ik_st_alloc_arm(t, 0);
-		if (rc == 0)
-			break;
-		ST_CHECK_GOTO(t, rc == -ENOMEM && t->alloc.live == live0 && p->live == 0, out_free);
-	}
-	ST_CHECK_GOTO(t, rc == 0, out_free);
-
-	/* 1 + 255 pages of 4K: the second map writes one run in one table page,
-	 * so it costs exactly one clean of 255 entries and one sync_map. */
-	ST_CHECK_GOTO(t, ik_pgtable_map(pt, A, PA, ST_SZ_4K, rw) == 0, out);
-	cl = p->cleans;
-	cb = p->clean_bytes;
-	sm = p->sync_maps;
-	ST_CHECK_GOTO(t, sm == 1 && cl >= 1, out);
-	ST_CHECK_GOTO(t, ik_pgtable_map_pages(pt, A + ST_SZ_4K, PA + ST_SZ_4K, ST_SZ_4K, 255, rw) == 0,
-		      out);
-	ST_CHECK_GOTO(t, p->cleans == cl + 1 && p->clean_bytes == cb + 255 * 8, out);
-	ST_CHECK_GOTO(t, p->sync_maps == sm + 1, out);
-	for (i = 0; i < 256; i += 15)
-		ST_CHECK_GOTO(t, st_pt_maps(p, pt, A + i * ST_SZ_4K, PA + i * ST_SZ_4K, ST_SZ_4K), out);
-	ST_CHECK_GOTO(t, st_pt_unmapped(p, pt, A + 256 * ST_SZ_4K), out);
-
-	/* The error contract: nothing changes, no sync. */
-	sm = p->sync_maps;
-	ST_CHECK_GOTO(t, ik_pgtable_map(pt, A + 8 * ST_SZ_4K, PB, ST_SZ_4K, rw) == -EEXIST, out);
-	ST_CHECK_GOTO(t, ik_pgtable_map(pt, A + 100, PA, ST_SZ_4K, rw) == -EINVAL, out);
-	ST_CHECK_GOTO(t, ik_pgtable_map(pt, C, PA, 0, rw) == -EINVAL, out);
-	ST_CHECK_GOTO(t, ik_pgtable_map(pt, C, PA, ST_SZ_4K, 0) == -EINVAL, out);
-	ST_CHECK_GOTO(t, ik_pgtable_map(pt, 1ull << ias, PA, ST_SZ_4K, rw) == -EINVAL, out);
-	ST_CHECK_GOTO(t, ik_pgtable_map_pages(pt, C, PA, 3 * ST_SZ_4K, 1, rw) == -EINVAL, out);
-	ST_CHECK_GOTO(t, p->sync_maps == sm && st_pt_maps(p, pt, A + 8 * ST_SZ_4K,
-							     PA + 8 * ST_SZ_4K, ST_SZ_4K), out);
-	ST_CHECK_GOTO(t, st_pt_unmapped(p, pt, C), out);
-
-	/* 4 MiB at 2 MiB alignment: two block entries. */
-	ST_CHECK_GOTO(t, ik_pgtable_map(pt, B, PB, 2 * ST_SZ_2M, rw) == 0, out);
-	ST_CHECK_GOTO(t, st_pt_maps(p, pt, B + ST_SZ_2M + 0x5000, PB + ST_SZ_2M + 0x5000, ST_SZ_2M),
-		      out);
-	n[0] = n[1] = n[2] = 0;
-	ST_CHECK_GOTO(t, ik_pgtable_dump(pt, B, 2 * ST_SZ_2M, st_pt_count_range, n) == 0, out);
-	ST_CHECK_GOTO(t, n[0] == 1 && n[1] == 2 * ST_SZ_2M && n[2] == ST_SZ_2M, out);
-
-	/* Unmap the first 1 MiB of the 4K run: one gather range. */
-	ik_gather_init(&g);
-	un = ik_pgtable_unmap(pt, A, 256 * ST_SZ_4K, &g);
-	ST_CHECK_GOTO(t, un == (ik_s64)(256 * ST_SZ_4K), out);
-	ST_CHECK_GOTO(t, g.nr_ranges == 1 && g.start == A && g.end == A + 256 * ST_SZ_4K, out);
-	ST_CHECK_GOTO(t, st_pt_unmapped(p, pt, A) && st_pt_unmapped(p, pt, A + 255 * ST_SZ_4K), out);
-	ik_pgtable_gather_sync(pt, &g);
-	ST_CHECK_GOTO(t, ik_pgtable_unmap(pt, A, 256 * ST_SZ_4K, &g) == 0, out);	/* a hole */
-
-	/* Unmap one 4K page inside a block: the block is split, its other
-	 * pages stay mapped, and the gather asks for a walk-cache flush. */
-	ik_gather_init(&g);
-	un = ik_pgtable_unmap(pt, B + 0x3000, ST_SZ_4K, &g);
-	ST_CHECK_GOTO(t, un == (ik_s64)ST_SZ_4K && g.walk, out);
-	ST_CHECK_GOTO(t, st_pt_unmapped(p, pt, B + 0x3000), out);
-	ST_CHECK_GOTO(t, st_pt_maps(p, pt, B + 0x2000, PB + 0x2000, ST_SZ_4K), out);
-	ST_CHECK_GOTO(t, st_pt_maps(p, pt, B + 0x4000, PB + 0x4000, ST_SZ_4K), out);
-	ST_CHECK_GOTO(t, st_pt_maps(p, pt, B + ST_SZ_2M, PB + ST_SZ_2M, ST_SZ_2M), out);
-	ik_pgtable_gather_sync(pt, &g);
-	ik_pgtable_get_stats(pt, &ps);
-	ST_CHECK_GOTO(t, ps.splits >= 1, out);
-
-	/* A scatter list of three non-contiguous segments: one request, one
-	 * iotlb_sync_map, mapped back to back. */
-	segs[0].paddr = 0x200000000ull;
-	segs[0].len = 3 * ST_SZ_4K;
-	segs[1].paddr = 0x300000000ull;
-	segs[1].len = ST_SZ_4K;
-	segs[2].paddr = 0x300005000ull;
-	segs[2].len = 2 * ST_SZ_4K;
-	sm = p->sync_maps;
-	ST_CHECK_GOTO(t, ik_pgtable_map_sg(pt, A, segs, 3, rw, &mapped) == 0 &&
-		      mapped == 6 * ST_SZ_4K, out);
-	ST_CHECK_GOTO(t, p->sync_maps == sm + 1, out);
-	ST_CHECK_GOTO(t, st_pt_maps(p, pt, A + 2 * ST_SZ_4K, 0x200002000ull, ST_SZ_4K), out);
-	ST_CHECK_GOTO(t, st_pt_maps(p, pt, A + 3 * ST_SZ_4K, 0x300000000ull, ST_SZ_4K), out);
-	ST_CHECK_GOTO(t, st_pt_maps(p, pt, A + 5 * ST_SZ_4K, 0x300006000ull, ST_SZ_4K), out);
-
-	/* A map that needs new tables, failing at each allocation in turn:
-	 * -ENOMEM, nothing mapped, nothing leaked. */
-	ik_pgtable_drain_cache(pt);
-	for (nth = 1; nth < 32; nth++) {
-		ik_u64 tables = p->live;
-
-		live0 = t->alloc.live;
-		ik_st_alloc_arm(t, nth);
-		rc = ik_pgtable_map(pt, C, PA - ST_SZ_4K, 2 * ST_SZ_2M + 3 * ST_SZ_4K, rw);
-		ik_st_alloc_arm(t, 0);
-		if (rc == 0)
-			break;
-		ST_CHECK_GOTO(t, rc == -ENOMEM, out);
-		ST_CHECK_GOTO(t, st_pt_unmapped(p, pt, C) &&
-			      st_pt_unmapped(p, pt, C + 2 * ST_SZ_2M), out);
-		ik_pgtable_drain_cache(pt);
-		ST_CHECK_GOTO(t, t->alloc.live == live0 && p->live == tables, out);
-	}
-	ST_CHECK_GOTO(t, rc == 0, out);
-	ST_CHECK_GOTO(t, st_pt_maps(p, pt, C + 2 * ST_SZ_2M + 2 * ST_SZ_4K,
-				    PA - ST_SZ_4K + 2 * ST_SZ_2M + 2 * ST_SZ_4K, ST_SZ_4K), out);
-
-	/* Unmap everything; emptied tables are freed only by the gather sync. */
-	ik_gather_init(&g);
-	un = ik_pgtable_unmap(pt, 0, 1ull << ias, &g);
-	ST_CHECK_GOTO(t, un == (ik_s64)(6 * ST_SZ_4K + (2 * ST_SZ_2M - ST_SZ_4K) +
-					(2 * ST_SZ_2M + 3 * ST_SZ_4K)), out);
-	ik_pgtable_get_stats(pt, &ps);
-	ST_CHECK_GOTO(t, ps.tables_live == p->live, out);
-	ik_pgtable_gather_sync(pt, &g);
-	ST_CHECK_GOTO(t, st_pt_unmapped(p, pt, B) && st_pt_unmapped(p, pt, C), out);
-out:
+	if (!st_pt_create(t, p, &cfg, &pt))
+		goto out_free;
+	if (st_pt_pages(t, p, pt, ias) && st_pt_blocks(t, p, pt) && st_pt_scatterlist(t, p, pt) &&
+	    st_pt_enomem(t, p, pt))
+		st_pt_unmap_all(t, p, pt, ias);
 	ik_st_alloc_arm(t, 0);
 	ik_pgtable_destroy(pt);
 	ST_CHECK_GOTO(t, p->live == 0, out_free);

@@ -14,13 +14,6 @@
  * before it; ACQ_REL both, for read-modify-writes; SEQ_CST is a total order.
  * Every acquire in iommukit names the release it pairs with in a comment.
  *
- * 128-bit compare-and-swap: ik_atomic_cas128() is lock-free where the target
- * has a 16-byte CAS (x86-64 built with -mcx16, AArch64): IK_CAS128_LOCK_FREE
- * is then 1.  Elsewhere it falls back to a small table of spinlocks hashed by
- * address (IK_CAS128_LOCK_FREE is 0): still correct, provided every access to
- * such a location goes through ik_atomic_load128()/ik_atomic_cas128().
- * Neither exists on targets without a 128-bit integer type (IK_HAVE_U128 0).
- *
  * Pointer arguments: these primitives are exempt from the NULL rule of
  * <iommukit/env.h> ("Conventions: pointer arguments"); as in the C library,
  * valid pointers are a precondition and nothing checks them.
@@ -120,56 +113,5 @@
 #endif
 #endif
 #define ik_cpu_relax() IK_ENV_CPU_RELAX()
-
-/* ---- 128-bit compare-and-swap ---- */
-#if defined(__SIZEOF_INT128__)
-#define IK_HAVE_U128 1
-__extension__ typedef unsigned __int128 ik_u128;
-
-IK_BEGIN_DECLS
-/* Lock-based fallbacks, in src/env/env.c; not API, use ik_atomic_*128(). */
-IK_API bool _ik_cas128_locked(ik_u128 *p, ik_u128 *expected, ik_u128 desired);
-IK_API ik_u128 _ik_load128_locked(ik_u128 *p);
-IK_END_DECLS
-
-#if defined(__GCC_HAVE_SYNC_COMPARE_AND_SWAP_16)
-#define IK_CAS128_LOCK_FREE 1
-#else
-#define IK_CAS128_LOCK_FREE 0
-#endif
-
-/*
- * ik_atomic_cas128 - if *p equals *expected, store `desired` and return true;
- * otherwise copy *p to *expected and return false.  Full barrier.  `p` must be
- * 16-byte aligned.
- */
-IK_ALWAYS_INLINE bool ik_atomic_cas128(ik_u128 *p, ik_u128 *expected, ik_u128 desired)
-{
-#if IK_CAS128_LOCK_FREE
-	ik_u128 want = *expected;
-	ik_u128 old = __sync_val_compare_and_swap(p, want, desired);
-
-	if (old == want)
-		return true;
-	*expected = old;
-	return false;
-#else
-	return _ik_cas128_locked(p, expected, desired);
-#endif
-}
-
-/* ik_atomic_load128 - an atomic 16-byte load (may write the same value back). */
-IK_ALWAYS_INLINE ik_u128 ik_atomic_load128(ik_u128 *p)
-{
-#if IK_CAS128_LOCK_FREE
-	return __sync_val_compare_and_swap(p, (ik_u128)0, (ik_u128)0);
-#else
-	return _ik_load128_locked(p);
-#endif
-}
-#else
-#define IK_HAVE_U128 0
-#define IK_CAS128_LOCK_FREE 0
-#endif
 
 #endif /* IOMMUKIT_ATOMIC_H */

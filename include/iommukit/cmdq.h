@@ -15,6 +15,11 @@
  * Glossary
  *   entry        one command: 16 bytes (SMMUv3, VT-d 128-bit descriptors) or
  *                32 bytes (VT-d 256-bit descriptors); a ring holds 2^n.
+ *   entry format struct ik_cmdq_fmt: a command set's entry size and how the
+ *                queue encodes the entries it writes itself (no-op, sync)
+ *                and tells them apart.  `fmt` in this header (and in
+ *                ik_softiommu_cq_config) always means an entry format,
+ *                never a page-table format (enum ik_pt_fmt).
  *   index        a free-running 32-bit count of entries.  The slot of index i
  *                is i mod 2^n; the registers carry i mod 2^(n+1) (the top bit
  *                is the wrap bit) or, with IK_CMDQ_CFG_NO_WRAP (VT-d IQH/IQT),
@@ -98,7 +103,7 @@
  *        no valid entry is left unpublished.
  *
  * Hosted-only assumptions: entries are stored little-endian, as both
- * architectures define them; a big-endian host must byte-swap in its fmt.
+ * architectures define them; a big-endian host must byte-swap in its entry format.
  *
  * Pointer arguments follow the rule of <iommukit/env.h> ("Conventions:
  * pointer arguments").
@@ -117,7 +122,7 @@ IK_BEGIN_DECLS
 #define IK_CMDQ_CERROR_ABT 2	      /* abort on command fetch */
 #define IK_CMDQ_CERROR_ATC_INV_SYNC 3 /* ATC invalidation timed out (at the sync) */
 
-/* What a format's classify() says about an entry. */
+/* What an entry format's classify() says about an entry. */
 #define IK_CMDQ_KIND_CMD 0  /* an ordinary command */
 #define IK_CMDQ_KIND_SYNC 1 /* a completion command (also the no-op) */
 
@@ -135,7 +140,7 @@ struct ik_cmdq_sync_info {
  *   encode_nop(ent)          a command with no effect (replaces a bad entry)
  *   encode_sync(ent, addr, data)  a sync; addr != 0: on completion the
  *                            consumer writes the 32-bit `data` at device
- *                            address addr (an address the format cannot
+ *                            address addr (an address the command cannot
  *                            hold gives a sync without the write, which
  *                            ik_cmdq_init() detects through classify)
  *   classify(ent, si)        IK_CMDQ_KIND_*, or -EINVAL for an illegal entry;
@@ -251,8 +256,8 @@ IK_API ik_size ik_cmdq_memsize(const struct ik_cmdq_config *cfg);
  * `size` >= ik_cmdq_memsize(cfg)).  Reads CONS once (read_cons) and starts
  * with PROD == CONS, which the hardware must already have.  No allocation.
  * Errors: -EINVAL (NULL mem, cfg or out, bad config, memory too small or
- * misaligned, NULL hooks or format functions; with IK_CMDQ_CFG_MSI, a ring
- * whose device addresses wrap past 2^64 or that the format's sync cannot
+ * misaligned, NULL hooks or entry-format functions; with IK_CMDQ_CFG_MSI, a ring
+ * whose device addresses wrap past 2^64 or that the entry format's sync cannot
  * name, e.g. an SMMUv3 ring at or above 2^52, whose syncs would never
  * complete), `mem` untouched then.
  * Cost: with IK_CMDQ_CFG_MSI two trial encodes of a sync.
@@ -276,7 +281,7 @@ IK_API ik_u32 ik_cmdq_entries(const struct ik_cmdq *q);
 IK_API ik_u32 ik_cmdq_capacity(const struct ik_cmdq *q);
 
 /*
- * ik_cmdq_issue - append n commands (cmds: n entries of the format's size,
+ * ik_cmdq_issue - append n commands (cmds: n entries of the entry format's size,
  * 4-byte aligned, already encoded) in order, and with IK_CMDQ_SYNC a sync
  * after them, then wait for the consumer to pass that sync.
  *
@@ -315,21 +320,14 @@ IK_API int ik_cmdq_poll_errors(struct ik_cmdq *q);
 /* Snapshot of the queue-wide counters. */
 IK_API void ik_cmdq_get_stats(const struct ik_cmdq *q, struct ik_cmdq_stats *st);
 
-/*
- * Internal (not API): the two halves of one insertion, so that a test can
- * stage a producer preempted between them.  _ik_cmdq_reserve() reserves n
- * slots (waiting for space as issue() does) and returns the first index;
- * _ik_cmdq_commit() writes n commands there, marks them valid and publishes.
- */
-IK_API int _ik_cmdq_reserve(struct ik_cmdq *q, unsigned n, ik_u32 *first);
-IK_API void _ik_cmdq_commit(struct ik_cmdq *q, ik_u32 first, const void *cmds, unsigned n);
-
 /* ---------------------------------------------------------------- batches */
 
 #define IK_CMDQ_BATCH_MAX 64
 
-/* Internal (not API): how the error handler reports to a waiting issuer. */
-struct _ik_cmdq_owner {
+/* Not API: how the error handler reports to an issuer that waits with
+ * IK_CMDQ_SYNC (or a batch): it stores the first error of the issuer's
+ * commands in `status`, under the error lock. */
+struct ik_cmdq_owner {
 	int status;	/* first error of the issuer's commands */
 	bool started;	/* `first` is set */
 	ik_u32 first;	/* index of the issuer's first entry */
@@ -344,7 +342,7 @@ struct _ik_cmdq_owner {
 struct ik_cmdq_batch {
 	struct ik_cmdq *q;
 	unsigned n;
-	struct _ik_cmdq_owner own;
+	struct ik_cmdq_owner own;
 	ik_u64 ents[IK_CMDQ_BATCH_MAX * 4];
 };
 
@@ -400,7 +398,7 @@ IK_API int ik_cmdq_set_sync_all(struct ik_cmdq_set *s);
  * memory; point a queue's regs at ik_cmdq_sw_regs with regs_ctx = the sw.
  *
  * ik_cmdq_sw_consume() drains entries in order: classifies each with the
- * format (illegal -> stops with CERROR_ILL), calls the handler, performs a
+ * entry format (illegal -> stops with CERROR_ILL), calls the handler, performs a
  * sync's completion write, advances CONS.  The handler returns 0, or a
  * CERROR code to stop there as the hardware would (ABT; ATC_INV_SYNC for an
  * ATC invalidation that timed out, reported at the next sync, as SMMUv3
@@ -441,7 +439,7 @@ struct ik_cmdq_sw {
 IK_API extern const struct ik_cmdq_regs ik_cmdq_sw_regs;
 
 /* Initialise (no allocation): registers at 0.  -EINVAL for a NULL sw or cfg
- * or a bad config (no fmt, ring or classify, a size out of range, unknown
+ * or a bad config (no entry format, ring or classify, a size out of range, unknown
  * flags, or a ring whose device addresses [ring_dma, ring_dma + size) would
  * wrap past 2^64).
  * Entries and the completion addresses in them are untrusted (a guest wrote

@@ -73,6 +73,14 @@
  *   - The primitives of <iommukit/atomic.h>, <iommukit/lock.h>,
  *     <iommukit/rbtree.h> and <iommukit/compiler.h> are exempt: as with the
  *     C library, valid pointers are a precondition, and nothing is checked.
+ *
+ * Conventions: names.  Every name iommukit declares starts with ik_ or IK_
+ * (a unit's static helpers aside); none starts with an underscore, which C
+ * reserves.  A function, macro or member that a public header must show but
+ * that is not API ends with an underscore (ik_rb_set_color_(), the node's
+ * parent_color_): public inline code uses it, callers must not.  Types that
+ * are not API say so where they are declared.  The shared library exports
+ * exactly the IK_API names of the public headers (tests/exports.sh).
  */
 #ifndef IOMMUKIT_ENV_H
 #define IOMMUKIT_ENV_H

@@ -100,7 +100,7 @@ IK_BEGIN_DECLS
  * A tree node: one allocated or reserved range.  Not API beyond the fact that
  * it exists; use struct ik_iova_range to look at ranges.
  */
-struct _ik_iova_node {
+struct ik_iova_node {
 	struct ik_rb_node rb;
 	ik_u64 gap_lo;	 /* first pfn of the gap below this range (== lo: none) */
 	ik_u64 lo;	 /* first pfn of the range; it ends at next->gap_lo - 1 */
@@ -144,22 +144,22 @@ struct ik_iova_config {
 };
 
 /* ---- rcache internals (not API) ---- */
-struct _ik_iova_mag {
+struct ik_iova_mag {
 	ik_u32 n;
 	ik_u32 _pad;
-	struct _ik_iova_mag *next; /* in the depot */
+	struct ik_iova_mag *next; /* in the depot */
 	ik_u64 pfn[IK_IOVA_MAG_SIZE];
 };
 
-struct _ik_iova_cpu {
+struct ik_iova_cpu {
 	ik_lock_t lock;
-	struct _ik_iova_mag *loaded, *prev;
+	struct ik_iova_mag *loaded, *prev;
 } IK_ALIGNED(IK_CACHELINE);
 
-struct _ik_iova_depot {
+struct ik_iova_depot {
 	ik_lock_t lock;
 	unsigned n;
-	struct _ik_iova_mag *head;
+	struct ik_iova_mag *head;
 } IK_ALIGNED(IK_CACHELINE);
 
 /* The domain.  Caller-owned memory; fields are not API. */
@@ -167,9 +167,9 @@ struct ik_iova_domain {
 	/* tree (under lock) */
 	ik_lock_t lock;
 	struct ik_rb_root root;
-	struct _ik_iova_node *last; /* the highest range, NULL when empty */
-	struct _ik_iova_node *hint; /* owner of the gap last freed into or allocated from */
-	struct _ik_iova_node *tomb; /* a freed range's node kept with an empty range */
+	struct ik_iova_node *last; /* the highest range, NULL when empty */
+	struct ik_iova_node *hint; /* owner of the gap last freed into or allocated from */
+	struct ik_iova_node *tomb; /* a freed range's node kept with an empty range */
 	unsigned hint_credit;	/* 1: the last try of the hint succeeded */
 	ik_u64 last_hi;		/* its last pfn */
 	ik_u64 start_pfn, end_pfn, granule;
@@ -180,8 +180,8 @@ struct ik_iova_domain {
 	ik_u64 rc_max_pages;	/* 0: no rcache */
 	unsigned rc_classes, rc_ncpus, depot_max;
 	unsigned rc_maybe_cached; /* hint: something may be cached (see iova_rcache.c) */
-	struct _ik_iova_cpu *rc_cpu;	 /* [class * rc_ncpus + cpu] */
-	struct _ik_iova_depot *rc_depot; /* [class] */
+	struct ik_iova_cpu *rc_cpu;	 /* [class * rc_ncpus + cpu] */
+	struct ik_iova_depot *rc_depot; /* [class] */
 	ik_u64 rc_mags;		/* magazines allocated (atomic) */
 	ik_u64 live;		/* IK_IOVA_LIVE between init and destroy */
 };
@@ -337,11 +337,11 @@ IK_API int ik_iova_for_each_cached(struct ik_iova_domain *d,
 
 /* Slow paths of the inline calls below, and the slot of the current CPU for
  * a size class (not API). */
-IK_API int _ik_iova_alloc_fast_slow(struct ik_iova_domain *d, ik_u64 npages, ik_u64 limit,
+IK_API int ik_iova_alloc_fast_slow_(struct ik_iova_domain *d, ik_u64 npages, ik_u64 limit,
 				    ik_u64 *pfn);
-IK_API int _ik_iova_free_fast_slow(struct ik_iova_domain *d, ik_u64 pfn, ik_u64 npages);
+IK_API int ik_iova_free_fast_slow_(struct ik_iova_domain *d, ik_u64 pfn, ik_u64 npages);
 
-IK_INLINE struct _ik_iova_cpu *_ik_iova_cpu_slot(struct ik_iova_domain *d, unsigned cls)
+IK_INLINE struct ik_iova_cpu *ik_iova_cpu_slot_(struct ik_iova_domain *d, unsigned cls)
 {
 	unsigned cpu = IK_ENV_CPU_ID();
 
@@ -371,8 +371,8 @@ IK_INLINE int ik_iova_alloc_fast(struct ik_iova_domain *d, ik_u64 npages, ik_u64
 		return -EINVAL;
 	if (npages - 1 < d->rc_max_pages) {
 		unsigned cls = (unsigned)IK_ILOG2_64_UP(npages);
-		struct _ik_iova_cpu *c = _ik_iova_cpu_slot(d, cls);
-		struct _ik_iova_mag *m;
+		struct ik_iova_cpu *c = ik_iova_cpu_slot_(d, cls);
+		struct ik_iova_mag *m;
 
 		ik_lock(&c->lock);
 		m = c->loaded;
@@ -384,7 +384,7 @@ IK_INLINE int ik_iova_alloc_fast(struct ik_iova_domain *d, ik_u64 npages, ik_u64
 		}
 		ik_unlock(&c->lock);
 	}
-	return _ik_iova_alloc_fast_slow(d, npages, limit, pfn);
+	return ik_iova_alloc_fast_slow_(d, npages, limit, pfn);
 }
 
 /*
@@ -406,8 +406,8 @@ IK_INLINE int ik_iova_free_fast(struct ik_iova_domain *d, ik_u64 pfn, ik_u64 npa
 	if (IK_UNLIKELY(!d))
 		return -EINVAL;
 	if (npages - 1 < d->rc_max_pages) {
-		struct _ik_iova_cpu *c = _ik_iova_cpu_slot(d, (unsigned)IK_ILOG2_64_UP(npages));
-		struct _ik_iova_mag *m;
+		struct ik_iova_cpu *c = ik_iova_cpu_slot_(d, (unsigned)IK_ILOG2_64_UP(npages));
+		struct ik_iova_mag *m;
 
 		ik_lock(&c->lock);
 		m = c->loaded;
@@ -421,7 +421,7 @@ IK_INLINE int ik_iova_free_fast(struct ik_iova_domain *d, ik_u64 pfn, ik_u64 npa
 		}
 		ik_unlock(&c->lock);
 	}
-	return _ik_iova_free_fast_slow(d, pfn, npages);
+	return ik_iova_free_fast_slow_(d, pfn, npages);
 }
 
 IK_END_DECLS

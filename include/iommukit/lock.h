@@ -25,9 +25,9 @@
  * The built-in spinlock itself, ik_spinlock_t with ik_spin_lock(),
  * ik_spin_trylock() and ik_spin_unlock(), exists whatever the env: it needs
  * no initialisation call (all zero is unlocked), so it serves static locks
- * that nothing could initialise first, around a few instructions (the
- * 128-bit CAS fallback).  Everything else uses ik_lock_t, which an env
- * lock may need (lockdep, interrupt masking).
+ * that nothing could initialise first, around a few instructions.
+ * Everything else uses ik_lock_t, which an env lock may need (lockdep,
+ * interrupt masking).
  *
  * Pointer arguments: these primitives are exempt from the NULL rule of
  * <iommukit/env.h> ("Conventions: pointer arguments"); as in the C library,

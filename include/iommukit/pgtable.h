@@ -65,7 +65,9 @@
  *                                           |  request that frees tables in
  *                                           |  their range (gather_sync after
  *                                           |  an unmap, a map replacing an
- *                                           |  empty table): caller serialises
+ *                                           |  empty table, with flush_walk or
+ *                                           |  flush_all set): caller
+ *                                           |  serialises
  *   read_and_clear_dirty vs map/unmap of    | no; vs unmap of the same range:
  *     other ranges, vs hardware updates     |  caller serialises
  *   gather_sync vs everything               | no (the gather is the caller's;
@@ -112,6 +114,68 @@ IK_API const char *ik_pt_fmt_name(enum ik_pt_fmt fmt);
 /* The format with that short name, or IK_PT_FMT_NONE (also for a NULL name,
  * which this function accepts). */
 IK_API enum ik_pt_fmt ik_pt_fmt_from_name(const char *name);
+
+/* Capabilities (ik_pt_fmt_info.caps). */
+/* Hardware dirty tracking: the format accepts IK_PT_QUIRK_DIRTY, and
+ * ik_pgtable_read_and_clear_dirty() works on table sets created with it. */
+#define IK_PT_CAP_DIRTY 0x1u
+
+/* Granules a format may offer at most (ARM: 4K, 16K, 64K). */
+#define IK_PT_FMT_GRANULES 3
+
+/*
+ * struct ik_pt_fmt_info - what a format is and what a config of it may ask
+ * for: everything a program needs to choose a format or a config without
+ * testing format values itself.  A width or a bit outside these sets makes
+ * ik_pgtable_create() (and ik_pt_geometry_init()) fail with -EINVAL.
+ *
+ *   fmt, name      the format and its short name (as ik_pt_fmt_name());
+ *   caps           IK_PT_CAP_* bits;
+ *   quirks         the IK_PT_QUIRK_* bits a config may set;
+ *   fmt_flags      the fmt_flags bits a config may set (include/iommukit/fmt/);
+ *                  some combinations are refused (VT-d: FORCE_SNP needs SC);
+ *   ias_widths     bit n set: an input address width of n bits is accepted;
+ *   oas_widths     bit n set: an output address width of n bits is accepted
+ *                  (LPAE: the PARange values 32, 36, 40, 42, 44, 48);
+ *   granules       smallest first; size 0 ends the list.  size: a granule
+ *                  (the lowest bit of pgsize_bitmap selects it); leaf_sizes:
+ *                  every page size the format can map with that granule
+ *                  (the granule and its block sizes), given an ias with
+ *                  enough levels and the fmt_flags that enable them (VT-d:
+ *                  IK_VTD_FLAG_SP_2M/SP_1G); the geometry keeps
+ *                  pgsize_bitmap & leaf_sizes of those;
+ *   hw_levels_up   how ik_pt_geometry.hw_start_level numbers lookup levels:
+ *                  true: up from the leaves (VT-d: a table of engine level L
+ *                  is hardware level L + 1, the root is level nlevels);
+ *                  false: down from the root (ARM: the root is level
+ *                  hw_start_level, the leaf tables are level
+ *                  hw_start_level + nlevels - 1).
+ */
+struct ik_pt_fmt_granule {
+	ik_u64 size;
+	ik_u64 leaf_sizes;
+};
+
+struct ik_pt_fmt_info {
+	enum ik_pt_fmt fmt;
+	const char *name;
+	ik_u32 caps;
+	ik_u32 quirks;
+	ik_u64 fmt_flags;
+	ik_u64 ias_widths;
+	ik_u64 oas_widths;
+	struct ik_pt_fmt_granule granules[IK_PT_FMT_GRANULES];
+	bool hw_levels_up;
+};
+
+/*
+ * ik_pt_fmt_get_info - describe format `fmt` in *info.  To list the formats
+ * built in, ask for every value from 1 to IK_PT_FMT_MAX - 1.  Errors:
+ * -EINVAL for a NULL info; -EOPNOTSUPP (*info untouched) for a value that
+ * names no format built into the library, as ik_pgtable_create() answers.
+ * O(formats built in); calls nothing.
+ */
+IK_API int ik_pt_fmt_get_info(enum ik_pt_fmt fmt, struct ik_pt_fmt_info *info);
 
 /* ------------------------------------------------------------- protections */
 
@@ -171,7 +235,7 @@ enum ik_pt_fault {
 /* ---------------------------------------------------------------- gather */
 
 struct ik_pgtable;
-struct _ik_pt_tbl;	/* a table page's bookkeeping; not API */
+struct ik_pt_tbl;	/* a table page's bookkeeping; not API */
 
 /*
  * struct ik_gather - invalidations accumulated by ik_pgtable_unmap().
@@ -201,7 +265,7 @@ struct ik_gather {
 	ik_u32 nr_tables;
 	bool walk;
 	struct ik_pgtable *pt;
-	struct _ik_pt_tbl *tables;
+	struct ik_pt_tbl *tables;
 };
 
 /* Initialise an empty gather.  O(1). */
@@ -269,11 +333,13 @@ IK_INLINE void ik_gather_add(struct ik_gather *g, ik_u64 iova, ik_u64 size, ik_u
  *     engine calls it only from ik_pgtable_flush_all().
  * flush_walk(cookie, iova, size, granule)
  *     Invalidate cached walks (and translations) for [iova, iova + size) and
- *     wait.  The engine calls it only where it must free a table page outside
- *     a gather: a map that puts a block where an empty table (left by partial
+ *     wait.  The engine calls it only where it frees a table page outside a
+ *     gather: a map that puts a block where an empty table (left by partial
  *     unmaps) was calls it once, with the request's range, after its cleans
- *     and before freeing the table.  Default: flush_all, if set; else the
- *     table is freed without an invalidation.
+ *     and before freeing the table.  Default: flush_all, if set.  With
+ *     neither, nothing can invalidate a walk cache that may still point at
+ *     such a table, so the engine never frees one there: the table stays and
+ *     the map puts smaller leaves into it (see ik_pgtable_map_sg()).
  * gather_add(cookie, gather, iova, size, granule)
  *     Record [iova, iova + size) in the gather; called once per unmap call
  *     that cleared anything.  Default: ik_gather_add().
@@ -302,11 +368,11 @@ struct ik_pgtable_hooks {
  * struct ik_pgtable_cfg - what the driver knows about its IOMMU.
  *
  *   fmt            the format.
- *   ias, oas       input and output address widths in bits (format limits:
- *                  LPAE ias 32..48 (stage 2: 32..48 with concatenation),
- *                  oas 32..48; VT-d: see include/iommukit/fmt/vtd.h).
+ *   ias, oas       input and output address widths in bits (the widths
+ *                  each format accepts: ik_pt_fmt_get_info()).
  *   pgsize_bitmap  page sizes the IOMMU supports (bit n set: 2^n bytes).  Its
- *                  lowest set bit selects the granule (LPAE: 4K, 16K or 64K);
+ *                  lowest set bit selects the granule (one of the format's,
+ *                  ik_pt_fmt_get_info(); LPAE: 4K, 16K or 64K);
  *                  the engine keeps only the sizes the format can express at
  *                  that granule (see ik_pgtable_info).  Must include the
  *                  granule.
@@ -481,8 +547,13 @@ IK_API int ik_pgtable_map(struct ik_pgtable *pt, ik_u64 iova, ik_u64 paddr, ik_u
  * the total bytes mapped (0 on any failure, NULL arguments included).
  *
  * All map calls: an empty table (one left by partial unmaps, with no leaf
- * below it) where a block is to go is not a conflict: the block replaces it
- * and the table is freed after hooks->flush_walk.
+ * below it) where a block is to go is not a conflict.  With hooks->flush_walk
+ * or flush_all set, the block replaces it and the table is freed after that
+ * invalidation.  With neither, the table stays (a walk cache may still point
+ * at it) and the part of the request it spans is mapped into it with the
+ * largest smaller leaves that fit, ik_pgtable_map_pages() included: the
+ * translations are the same, in more entries; tables it needs below are
+ * counted and allocated as any (all or nothing).
  */
 IK_API int ik_pgtable_map_sg(struct ik_pgtable *pt, ik_u64 iova, const struct ik_seg *segs,
 			     ik_size n, unsigned prot, ik_u64 *mapped);

@@ -57,7 +57,7 @@ IK_BEGIN_DECLS
 
 /* A tree node.  The parent pointer and the colour share one word. */
 struct ik_rb_node {
-	ik_uptr __parent_color; /* not API: parent | colour bit */
+	ik_uptr parent_color_; /* not API: parent | colour bit */
 	struct ik_rb_node *left;
 	struct ik_rb_node *right;
 } IK_ALIGNED(sizeof(void *));
@@ -73,12 +73,12 @@ struct ik_rb_root {
 
 IK_INLINE struct ik_rb_node *ik_rb_parent(const struct ik_rb_node *n)
 {
-	return (struct ik_rb_node *)(n->__parent_color & ~(ik_uptr)1);
+	return (struct ik_rb_node *)(n->parent_color_ & ~(ik_uptr)1);
 }
 
 IK_INLINE unsigned ik_rb_color(const struct ik_rb_node *n)
 {
-	return (unsigned)(n->__parent_color & 1);
+	return (unsigned)(n->parent_color_ & 1);
 }
 
 /* NULL leaves are black. */
@@ -99,24 +99,24 @@ IK_INLINE bool ik_rb_empty(const struct ik_rb_root *root)
 
 /* ---- internals (not API) ---- */
 
-IK_INLINE void _ik_rb_set_parent(struct ik_rb_node *n, struct ik_rb_node *p)
+IK_INLINE void ik_rb_set_parent_(struct ik_rb_node *n, struct ik_rb_node *p)
 {
-	n->__parent_color = (ik_uptr)p | (n->__parent_color & 1);
+	n->parent_color_ = (ik_uptr)p | (n->parent_color_ & 1);
 }
 
-IK_INLINE void _ik_rb_set_color(struct ik_rb_node *n, unsigned color)
+IK_INLINE void ik_rb_set_color_(struct ik_rb_node *n, unsigned color)
 {
-	n->__parent_color = (n->__parent_color & ~(ik_uptr)1) | color;
+	n->parent_color_ = (n->parent_color_ & ~(ik_uptr)1) | color;
 }
 
-IK_INLINE void _ik_rb_set_parent_color(struct ik_rb_node *n, struct ik_rb_node *p,
+IK_INLINE void ik_rb_set_parent_color_(struct ik_rb_node *n, struct ik_rb_node *p,
 				       unsigned color)
 {
-	n->__parent_color = (ik_uptr)p | color;
+	n->parent_color_ = (ik_uptr)p | color;
 }
 
 /* Make `parent`'s link (or the root) that pointed at `old` point at `new_`. */
-IK_INLINE void _ik_rb_change_child(struct ik_rb_node *old, struct ik_rb_node *new_,
+IK_INLINE void ik_rb_change_child_(struct ik_rb_node *old, struct ik_rb_node *new_,
 				   struct ik_rb_node *parent, struct ik_rb_root *root)
 {
 	if (!parent)
@@ -144,7 +144,7 @@ struct ik_rb_augment {
 };
 
 /* x's right child y takes x's place; x becomes y's left child. */
-IK_ALWAYS_INLINE void _ik_rb_rotate_left(struct ik_rb_node *x, struct ik_rb_root *root,
+IK_ALWAYS_INLINE void ik_rb_rotate_left_(struct ik_rb_node *x, struct ik_rb_root *root,
 					 const struct ik_rb_augment *aug)
 {
 	struct ik_rb_node *y = x->right;
@@ -152,17 +152,17 @@ IK_ALWAYS_INLINE void _ik_rb_rotate_left(struct ik_rb_node *x, struct ik_rb_root
 
 	x->right = y->left;
 	if (y->left)
-		_ik_rb_set_parent(y->left, x);
-	_ik_rb_set_parent(y, p);
-	_ik_rb_change_child(x, y, p, root);
+		ik_rb_set_parent_(y->left, x);
+	ik_rb_set_parent_(y, p);
+	ik_rb_change_child_(x, y, p, root);
 	y->left = x;
-	_ik_rb_set_parent(x, y);
+	ik_rb_set_parent_(x, y);
 	if (aug)
 		aug->rotate(x, y);
 }
 
 /* x's left child y takes x's place; x becomes y's right child. */
-IK_ALWAYS_INLINE void _ik_rb_rotate_right(struct ik_rb_node *x, struct ik_rb_root *root,
+IK_ALWAYS_INLINE void ik_rb_rotate_right_(struct ik_rb_node *x, struct ik_rb_root *root,
 					  const struct ik_rb_augment *aug)
 {
 	struct ik_rb_node *y = x->left;
@@ -170,24 +170,24 @@ IK_ALWAYS_INLINE void _ik_rb_rotate_right(struct ik_rb_node *x, struct ik_rb_roo
 
 	x->left = y->right;
 	if (y->right)
-		_ik_rb_set_parent(y->right, x);
-	_ik_rb_set_parent(y, p);
-	_ik_rb_change_child(x, y, p, root);
+		ik_rb_set_parent_(y->right, x);
+	ik_rb_set_parent_(y, p);
+	ik_rb_change_child_(x, y, p, root);
 	y->right = x;
-	_ik_rb_set_parent(x, y);
+	ik_rb_set_parent_(x, y);
 	if (aug)
 		aug->rotate(x, y);
 }
 
 /* Restore the colour invariants after linking the red node `n`. */
-IK_ALWAYS_INLINE void _ik_rb_insert_fix(struct ik_rb_node *n, struct ik_rb_root *root,
+IK_ALWAYS_INLINE void ik_rb_insert_fix_(struct ik_rb_node *n, struct ik_rb_root *root,
 					const struct ik_rb_augment *aug)
 {
 	for (;;) {
 		struct ik_rb_node *p = ik_rb_parent(n), *g, *u;
 
 		if (!p) {
-			_ik_rb_set_color(n, IK_RB_BLACK);
+			ik_rb_set_color_(n, IK_RB_BLACK);
 			return;
 		}
 		if (ik_rb_color(p) == IK_RB_BLACK)
@@ -196,41 +196,41 @@ IK_ALWAYS_INLINE void _ik_rb_insert_fix(struct ik_rb_node *n, struct ik_rb_root 
 		if (p == g->left) {
 			u = g->right;
 			if (ik_rb_is_red(u)) {
-				_ik_rb_set_color(p, IK_RB_BLACK);
-				_ik_rb_set_color(u, IK_RB_BLACK);
-				_ik_rb_set_color(g, IK_RB_RED);
+				ik_rb_set_color_(p, IK_RB_BLACK);
+				ik_rb_set_color_(u, IK_RB_BLACK);
+				ik_rb_set_color_(g, IK_RB_RED);
 				n = g;
 				continue;
 			}
 			if (n == p->right) {
-				_ik_rb_rotate_left(p, root, aug);
+				ik_rb_rotate_left_(p, root, aug);
 				p = n;
 			}
-			_ik_rb_rotate_right(g, root, aug);
+			ik_rb_rotate_right_(g, root, aug);
 		} else {
 			u = g->left;
 			if (ik_rb_is_red(u)) {
-				_ik_rb_set_color(p, IK_RB_BLACK);
-				_ik_rb_set_color(u, IK_RB_BLACK);
-				_ik_rb_set_color(g, IK_RB_RED);
+				ik_rb_set_color_(p, IK_RB_BLACK);
+				ik_rb_set_color_(u, IK_RB_BLACK);
+				ik_rb_set_color_(g, IK_RB_RED);
 				n = g;
 				continue;
 			}
 			if (n == p->left) {
-				_ik_rb_rotate_right(p, root, aug);
+				ik_rb_rotate_right_(p, root, aug);
 				p = n;
 			}
-			_ik_rb_rotate_left(g, root, aug);
+			ik_rb_rotate_left_(g, root, aug);
 		}
-		_ik_rb_set_color(p, IK_RB_BLACK);
-		_ik_rb_set_color(g, IK_RB_RED);
+		ik_rb_set_color_(p, IK_RB_BLACK);
+		ik_rb_set_color_(g, IK_RB_RED);
 		return;
 	}
 }
 
 /* Restore the black height after a black node left position x (maybe NULL)
  * below `parent`. */
-IK_ALWAYS_INLINE void _ik_rb_erase_fix(struct ik_rb_node *x, struct ik_rb_node *parent,
+IK_ALWAYS_INLINE void ik_rb_erase_fix_(struct ik_rb_node *x, struct ik_rb_node *parent,
 				       struct ik_rb_root *root,
 				       const struct ik_rb_augment *aug)
 {
@@ -240,68 +240,68 @@ IK_ALWAYS_INLINE void _ik_rb_erase_fix(struct ik_rb_node *x, struct ik_rb_node *
 		if (x == parent->left) {
 			w = parent->right;
 			if (ik_rb_is_red(w)) {
-				_ik_rb_set_color(w, IK_RB_BLACK);
-				_ik_rb_set_color(parent, IK_RB_RED);
-				_ik_rb_rotate_left(parent, root, aug);
+				ik_rb_set_color_(w, IK_RB_BLACK);
+				ik_rb_set_color_(parent, IK_RB_RED);
+				ik_rb_rotate_left_(parent, root, aug);
 				w = parent->right;
 			}
 			if (ik_rb_is_black(w->left) && ik_rb_is_black(w->right)) {
-				_ik_rb_set_color(w, IK_RB_RED);
+				ik_rb_set_color_(w, IK_RB_RED);
 				x = parent;
 				parent = ik_rb_parent(x);
 				continue;
 			}
 			if (ik_rb_is_black(w->right)) {
-				_ik_rb_set_color(w->left, IK_RB_BLACK);
-				_ik_rb_set_color(w, IK_RB_RED);
-				_ik_rb_rotate_right(w, root, aug);
+				ik_rb_set_color_(w->left, IK_RB_BLACK);
+				ik_rb_set_color_(w, IK_RB_RED);
+				ik_rb_rotate_right_(w, root, aug);
 				w = parent->right;
 			}
-			_ik_rb_set_color(w, ik_rb_color(parent));
-			_ik_rb_set_color(parent, IK_RB_BLACK);
-			_ik_rb_set_color(w->right, IK_RB_BLACK);
-			_ik_rb_rotate_left(parent, root, aug);
+			ik_rb_set_color_(w, ik_rb_color(parent));
+			ik_rb_set_color_(parent, IK_RB_BLACK);
+			ik_rb_set_color_(w->right, IK_RB_BLACK);
+			ik_rb_rotate_left_(parent, root, aug);
 		} else {
 			w = parent->left;
 			if (ik_rb_is_red(w)) {
-				_ik_rb_set_color(w, IK_RB_BLACK);
-				_ik_rb_set_color(parent, IK_RB_RED);
-				_ik_rb_rotate_right(parent, root, aug);
+				ik_rb_set_color_(w, IK_RB_BLACK);
+				ik_rb_set_color_(parent, IK_RB_RED);
+				ik_rb_rotate_right_(parent, root, aug);
 				w = parent->left;
 			}
 			if (ik_rb_is_black(w->left) && ik_rb_is_black(w->right)) {
-				_ik_rb_set_color(w, IK_RB_RED);
+				ik_rb_set_color_(w, IK_RB_RED);
 				x = parent;
 				parent = ik_rb_parent(x);
 				continue;
 			}
 			if (ik_rb_is_black(w->left)) {
-				_ik_rb_set_color(w->right, IK_RB_BLACK);
-				_ik_rb_set_color(w, IK_RB_RED);
-				_ik_rb_rotate_left(w, root, aug);
+				ik_rb_set_color_(w->right, IK_RB_BLACK);
+				ik_rb_set_color_(w, IK_RB_RED);
+				ik_rb_rotate_left_(w, root, aug);
 				w = parent->left;
 			}
-			_ik_rb_set_color(w, ik_rb_color(parent));
-			_ik_rb_set_color(parent, IK_RB_BLACK);
-			_ik_rb_set_color(w->left, IK_RB_BLACK);
-			_ik_rb_rotate_right(parent, root, aug);
+			ik_rb_set_color_(w, ik_rb_color(parent));
+			ik_rb_set_color_(parent, IK_RB_BLACK);
+			ik_rb_set_color_(w->left, IK_RB_BLACK);
+			ik_rb_rotate_right_(parent, root, aug);
 		}
 		x = root->node;
 		break;
 	}
 	if (x)
-		_ik_rb_set_color(x, IK_RB_BLACK);
+		ik_rb_set_color_(x, IK_RB_BLACK);
 }
 
-IK_ALWAYS_INLINE void _ik_rb_insert(struct ik_rb_node *n, struct ik_rb_root *root,
+IK_ALWAYS_INLINE void ik_rb_insert_(struct ik_rb_node *n, struct ik_rb_root *root,
 				    const struct ik_rb_augment *aug)
 {
 	if (aug)
 		aug->propagate(n, NULL);
-	_ik_rb_insert_fix(n, root, aug);
+	ik_rb_insert_fix_(n, root, aug);
 }
 
-IK_ALWAYS_INLINE void _ik_rb_erase(struct ik_rb_node *node, struct ik_rb_root *root,
+IK_ALWAYS_INLINE void ik_rb_erase_(struct ik_rb_node *node, struct ik_rb_root *root,
 				   const struct ik_rb_augment *aug)
 {
 	struct ik_rb_node *x, *xparent, *parent = ik_rb_parent(node);
@@ -311,8 +311,8 @@ IK_ALWAYS_INLINE void _ik_rb_erase(struct ik_rb_node *node, struct ik_rb_root *r
 		x = node->left ? node->left : node->right;
 		removed_color = ik_rb_color(node);
 		if (x)
-			_ik_rb_set_parent(x, parent);
-		_ik_rb_change_child(node, x, parent, root);
+			ik_rb_set_parent_(x, parent);
+		ik_rb_change_child_(node, x, parent, root);
 		xparent = parent;
 		if (aug && parent)
 			aug->propagate(parent, NULL);
@@ -330,14 +330,14 @@ IK_ALWAYS_INLINE void _ik_rb_erase(struct ik_rb_node *node, struct ik_rb_root *r
 			xparent = ik_rb_parent(succ);
 			xparent->left = x;
 			if (x)
-				_ik_rb_set_parent(x, xparent);
+				ik_rb_set_parent_(x, xparent);
 			succ->right = node->right;
-			_ik_rb_set_parent(node->right, succ);
+			ik_rb_set_parent_(node->right, succ);
 		}
 		succ->left = node->left;
-		_ik_rb_set_parent(node->left, succ);
-		_ik_rb_set_parent_color(succ, parent, ik_rb_color(node));
-		_ik_rb_change_child(node, succ, parent, root);
+		ik_rb_set_parent_(node->left, succ);
+		ik_rb_set_parent_color_(succ, parent, ik_rb_color(node));
+		ik_rb_change_child_(node, succ, parent, root);
 		if (aug) {
 			aug->copy(node, succ);
 			if (xparent != succ)
@@ -346,7 +346,7 @@ IK_ALWAYS_INLINE void _ik_rb_erase(struct ik_rb_node *node, struct ik_rb_root *r
 		}
 	}
 	if (removed_color == IK_RB_BLACK)
-		_ik_rb_erase_fix(x, xparent, root, aug);
+		ik_rb_erase_fix_(x, xparent, root, aug);
 }
 
 /* ---- API ---- */
@@ -359,7 +359,7 @@ IK_ALWAYS_INLINE void _ik_rb_erase(struct ik_rb_node *node, struct ik_rb_root *r
 IK_INLINE void ik_rb_link_node(struct ik_rb_node *node, struct ik_rb_node *parent,
 			       struct ik_rb_node **link)
 {
-	node->__parent_color = (ik_uptr)parent; /* red */
+	node->parent_color_ = (ik_uptr)parent; /* red */
 	node->left = node->right = NULL;
 	*link = node;
 }
@@ -367,14 +367,14 @@ IK_INLINE void ik_rb_link_node(struct ik_rb_node *node, struct ik_rb_node *paren
 /* ik_rb_insert - rebalance after ik_rb_link_node().  O(log n). */
 IK_INLINE void ik_rb_insert(struct ik_rb_node *node, struct ik_rb_root *root)
 {
-	_ik_rb_insert(node, root, NULL);
+	ik_rb_insert_(node, root, NULL);
 }
 
 /* ik_rb_erase - remove `node` from the tree.  O(log n).  Other nodes keep
  * their addresses; `node` may be freed or reused afterwards. */
 IK_INLINE void ik_rb_erase(struct ik_rb_node *node, struct ik_rb_root *root)
 {
-	_ik_rb_erase(node, root, NULL);
+	ik_rb_erase_(node, root, NULL);
 }
 
 /*
@@ -385,14 +385,14 @@ IK_INLINE void ik_rb_erase(struct ik_rb_node *node, struct ik_rb_root *root)
 IK_INLINE void ik_rb_insert_augmented(struct ik_rb_node *node, struct ik_rb_root *root,
 				      const struct ik_rb_augment *aug)
 {
-	_ik_rb_insert(node, root, aug);
+	ik_rb_insert_(node, root, aug);
 }
 
 /* ik_rb_erase_augmented - remove `node`, keeping augmented values right. */
 IK_INLINE void ik_rb_erase_augmented(struct ik_rb_node *node, struct ik_rb_root *root,
 				     const struct ik_rb_augment *aug)
 {
-	_ik_rb_erase(node, root, aug);
+	ik_rb_erase_(node, root, aug);
 }
 
 /*
@@ -408,10 +408,10 @@ IK_INLINE void ik_rb_replace_node(struct ik_rb_node *old, struct ik_rb_node *new
 
 	*new_ = *old;
 	if (old->left)
-		_ik_rb_set_parent(old->left, new_);
+		ik_rb_set_parent_(old->left, new_);
 	if (old->right)
-		_ik_rb_set_parent(old->right, new_);
-	_ik_rb_change_child(old, new_, p, root);
+		ik_rb_set_parent_(old->right, new_);
+	ik_rb_change_child_(old, new_, p, root);
 }
 
 /* Smallest / largest node, or NULL for an empty tree.  O(log n). */
@@ -467,7 +467,7 @@ IK_INLINE struct ik_rb_node *ik_rb_prev(const struct ik_rb_node *n)
 }
 
 /* Post-order walk (children before parents), for tearing a tree down. */
-IK_INLINE struct ik_rb_node *_ik_rb_left_deepest(struct ik_rb_node *n)
+IK_INLINE struct ik_rb_node *ik_rb_left_deepest_(struct ik_rb_node *n)
 {
 	for (;;) {
 		if (n->left)
@@ -481,7 +481,7 @@ IK_INLINE struct ik_rb_node *_ik_rb_left_deepest(struct ik_rb_node *n)
 
 IK_INLINE struct ik_rb_node *ik_rb_first_postorder(const struct ik_rb_root *root)
 {
-	return root->node ? _ik_rb_left_deepest(root->node) : NULL;
+	return root->node ? ik_rb_left_deepest_(root->node) : NULL;
 }
 
 IK_INLINE struct ik_rb_node *ik_rb_next_postorder(const struct ik_rb_node *n)
@@ -489,7 +489,7 @@ IK_INLINE struct ik_rb_node *ik_rb_next_postorder(const struct ik_rb_node *n)
 	struct ik_rb_node *p = ik_rb_parent(n);
 
 	if (p && n == p->left && p->right)
-		return _ik_rb_left_deepest(p->right);
+		return ik_rb_left_deepest_(p->right);
 	return p;
 }
 
@@ -576,7 +576,7 @@ struct ik_rb_check_ctx {
 	ik_size count;
 };
 
-IK_INLINE int _ik_rb_check(const struct ik_rb_node *n, const struct ik_rb_node *parent,
+IK_INLINE int ik_rb_check_(const struct ik_rb_node *n, const struct ik_rb_node *parent,
 			   struct ik_rb_check_ctx *c, int *black_height)
 {
 	int lh = 0, rh = 0, err;
@@ -590,7 +590,7 @@ IK_INLINE int _ik_rb_check(const struct ik_rb_node *n, const struct ik_rb_node *
 		return IK_RB_BAD_PARENT;
 	if (ik_rb_is_red(n) && (ik_rb_is_red(n->left) || ik_rb_is_red(n->right)))
 		return IK_RB_RED_RED;
-	err = _ik_rb_check(n->left, n, c, &lh);
+	err = ik_rb_check_(n->left, n, c, &lh);
 	if (err)
 		return err;
 	c->bad = n;
@@ -600,7 +600,7 @@ IK_INLINE int _ik_rb_check(const struct ik_rb_node *n, const struct ik_rb_node *
 		return IK_RB_BAD_AUGMENT;
 	c->prev = n;
 	c->count++;
-	err = _ik_rb_check(n->right, n, c, &rh);
+	err = ik_rb_check_(n->right, n, c, &rh);
 	if (err)
 		return err;
 	c->bad = n;
@@ -630,7 +630,7 @@ IK_INLINE int ik_rb_check(const struct ik_rb_root *root,
 		c.bad = root->node;
 		err = IK_RB_RED_ROOT;
 	} else {
-		err = _ik_rb_check(root->node, NULL, &c, &h);
+		err = ik_rb_check_(root->node, NULL, &c, &h);
 	}
 	if (bad)
 		*bad = err ? c.bad : NULL;

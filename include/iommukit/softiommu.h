@@ -457,13 +457,13 @@ IK_API int ik_softiommu_exec_vtd(struct ik_softiommu *s, const struct ik_vtd_des
 /*
  * struct ik_softiommu_cq - the soft IOMMU's end of one command queue: the
  * command unit's software consumer (struct ik_cmdq_sw) whose handler decodes
- * each entry (SMMUv3 or VT-d, by the queue's format) and executes it here.
+ * each entry (SMMUv3 or VT-d, by the queue's entry format) and executes it here.
  * An entry the decoder or ik_softiommu_exec_*() rejects stops the consumer
  * with CERROR_ILL, which the producer side repairs (see <iommukit/cmdq.h>).
  *
  * Set-up, for a queue built by the driver with ik_cmdq_init()/create():
  *   1. ik_softiommu_cq_init(&cq, s, &cfg) with the ring memory the queue will
- *      use (cfg.ring, cfg.ring_dma) and its format, size and flags;
+ *      use (cfg.ring, cfg.ring_dma) and its entry format, size and flags;
  *   2. give the queue regs = &ik_softiommu_cq_regs and regs_ctx = &cq;
  *   3. choose who consumes:
  *      - inline: nothing more.  The PROD write's doorbell drains the queue
@@ -511,8 +511,8 @@ struct ik_softiommu_cq {
  */
 IK_API extern const struct ik_cmdq_regs ik_softiommu_cq_regs;
 
-/* ik_softiommu_cq_init - see above.  Errors: -EINVAL (NULL, no ring, a format
- * other than the three, or what ik_cmdq_sw_init() rejects).  No allocation. */
+/* ik_softiommu_cq_init - see above.  Errors: -EINVAL (NULL, no ring, an entry
+ * format other than the three, or what ik_cmdq_sw_init() rejects).  No allocation. */
 IK_API int ik_softiommu_cq_init(struct ik_softiommu_cq *cq, struct ik_softiommu *s,
 				const struct ik_softiommu_cq_config *cfg);
 

@@ -11,7 +11,7 @@
 
 #include <iommukit/env.h>
 
-struct _ik_field {
+struct ik_field {
 	ik_u8 op;	/* the opcode / descriptor type the field belongs to */
 	ik_u8 off;	/* offsetof(member) */
 	ik_u8 sz;	/* sizeof(member): 1, 2, 4 or 8 */
@@ -20,9 +20,9 @@ struct _ik_field {
 	ik_u8 shift;	/* low bits of the member dropped by this piece */
 };
 
-#define _IK_FMASK(w) ((w) >= 64 ? ~(ik_u64)0 : (((ik_u64)1 << (w)) - 1))
+#define IK_FMASK(w) ((w) >= 64 ? ~(ik_u64)0 : (((ik_u64)1 << (w)) - 1))
 
-static inline ik_u64 _ik_member_get(const void *base, const struct _ik_field *f)
+static inline ik_u64 ik_member_get(const void *base, const struct ik_field *f)
 {
 	const char *p = (const char *)base + f->off;
 
@@ -34,7 +34,7 @@ static inline ik_u64 _ik_member_get(const void *base, const struct _ik_field *f)
 	}
 }
 
-static inline void _ik_member_or(void *base, const struct _ik_field *f, ik_u64 v)
+static inline void ik_member_or(void *base, const struct ik_field *f, ik_u64 v)
 {
 	char *p = (char *)base + f->off;
 
@@ -47,14 +47,14 @@ static inline void _ik_member_or(void *base, const struct _ik_field *f, ik_u64 v
 }
 
 /* Bits [lsb, lsb + width) of w[]; a field never straddles a 64-bit word. */
-static inline ik_u64 _ik_bits_get(const ik_u64 *w, unsigned lsb, unsigned width)
+static inline ik_u64 ik_bits_get(const ik_u64 *w, unsigned lsb, unsigned width)
 {
-	return (w[lsb / 64] >> (lsb % 64)) & _IK_FMASK(width);
+	return (w[lsb / 64] >> (lsb % 64)) & IK_FMASK(width);
 }
 
-static inline void _ik_bits_set(ik_u64 *w, unsigned lsb, unsigned width, ik_u64 v)
+static inline void ik_bits_set(ik_u64 *w, unsigned lsb, unsigned width, ik_u64 v)
 {
-	w[lsb / 64] |= (v & _IK_FMASK(width)) << (lsb % 64);
+	w[lsb / 64] |= (v & IK_FMASK(width)) << (lsb % 64);
 }
 
 /*
@@ -64,11 +64,11 @@ static inline void _ik_bits_set(ik_u64 *w, unsigned lsb, unsigned width, ik_u64 
  * `all_members` (offset/size pairs given as fields with op 0xff) not used by
  * `op` must be zero.  Returns 0 or -EINVAL.
  */
-int _ik_codec_encode(const struct _ik_field *tab, unsigned n, unsigned op, const void *base,
+int ik_codec_encode(const struct ik_field *tab, unsigned n, unsigned op, const void *base,
 		     ik_u64 *w);
 /* Decode; `base` zeroed by the caller.  -EINVAL if w has a bit outside the
  * opcode's fields and `opmask` (the bits of the opcode itself). */
-int _ik_codec_decode(const struct _ik_field *tab, unsigned n, unsigned op, const ik_u64 *w,
+int ik_codec_decode(const struct ik_field *tab, unsigned n, unsigned op, const ik_u64 *w,
 		     unsigned nw, const ik_u64 *opmask, void *base);
 
 #endif

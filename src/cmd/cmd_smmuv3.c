@@ -12,7 +12,7 @@
 	     (ik_u8)sizeof(((struct ik_smmu_cmd *)0)->m)
 #define F(op, m, lsb, width, shift) { IK_SMMU_CMD_##op, M(m), lsb, width, shift }
 
-static const struct _ik_field smmu_fields[] = {
+static const struct ik_field smmu_fields[] = {
 	F(CFGI_STE, ssec, 10, 1, 0),
 	F(CFGI_STE, sid, 32, 32, 0),
 	F(CFGI_STE, leaf, 64, 1, 0),
@@ -118,7 +118,7 @@ IK_API int ik_smmu_cmd_encode(const struct ik_smmu_cmd *c, ik_u64 w[2])
 	t[0] = c->op;
 	err = smmu_check(c);
 	if (!err)
-		err = _ik_codec_encode(smmu_fields, IK_ARRAY_SIZE(smmu_fields), c->op, c, t);
+		err = ik_codec_encode(smmu_fields, IK_ARRAY_SIZE(smmu_fields), c->op, c, t);
 	if (err)
 		return err;
 	w[0] = t[0];
@@ -137,7 +137,7 @@ IK_API int ik_smmu_cmd_decode(const ik_u64 w[2], struct ik_smmu_cmd *c)
 	c->op = (ik_u8)(w[0] & 0xff);
 	if (!ik_smmu_cmd_name(c->op))
 		return -EINVAL;
-	err = _ik_codec_decode(smmu_fields, IK_ARRAY_SIZE(smmu_fields), c->op, w, 2, opmask, c);
+	err = ik_codec_decode(smmu_fields, IK_ARRAY_SIZE(smmu_fields), c->op, w, 2, opmask, c);
 	return err ? err : smmu_check(c);
 }
 

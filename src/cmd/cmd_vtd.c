@@ -11,7 +11,7 @@
 	     (ik_u8)sizeof(((struct ik_vtd_desc *)0)->m)
 #define F(t, m, lsb, width, shift) { IK_VTD_DESC_##t, M(m), lsb, width, shift }
 
-static const struct _ik_field vtd_fields[] = {
+static const struct ik_field vtd_fields[] = {
 	F(CC, g, 4, 2, 0),
 	F(CC, did, 16, 16, 0),
 	F(CC, sid, 32, 16, 0),
@@ -88,7 +88,7 @@ IK_API int ik_vtd_desc_encode(const struct ik_vtd_desc *d, ik_u64 *w, unsigned w
 		return -EINVAL;
 	err = vtd_check(d);
 	if (!err)
-		err = _ik_codec_encode(vtd_fields, IK_ARRAY_SIZE(vtd_fields), d->type, d, t);
+		err = ik_codec_encode(vtd_fields, IK_ARRAY_SIZE(vtd_fields), d->type, d, t);
 	if (err)
 		return err;
 	for (unsigned i = 0; i < words; i++)
@@ -109,7 +109,7 @@ IK_API int ik_vtd_desc_decode(const ik_u64 *w, unsigned words, struct ik_vtd_des
 	d->type = (ik_u8)(w[0] & 0xf);
 	if (!ik_vtd_desc_name(d->type))
 		return -EINVAL;
-	err = _ik_codec_decode(vtd_fields, IK_ARRAY_SIZE(vtd_fields), d->type, w, words, opmask, d);
+	err = ik_codec_decode(vtd_fields, IK_ARRAY_SIZE(vtd_fields), d->type, w, words, opmask, d);
 	return err ? err : vtd_check(d);
 }
 

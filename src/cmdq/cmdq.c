@@ -7,11 +7,7 @@
  */
 #include <iommukit/cmdq.h>
 #include <iommukit/lock.h>
-
-/* An issuer that waits with IK_CMDQ_SYNC (or a batch): the error handler
- * stores the first error of the issuer's commands in `status`, under the
- * error lock. */
-#define owner _ik_cmdq_owner
+#include "cmdq_test.h"
 
 struct ik_cmdq {
 	/* Read-mostly configuration. */
@@ -28,7 +24,7 @@ struct ik_cmdq {
 	const struct ik_allocator *alloc;
 	ik_size memsize;
 	ik_u32 *marker;		/* per slot: index last made valid there */
-	struct owner **owner;	/* per slot: the waiting issuer, or NULL */
+	struct ik_cmdq_owner **owner;	/* per slot: the waiting issuer, or NULL */
 
 	/* Hot producer words, each on its own line. */
 	IK_ALIGNED(IK_CACHELINE) ik_u32 reserve;
@@ -208,7 +204,7 @@ static int handle_error(struct ik_cmdq *q)
 	ik_u64 orig[4], noop[4];
 	struct ik_cmdq_error e;
 	ik_u32 cerror = 0, reg, i;
-	struct owner *o;
+	struct ik_cmdq_owner *o;
 	bool replace;
 
 	if (!ik_trylock(&q->err_lock))
@@ -286,7 +282,7 @@ IK_API int ik_cmdq_poll_errors(struct ik_cmdq *q)
 /* An issuer that stops waiting (timeout) clears its owner pointers from the
  * entries not yet consumed, under the error lock, so the handler never writes
  * to its (dead) stack. */
-static void disown(struct ik_cmdq *q, struct owner *o)
+static void disown(struct ik_cmdq *q, struct ik_cmdq_owner *o)
 {
 	ik_u32 c, r, i, cerror;
 
@@ -297,11 +293,11 @@ static void disown(struct ik_cmdq *q, struct owner *o)
 	r = ik_load_relaxed(&q->reserve);
 	i = (ik_s32)(o->first - c) > 0 ? o->first : c;
 	for (; i != r; i++) {
-		struct owner *mine = o;
+		struct ik_cmdq_owner *mine = o;
 
 		/* A CAS, not a store: the slot may already carry the next lap's
 		 * owner if the consumer passed it since we read CONS. */
-		ik_atomic_cas(&q->owner[i & q->mask], &mine, (struct owner *)NULL,
+		ik_atomic_cas(&q->owner[i & q->mask], &mine, (struct ik_cmdq_owner *)NULL,
 			      IK_MO_RELAXED, IK_MO_RELAXED);
 	}
 	ik_unlock(&q->err_lock);
@@ -385,7 +381,7 @@ static int reserve(struct ik_cmdq *q, ik_u32 n, ik_u32 *out, struct waiter *w,
 
 /* Write n entries (and a sync when `sync`) at reserved index r. */
 static void fill(struct ik_cmdq *q, ik_u32 r, const void *cmds, ik_u32 n, bool sync,
-		 struct owner *o)
+		 struct ik_cmdq_owner *o)
 {
 	ik_u64 s[4];
 	ik_u32 k;
@@ -413,8 +409,9 @@ static void fill(struct ik_cmdq *q, ik_u32 r, const void *cmds, ik_u32 n, bool s
 
 /* Queue n commands (+ sync) without waiting for the sync.  *sync_idx gets
  * the sync's index. */
-static int enqueue(struct ik_cmdq *q, const void *cmds, ik_u32 n, bool sync, struct owner *o,
-		   struct waiter *w, struct ik_cmdq_counters *cnt, ik_u32 *sync_idx)
+static int enqueue(struct ik_cmdq *q, const void *cmds, ik_u32 n, bool sync,
+		   struct ik_cmdq_owner *o, struct waiter *w, struct ik_cmdq_counters *cnt,
+		   ik_u32 *sync_idx)
 {
 	const char *p = (const char *)cmds;
 
@@ -481,7 +478,8 @@ static int wait_index(struct ik_cmdq *q, ik_u32 j, struct waiter *w,
 	}
 }
 
-IK_API int _ik_cmdq_reserve(struct ik_cmdq *q, unsigned n, ik_u32 *first)
+/* The two halves of ik_cmdq_issue(), for tests (cmdq_test.h). */
+int ik_cmdq_test_reserve(struct ik_cmdq *q, unsigned n, ik_u32 *first)
 {
 	struct waiter w;
 
@@ -491,7 +489,7 @@ IK_API int _ik_cmdq_reserve(struct ik_cmdq *q, unsigned n, ik_u32 *first)
 	return reserve(q, n, first, &w, NULL);
 }
 
-IK_API void _ik_cmdq_commit(struct ik_cmdq *q, ik_u32 first, const void *cmds, unsigned n)
+void ik_cmdq_test_commit(struct ik_cmdq *q, ik_u32 first, const void *cmds, unsigned n)
 {
 	fill(q, first, cmds, n, false, NULL);
 	ik_smp_mb(); /* P1 */
@@ -506,7 +504,7 @@ static void count_timeout(struct ik_cmdq *q)
 IK_API int ik_cmdq_issue_ex(struct ik_cmdq *q, const void *cmds, unsigned n, unsigned flags,
 			    struct ik_cmdq_counters *cnt)
 {
-	struct owner own = { 0, false, 0 };
+	struct ik_cmdq_owner own = { 0, false, 0 };
 	bool sync = flags & IK_CMDQ_SYNC;
 	struct waiter w;
 	ik_u32 j = 0;
@@ -567,7 +565,7 @@ IK_API ik_size ik_cmdq_memsize(const struct ik_cmdq_config *cfg)
 		return 0;
 	n = (ik_size)1 << cfg->log2_entries;
 	sz = hdr_size() + IK_ALIGN_UP(n * sizeof(ik_u32), (ik_size)IK_CACHELINE) +
-	     IK_ALIGN_UP(n * sizeof(struct owner *), (ik_size)IK_CACHELINE);
+	     IK_ALIGN_UP(n * sizeof(struct ik_cmdq_owner *), (ik_size)IK_CACHELINE);
 	if (!cfg->ring)
 		sz += n * cfg->fmt->entry_size;
 	return sz;
@@ -600,11 +598,11 @@ IK_API int ik_cmdq_init(void *mem, ik_size size, const struct ik_cmdq_config *cf
 	n = (ik_size)1 << cfg->log2_entries;
 	ring = cfg->ring ? (ik_u8 *)cfg->ring :
 			   p + hdr_size() + IK_ALIGN_UP(n * sizeof(ik_u32), (ik_size)IK_CACHELINE) +
-				   IK_ALIGN_UP(n * sizeof(struct owner *), (ik_size)IK_CACHELINE);
+				   IK_ALIGN_UP(n * sizeof(struct ik_cmdq_owner *), (ik_size)IK_CACHELINE);
 	ring_dma = cfg->ring_dma ? cfg->ring_dma : (ik_u64)(ik_uptr)ring;
 	bytes = (ik_u64)n * cfg->fmt->entry_size;
 	/* With MSI every sync names its own slot as the completion address:
-	 * the ring must not wrap 2^64, and the format must be able to carry
+	 * the ring must not wrap 2^64, and the entry format must be able to carry
 	 * the first and the last slot's address (else syncs never complete). */
 	if ((cfg->flags & IK_CMDQ_CFG_MSI) &&
 	    (bytes - 1 > IK_U64_MAX - ring_dma || !msi_addr_ok(cfg->fmt, ring_dma) ||
@@ -635,8 +633,8 @@ IK_API int ik_cmdq_init(void *mem, ik_size size, const struct ik_cmdq_config *cf
 	p += hdr_size();
 	q->marker = (ik_u32 *)(void *)p;
 	p += IK_ALIGN_UP(n * sizeof(ik_u32), (ik_size)IK_CACHELINE);
-	q->owner = (struct owner **)(void *)p;
-	p += IK_ALIGN_UP(n * sizeof(struct owner *), (ik_size)IK_CACHELINE);
+	q->owner = (struct ik_cmdq_owner **)(void *)p;
+	p += IK_ALIGN_UP(n * sizeof(struct ik_cmdq_owner *), (ik_size)IK_CACHELINE);
 	q->ring = ring;
 	q->ring_dma = ring_dma;
 	ik_lock_init(&q->pub_lock);
@@ -728,7 +726,7 @@ IK_API void ik_cmdq_batch_init(struct ik_cmdq_batch *b, struct ik_cmdq *q)
 static int batch_flush(struct ik_cmdq_batch *b, bool sync)
 {
 	struct ik_cmdq *q = b->q;
-	struct owner *o = &b->own;
+	struct ik_cmdq_owner *o = &b->own;
 	struct waiter w;
 	ik_u32 j = 0;
 	int err, zero = 0;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * The command-queue formats: how the queue writes a no-op and a sync for
+ * The command queue's entry formats: how the queue writes a no-op and a sync for
  * SMMUv3 and VT-d, and how a consumer recognises entries.
  */
 #include <iommukit/cmdq.h>

@@ -66,7 +66,7 @@
 #include <iommukit/iova.h>
 #include "iova_int.h"
 
-typedef struct _ik_iova_node node_t;
+typedef struct ik_iova_node node_t;
 
 #define RESV_BIT ((ik_u64)1 << 63)
 
@@ -80,7 +80,7 @@ static inline ik_u64 node_afit(const node_t *n)
 	return n->max_afit & ~RESV_BIT;
 }
 
-bool _ik_iova_node_reserved(const node_t *n)
+bool ik_iova_node_reserved(const node_t *n)
 {
 	return (n->max_afit & RESV_BIT) != 0;
 }
@@ -368,7 +368,7 @@ static void link_range(struct ik_iova_domain *d, node_t *nn, node_t *owner, ik_u
 	} else if (parent) {
 		update_up(parent, NULL, owner ? &owner->rb : parent);
 	}
-	_ik_rb_insert_fix(&nn->rb, &d->root, &iova_aug);
+	ik_rb_insert_fix_(&nn->rb, &d->root, &iova_aug);
 	d->nr_ranges++;
 	d->nr_pages += hi - lo + 1;
 }
@@ -390,7 +390,7 @@ static void unlink_range(struct ik_iova_domain *d, node_t *x, node_t *next, ik_u
 	ik_rb_erase_augmented(&x->rb, &d->root, &iova_aug);
 	d->nr_ranges--;
 	d->nr_pages -= hi - x->lo + 1;
-	if (_ik_iova_node_reserved(x)) {
+	if (ik_iova_node_reserved(x)) {
 		d->nr_reserved--;
 		d->reserved_pages -= hi - x->lo + 1;
 	}
@@ -463,7 +463,7 @@ static node_t *floor_node(const struct ik_iova_domain *d, ik_u64 pfn, node_t **n
 	return best;
 }
 
-node_t *_ik_iova_lookup_start(struct ik_iova_domain *d, ik_u64 pfn, ik_u64 *hi)
+node_t *ik_iova_lookup_start(struct ik_iova_domain *d, ik_u64 pfn, ik_u64 *hi)
 {
 	node_t *next, *x = floor_node(d, pfn, &next);
 
@@ -500,7 +500,7 @@ int ik_iova_init(struct ik_iova_domain *d, const struct ik_iova_config *cfg)
 	d->end_pfn = cfg->end_pfn;
 	d->granule = cfg->granule;
 	d->alloc = cfg->allocator;
-	err = _ik_iova_rcache_init(d, cfg);
+	err = ik_iova_rcache_init(d, cfg);
 	if (err) {
 		ik_lock_destroy(&d->lock);
 		return err;
@@ -515,7 +515,7 @@ void ik_iova_destroy(struct ik_iova_domain *d)
 
 	if (!d)
 		return;
-	_ik_iova_rcache_destroy(d);
+	ik_iova_rcache_destroy(d);
 	for (rb = ik_rb_first_postorder(&d->root); rb; rb = nx) {
 		nx = ik_rb_next_postorder(rb);
 		node_free(d, N(rb));
@@ -636,6 +636,74 @@ static bool hint_reuse(node_t *t, const struct req *q, ik_u64 s, ik_u64 *visits)
 	return true;
 }
 
+/* What search_top() found. */
+enum top_result { TOP_FOUND, TOP_NONE, TOP_DESCEND };
+
+/*
+ * search(), step 1, when the limit reaches the top gap (every range at or
+ * below L): the top gap itself, the highest place of all; then the root's
+ * summary decides whether anything fits; then the hint.  *v counts the
+ * nodes the hint visits (also when it fails: the descent adds to it).
+ */
+IK_ALWAYS_INLINE enum top_result search_top(struct ik_iova_domain *d, const struct req *q,
+					    node_t **owner, ik_u64 *pfn, ik_u64 *v,
+					    ik_u64 *visits, struct path *pa)
+{
+	struct ik_rb_node *rb = d->root.node;
+	ik_u64 L = q->limit, a = d->last ? d->last_hi + 1 : d->start_pfn;
+	node_t *h = d->hint;
+	bool ok;
+
+	if ((!d->last || d->last_hi < L) && place(a, L, q, pfn)) {
+		*owner = NULL;
+		*visits = 0;
+		return TOP_FOUND;
+	}
+	if (!rb || !sub_fits(N(rb), q)) {
+		*visits = rb ? 1 : 0;
+		return TOP_NONE;
+	}
+	/* The hint earns its tries: a success allows the next try, a failure
+	 * stops them, and without credit it is tried about one search in 64
+	 * (when the running visit count is a multiple of 64) to notice when it
+	 * would pay again. */
+	if (!h || (!d->hint_credit && (d->visits & 63) != 0))
+		return TOP_DESCEND;
+	if (h == d->tomb && own_place(h, L, q, pfn) && *pfn + q->n == h->lo) {
+		ok = hint_reuse(h, q, *pfn, v);
+		pa->done = ok;
+	} else {
+		ok = hint_search(h, q, pfn, v, pa);
+	}
+	if (!ok) {
+		d->hint_credit = 0;
+		return TOP_DESCEND;
+	}
+	d->hint_credit = 1;
+	*owner = h;
+	*visits = *v;
+	return TOP_FOUND;
+}
+
+/* search(), last step: inside cand's subtree every gap lies below L and one
+ * fits: the highest, right first.  Adds the nodes visited to *v. */
+IK_ALWAYS_INLINE const node_t *search_below(const node_t *cand, const struct req *q, ik_u64 *pfn,
+					    ik_u64 *v)
+{
+	for (;;) {
+		if (cand->rb.right && sub_fits(N(cand->rb.right), q)) {
+			cand = N(cand->rb.right);
+			(*v)++;
+		} else if (own_place(cand, q->limit, q, pfn)) {
+			return cand;
+		} else {
+			IK_ASSERT(cand->rb.left);
+			cand = N(cand->rb.left);
+			(*v)++;
+		}
+	}
+}
+
 /*
  * Find the highest placement for q.  Returns the owner of the gap (NULL for
  * the top gap) through *owner and the start through *pfn; false if none.
@@ -657,43 +725,13 @@ static bool search(struct ik_iova_domain *d, const struct req *q, node_t **owner
 
 	pa->len = 0;
 	pa->done = false;
-	/* Top gap first when the limit reaches it: the highest place of all.
-	 * With every range at or below L, the root's summary decides the rest. */
 	if (!d->last || d->last_hi <= L) {
-		ik_u64 a = d->last ? d->last_hi + 1 : d->start_pfn;
+		enum top_result r = search_top(d, q, owner, pfn, &v, visits, pa);
 
-		if ((!d->last || d->last_hi < L) && place(a, L, q, pfn)) {
-			*owner = NULL;
-			*visits = 0;
-			return true;
-		}
-		if (!rb || !sub_fits(N(rb), q)) {
-			*visits = rb ? 1 : 0;
-			return false;
-		}
-		/* The hint earns its tries: a success allows the next try, a
-		 * failure stops them, and without credit it is tried about one
-		 * search in 64 (when the running visit count is a multiple of
-		 * 64) to notice when it would pay again. */
-		if (d->hint && (d->hint_credit || (d->visits & 63) == 0)) {
-			node_t *h = d->hint;
-			bool ok;
-
-			if (h == d->tomb && own_place(h, L, q, pfn) && *pfn + q->n == h->lo) {
-				ok = hint_reuse(h, q, *pfn, &v);
-				pa->done = ok;
-			} else {
-				ok = hint_search(h, q, pfn, &v, pa);
-			}
-			if (ok) {
-				d->hint_credit = 1;
-				*owner = h;
-				*visits = v;
-				return true;
-			}
-			d->hint_credit = 0;
-		}
+		if (r != TOP_DESCEND)
+			return r == TOP_FOUND;
 	}
+	/* Descend towards L, noting the turns to the right. */
 	while (rb) {
 		const node_t *x = N(rb);
 
@@ -731,25 +769,10 @@ static bool search(struct ik_iova_domain *d, const struct req *q, node_t **owner
 			}
 		}
 	}
-	if (!cand) {
-		*visits = v;
-		return false;
-	}
-	/* Inside cand's subtree every gap lies below L: right first. */
-	for (;;) {
-		if (cand->rb.right && sub_fits(N(cand->rb.right), q)) {
-			cand = N(cand->rb.right);
-			v++;
-		} else if (own_place(cand, L, q, pfn)) {
-			break;
-		} else {
-			IK_ASSERT(cand->rb.left);
-			cand = N(cand->rb.left);
-			v++;
-		}
-	}
-	*owner = (node_t *)cand;
 	*visits = v;
+	if (!cand)
+		return false;
+	*owner = (node_t *)search_below(cand, q, pfn, visits);
 	return true;
 }
 
@@ -818,12 +841,12 @@ int ik_iova_alloc(struct ik_iova_domain *d, ik_u64 npages, ik_u64 limit, unsigne
 
 /* ---- free, find, iterate ---- */
 
-int _ik_iova_free_locked(struct ik_iova_domain *d, ik_u64 pfn)
+int ik_iova_free_locked(struct ik_iova_domain *d, ik_u64 pfn)
 {
 	node_t *next, *x = floor_node(d, pfn, &next);
 	ik_u64 hi;
 
-	if (!x || x->lo != pfn || _ik_iova_node_reserved(x))
+	if (!x || x->lo != pfn || ik_iova_node_reserved(x))
 		return -ENOENT;
 	if (d->tomb && d->tomb->lo == x->lo)
 		drop_tomb(d); /* x follows the kept node: x's gap is about to grow */
@@ -851,7 +874,7 @@ int ik_iova_free(struct ik_iova_domain *d, ik_u64 pfn)
 	if (IK_UNLIKELY(!d))
 		return -EINVAL;
 	ik_lock(&d->lock);
-	err = _ik_iova_free_locked(d, pfn);
+	err = ik_iova_free_locked(d, pfn);
 	ik_unlock(&d->lock);
 	return err;
 }
@@ -868,7 +891,7 @@ int ik_iova_find(struct ik_iova_domain *d, ik_u64 pfn, struct ik_iova_range *r)
 	if (x && pfn <= hi_of(d, x, next)) {
 		r->lo = x->lo;
 		r->hi = hi_of(d, x, next);
-		r->reserved = _ik_iova_node_reserved(x);
+		r->reserved = ik_iova_node_reserved(x);
 		err = 0;
 	}
 	ik_unlock(&d->lock);
@@ -891,7 +914,7 @@ int ik_iova_next(struct ik_iova_domain *d, ik_u64 from, struct ik_iova_range *r)
 	if (x) {
 		r->lo = x->lo;
 		r->hi = hi_of(d, x, N(ik_rb_next(&x->rb)));
-		r->reserved = _ik_iova_node_reserved(x);
+		r->reserved = ik_iova_node_reserved(x);
 		err = 0;
 	}
 	ik_unlock(&d->lock);
@@ -915,7 +938,7 @@ int ik_iova_for_each(struct ik_iova_domain *d,
 			continue;
 		r.lo = N(rb)->lo;
 		r.hi = hi_of(d, N(rb), N(nx));
-		r.reserved = _ik_iova_node_reserved(N(rb));
+		r.reserved = ik_iova_node_reserved(N(rb));
 		ret = fn(ctx, &r);
 		if (ret)
 			break;
@@ -986,7 +1009,7 @@ int ik_iova_reserve(struct ik_iova_domain *d, ik_u64 lo, ik_u64 hi)
 		if (x == d->tomb)
 			continue;
 		xhi = hi_of(d, x, N(ik_rb_next(&x->rb)));
-		if (!_ik_iova_node_reserved(x)) {
+		if (!ik_iova_node_reserved(x)) {
 			if (x->lo <= hi && xhi >= lo) {
 				ik_unlock(&d->lock);
 				return -EBUSY;
@@ -1022,7 +1045,7 @@ int ik_iova_reserve(struct ik_iova_domain *d, ik_u64 lo, ik_u64 hi)
 		/* The reservations touching [lo, hi] are consecutive: an
 		 * allocation can only touch it from outside, at either end. */
 		x = N(ik_rb_next(&first->rb));
-		IK_ASSERT(x && _ik_iova_node_reserved(x));
+		IK_ASSERT(x && ik_iova_node_reserved(x));
 		next = N(ik_rb_next(&x->rb));
 		unlink_range(d, x, next, hi_of(d, x, next));
 		node_free(d, x);
@@ -1053,7 +1076,7 @@ void ik_iova_stats(struct ik_iova_domain *d, struct ik_iova_stats *st)
 
 	IK_ASSERT(d && st);
 	IK_ENV_MEMSET(st, 0, sizeof(*st));
-	_ik_iova_rcache_count(d, &cr, &cp);
+	ik_iova_rcache_count(d, &cr, &cp);
 	ik_lock(&d->lock);
 	st->ranges = d->nr_ranges;
 	st->pages = d->nr_pages;
@@ -1074,9 +1097,9 @@ void ik_iova_stats(struct ik_iova_domain *d, struct ik_iova_stats *st)
 	st->cached_ranges = cr;
 	st->cached_pages = cp;
 	st->magazines = ik_load_relaxed(&d->rc_mags);
-	st->bytes = nodes * sizeof(node_t) + st->magazines * sizeof(struct _ik_iova_mag) +
-		    (ik_u64)d->rc_classes * d->rc_ncpus * sizeof(struct _ik_iova_cpu) +
-		    (ik_u64)d->rc_classes * sizeof(struct _ik_iova_depot);
+	st->bytes = nodes * sizeof(node_t) + st->magazines * sizeof(struct ik_iova_mag) +
+		    (ik_u64)d->rc_classes * d->rc_ncpus * sizeof(struct ik_iova_cpu) +
+		    (ik_u64)d->rc_classes * sizeof(struct ik_iova_depot);
 }
 
 static int node_cmp(const struct ik_rb_node *a, const struct ik_rb_node *b)
@@ -1130,7 +1153,7 @@ static int check_tree(struct ik_iova_domain *d)
 			/* The kept node: an empty range that its successor starts
 			 * right after, with a gap of its own, never reserved. */
 			if (!nx || nx->gap_lo != x->lo || nx->lo != x->lo || x->gap_lo >= x->lo ||
-			    _ik_iova_node_reserved(x))
+			    ik_iova_node_reserved(x))
 				return IK_IOVA_CHECK_HINT;
 			tomb_seen = true;
 			continue;
@@ -1146,7 +1169,7 @@ static int check_tree(struct ik_iova_domain *d)
 			return IK_IOVA_CHECK_BOUNDS;
 		ranges++;
 		pages += hi - x->lo + 1;
-		if (_ik_iova_node_reserved(x)) {
+		if (ik_iova_node_reserved(x)) {
 			resv++;
 			rpages += hi - x->lo + 1;
 		}
@@ -1165,13 +1188,13 @@ int ik_iova_check(struct ik_iova_domain *d)
 
 	if (!d)
 		return -EINVAL;
-	_ik_iova_rcache_lock_all(d);
+	ik_iova_rcache_lock_all(d);
 	ik_lock(&d->lock);
 	err = check_tree(d);
 	if (!err)
-		err = _ik_iova_rcache_check(d);
+		err = ik_iova_rcache_check(d);
 	ik_unlock(&d->lock);
-	_ik_iova_rcache_unlock_all(d);
+	ik_iova_rcache_unlock_all(d);
 	return err;
 }
 

@@ -29,7 +29,7 @@
 #include <iommukit/iova.h>
 #include "iova_int.h"
 
-typedef struct _ik_iova_mag mag_t;
+typedef struct ik_iova_mag mag_t;
 
 static mag_t *mag_alloc(struct ik_iova_domain *d)
 {
@@ -61,7 +61,7 @@ static void mag_drain(struct ik_iova_domain *d, mag_t *m, unsigned cls)
 		return;
 	ik_lock(&d->lock);
 	for (i = 0; i < m->n; i++) {
-		int err = _ik_iova_free_locked(d, m->pfn[i]);
+		int err = ik_iova_free_locked(d, m->pfn[i]);
 
 		IK_ASSERT(err == 0);
 		(void)err;
@@ -70,7 +70,7 @@ static void mag_drain(struct ik_iova_domain *d, mag_t *m, unsigned cls)
 	m->n = 0;
 }
 
-static inline struct _ik_iova_cpu *slot(struct ik_iova_domain *d, unsigned cls, unsigned cpu)
+static inline struct ik_iova_cpu *slot(struct ik_iova_domain *d, unsigned cls, unsigned cpu)
 {
 	return &d->rc_cpu[cls * d->rc_ncpus + cpu];
 }
@@ -81,7 +81,7 @@ static inline void mark_cached(struct ik_iova_domain *d)
 		ik_store_relaxed(&d->rc_maybe_cached, 1u);
 }
 
-int _ik_iova_rcache_init(struct ik_iova_domain *d, const struct ik_iova_config *cfg)
+int ik_iova_rcache_init(struct ik_iova_domain *d, const struct ik_iova_config *cfg)
 {
 	ik_u64 maxp = cfg->rcache_max_pages ? cfg->rcache_max_pages : IK_IOVA_RCACHE_MAX_PAGES;
 	unsigned c, i, n;
@@ -101,14 +101,14 @@ int _ik_iova_rcache_init(struct ik_iova_domain *d, const struct ik_iova_config *
 	d->rc_ncpus = IK_ENV_NR_CPUS();
 	d->depot_max = cfg->depot_max ? cfg->depot_max : IK_IOVA_DEPOT_MAX;
 	n = d->rc_classes * d->rc_ncpus;
-	d->rc_cpu = (struct _ik_iova_cpu *)ik_alloc(d->alloc, n * sizeof(struct _ik_iova_cpu),
+	d->rc_cpu = (struct ik_iova_cpu *)ik_alloc(d->alloc, n * sizeof(struct ik_iova_cpu),
 						    IK_CACHELINE);
 	if (!d->rc_cpu)
 		return -ENOMEM;
-	d->rc_depot = (struct _ik_iova_depot *)ik_alloc(
-		d->alloc, d->rc_classes * sizeof(struct _ik_iova_depot), IK_CACHELINE);
+	d->rc_depot = (struct ik_iova_depot *)ik_alloc(
+		d->alloc, d->rc_classes * sizeof(struct ik_iova_depot), IK_CACHELINE);
 	if (!d->rc_depot) {
-		ik_free(d->alloc, d->rc_cpu, n * sizeof(struct _ik_iova_cpu));
+		ik_free(d->alloc, d->rc_cpu, n * sizeof(struct ik_iova_cpu));
 		d->rc_cpu = NULL;
 		return -ENOMEM;
 	}
@@ -126,7 +126,7 @@ int _ik_iova_rcache_init(struct ik_iova_domain *d, const struct ik_iova_config *
 }
 
 /* Free every magazine without returning ranges (the tree goes too). */
-void _ik_iova_rcache_destroy(struct ik_iova_domain *d)
+void ik_iova_rcache_destroy(struct ik_iova_domain *d)
 {
 	unsigned c, i, n = d->rc_classes * d->rc_ncpus;
 
@@ -146,8 +146,8 @@ void _ik_iova_rcache_destroy(struct ik_iova_domain *d)
 		}
 		ik_lock_destroy(&d->rc_depot[c].lock);
 	}
-	ik_free(d->alloc, d->rc_cpu, n * sizeof(struct _ik_iova_cpu));
-	ik_free(d->alloc, d->rc_depot, d->rc_classes * sizeof(struct _ik_iova_depot));
+	ik_free(d->alloc, d->rc_cpu, n * sizeof(struct ik_iova_cpu));
+	ik_free(d->alloc, d->rc_depot, d->rc_classes * sizeof(struct ik_iova_depot));
 	d->rc_cpu = NULL;
 	d->rc_depot = NULL;
 	d->rc_max_pages = 0;
@@ -174,11 +174,11 @@ static bool mag_pop(mag_t *m, ik_u64 limit, ik_u64 top, ik_u64 *pfn)
 	return false;
 }
 
-int _ik_iova_alloc_fast_slow(struct ik_iova_domain *d, ik_u64 npages, ik_u64 limit,
+int ik_iova_alloc_fast_slow_(struct ik_iova_domain *d, ik_u64 npages, ik_u64 limit,
 			     ik_u64 *pfn)
 {
-	struct _ik_iova_cpu *c;
-	struct _ik_iova_depot *dep;
+	struct ik_iova_cpu *c;
+	struct ik_iova_depot *dep;
 	unsigned cls;
 	ik_u64 top;
 	bool hit;
@@ -189,7 +189,7 @@ int _ik_iova_alloc_fast_slow(struct ik_iova_domain *d, ik_u64 npages, ik_u64 lim
 		return ik_iova_alloc(d, npages, limit, IK_IOVA_SIZE_ALIGNED, pfn);
 	cls = (unsigned)IK_ILOG2_64_UP(npages);
 	top = ((ik_u64)1 << cls) - 1;
-	c = _ik_iova_cpu_slot(d, cls);
+	c = ik_iova_cpu_slot_(d, cls);
 	dep = &d->rc_depot[cls];
 	ik_lock(&c->lock);
 	hit = mag_pop(c->loaded, limit, top, pfn);
@@ -223,10 +223,10 @@ int _ik_iova_alloc_fast_slow(struct ik_iova_domain *d, ik_u64 npages, ik_u64 lim
 	return ik_iova_alloc(d, (ik_u64)1 << cls, limit, IK_IOVA_SIZE_ALIGNED, pfn);
 }
 
-int _ik_iova_free_fast_slow(struct ik_iova_domain *d, ik_u64 pfn, ik_u64 npages)
+int ik_iova_free_fast_slow_(struct ik_iova_domain *d, ik_u64 pfn, ik_u64 npages)
 {
-	struct _ik_iova_cpu *c;
-	struct _ik_iova_depot *dep;
+	struct ik_iova_cpu *c;
+	struct ik_iova_depot *dep;
 	mag_t *m;
 	unsigned cls;
 
@@ -235,7 +235,7 @@ int _ik_iova_free_fast_slow(struct ik_iova_domain *d, ik_u64 pfn, ik_u64 npages)
 	if (npages - 1 >= d->rc_max_pages)
 		return ik_iova_free(d, pfn);
 	cls = (unsigned)IK_ILOG2_64_UP(npages);
-	c = _ik_iova_cpu_slot(d, cls);
+	c = ik_iova_cpu_slot_(d, cls);
 	dep = &d->rc_depot[cls];
 	ik_lock(&c->lock);
 	if (c->loaded && c->loaded->n < IK_IOVA_MAG_SIZE)
@@ -292,7 +292,7 @@ int ik_iova_flush_cpu(struct ik_iova_domain *d, unsigned cpu)
 	if (cpu >= d->rc_ncpus)
 		return 0;
 	for (cls = 0; cls < d->rc_classes; cls++) {
-		struct _ik_iova_cpu *c = slot(d, cls, cpu);
+		struct ik_iova_cpu *c = slot(d, cls, cpu);
 		mag_t *a, *b;
 
 		ik_lock(&c->lock);
@@ -320,7 +320,7 @@ void ik_iova_flush_all(struct ik_iova_domain *d)
 	for (cpu = 0; cpu < d->rc_ncpus; cpu++)
 		(void)ik_iova_flush_cpu(d, cpu);
 	for (cls = 0; cls < d->rc_classes; cls++) {
-		struct _ik_iova_depot *dep = &d->rc_depot[cls];
+		struct ik_iova_depot *dep = &d->rc_depot[cls];
 		mag_t *m, *nx;
 
 		ik_lock(&dep->lock);
@@ -336,7 +336,7 @@ void ik_iova_flush_all(struct ik_iova_domain *d)
 	}
 }
 
-void _ik_iova_rcache_lock_all(struct ik_iova_domain *d)
+void ik_iova_rcache_lock_all(struct ik_iova_domain *d)
 {
 	unsigned i, n = d->rc_classes * d->rc_ncpus;
 
@@ -346,7 +346,7 @@ void _ik_iova_rcache_lock_all(struct ik_iova_domain *d)
 		ik_lock(&d->rc_depot[i].lock);
 }
 
-void _ik_iova_rcache_unlock_all(struct ik_iova_domain *d)
+void ik_iova_rcache_unlock_all(struct ik_iova_domain *d)
 {
 	unsigned i, n = d->rc_classes * d->rc_ncpus;
 
@@ -368,7 +368,7 @@ static int visit_cached(struct ik_iova_domain *d, int (*fn)(void *ctx, ik_u64 pf
 		mag_t *m;
 
 		for (cpu = 0; cpu < d->rc_ncpus; cpu++) {
-			struct _ik_iova_cpu *c = slot(d, cls, cpu);
+			struct ik_iova_cpu *c = slot(d, cls, cpu);
 			mag_t *mm[2];
 			unsigned k;
 
@@ -401,13 +401,13 @@ static int count_one(void *ctx, ik_u64 pfn, unsigned cls)
 	return 0;
 }
 
-void _ik_iova_rcache_count(struct ik_iova_domain *d, ik_u64 *ranges, ik_u64 *pages)
+void ik_iova_rcache_count(struct ik_iova_domain *d, ik_u64 *ranges, ik_u64 *pages)
 {
 	struct count_ctx cc = { 0, 0 };
 
-	_ik_iova_rcache_lock_all(d);
+	ik_iova_rcache_lock_all(d);
 	(void)visit_cached(d, count_one, &cc);
-	_ik_iova_rcache_unlock_all(d);
+	ik_iova_rcache_unlock_all(d);
 	*ranges = cc.ranges;
 	*pages = cc.pages;
 }
@@ -434,9 +434,9 @@ int ik_iova_for_each_cached(struct ik_iova_domain *d,
 		return -EINVAL;
 	u.fn = fn;
 	u.ctx = ctx;
-	_ik_iova_rcache_lock_all(d);
+	ik_iova_rcache_lock_all(d);
 	r = visit_cached(d, user_one, &u);
-	_ik_iova_rcache_unlock_all(d);
+	ik_iova_rcache_unlock_all(d);
 	return r;
 }
 
@@ -451,11 +451,11 @@ struct check_ctx {
 static int check_one(void *ctx, ik_u64 pfn, unsigned cls)
 {
 	struct check_ctx *cc = (struct check_ctx *)ctx;
-	struct _ik_iova_node *x;
+	struct ik_iova_node *x;
 	ik_u64 hi, pages = (ik_u64)1 << cls;
 
-	x = _ik_iova_lookup_start(cc->d, pfn, &hi);
-	if (!x || _ik_iova_node_reserved(x) || hi - pfn + 1 != pages || (pfn & (pages - 1)))
+	x = ik_iova_lookup_start(cc->d, pfn, &hi);
+	if (!x || ik_iova_node_reserved(x) || hi - pfn + 1 != pages || (pfn & (pages - 1)))
 		return IK_IOVA_CHECK_CACHE;
 	if (cc->n < cc->cap)
 		cc->pfns[cc->n++] = pfn;
@@ -494,7 +494,7 @@ static void heap_sort(ik_u64 *a, ik_u64 n)
 	}
 }
 
-int _ik_iova_rcache_check(struct ik_iova_domain *d)
+int ik_iova_rcache_check(struct ik_iova_domain *d)
 {
 	struct count_ctx cc = { 0, 0 };
 	struct check_ctx ck;

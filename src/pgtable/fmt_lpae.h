@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * src/fmt_lpae.h - the ARM LPAE formats' side of the format contract (see
- * src/pgtable_internal.h).  Not API.  Included by src/pgtable_lpae_s1.c and
- * src/pgtable_lpae_s2.c with LPAE_STAGE defined to 1 or 2, so that the stage
+ * src/pgtable/fmt_lpae.h - the ARM LPAE formats' side of the format contract (see
+ * src/pgtable/pgtable_internal.h).  Not API.  Included by src/pgtable/pgtable_lpae_s1.c and
+ * src/pgtable/pgtable_lpae_s2.c with LPAE_STAGE defined to 1 or 2, so that the stage
  * is a compile-time constant in every encoder.
  *
  * Level mapping: engine level L is ARM lookup level 3 - L.  Architectural
@@ -22,6 +22,26 @@
 
 #define LPAE_OA_MASK 0x0000ffffffffffffull
 
+/* ---- the facts (ik_pt_fmt_info) ---- */
+#if LPAE_STAGE == 1
+#define FMT_QUIRKS (IK_PT_QUIRK_DIRTY | IK_PT_QUIRK_ARM_NS | IK_PT_QUIRK_DEFER_LEAF_CLEAN)
+#define FMT_HAS_DIRTY 1
+#else
+#define FMT_QUIRKS IK_PT_QUIRK_DEFER_LEAF_CLEAN
+#define FMT_HAS_DIRTY 0
+#endif
+#define FMT_FLAGS 0ull
+#define FMT_IAS_WIDTHS IK_PT_WIDTHS(32, 48)
+/* PARange: 32, 36, 40, 42, 44 or 48 bits */
+#define FMT_OAS_WIDTHS ((1ull << 32) | (1ull << 36) | (1ull << 40) | (1ull << 42) | \
+			(1ull << 44) | (1ull << 48))
+/* Blocks: 4K granule lookup levels 2 and 1 (2M, 1G); 16K and 64K level 2. */
+#define FMT_GRANULES                                                           \
+	{ { 1ull << 12, (1ull << 12) | (1ull << 21) | (1ull << 30) },          \
+	  { 1ull << 14, (1ull << 14) | (1ull << 25) },                         \
+	  { 1ull << 16, (1ull << 16) | (1ull << 29) } }
+#define FMT_HW_LEVELS_UP 0
+
 /* Is an engine level an architectural block level for this granule? */
 static inline bool lpae_block_level(const struct ik_pt_geometry *g, unsigned lvl)
 {
@@ -32,30 +52,13 @@ static inline bool lpae_block_level(const struct ik_pt_geometry *g, unsigned lvl
 	return lvl == 1;
 }
 
-static inline bool lpae_oas_ok(ik_u32 oas)
-{
-	return oas == 32 || oas == 36 || oas == 40 || oas == 42 || oas == 44 || oas == 48;
-}
-
 static int fmt_geometry(struct ik_pt_geometry *g, const struct ik_pgtable_cfg *cfg)
 {
-	unsigned glg2, bits, va_bits, nlevels, top_bits, concat = 1, lvl;
-	ik_u32 allowed_q = IK_PT_QUIRK_DEFER_LEAF_CLEAN;
+	/* quirks, fmt_flags, ias, oas and the granule are checked (FMT_*) */
+	unsigned glg2 = (unsigned)__builtin_ctzll(cfg->pgsize_bitmap);
+	unsigned bits, va_bits, nlevels, top_bits, concat = 1, lvl;
 	ik_u64 bitmap;
 
-	if (LPAE_STAGE == 1)
-		allowed_q |= IK_PT_QUIRK_DIRTY | IK_PT_QUIRK_ARM_NS;
-	if (cfg->quirks & ~allowed_q)
-		return -EINVAL;
-	if (cfg->fmt_flags)
-		return -EINVAL;
-	if (cfg->pgsize_bitmap == 0)
-		return -EINVAL;
-	glg2 = (unsigned)__builtin_ctzll(cfg->pgsize_bitmap);
-	if (glg2 != 12 && glg2 != 14 && glg2 != 16)
-		return -EINVAL;
-	if (cfg->ias < 32 || cfg->ias > 48 || !lpae_oas_ok(cfg->oas))
-		return -EINVAL;
 	bits = glg2 - 3;
 	va_bits = cfg->ias - glg2;
 	nlevels = (va_bits + bits - 1) / bits;
@@ -323,8 +326,7 @@ static inline enum ik_pt_fault fmt_walk_leaf(const struct ik_pt_geometry *g,
 	}
 }
 
-#if LPAE_STAGE == 1
-#define IKPT_HAS_DIRTY 1
+#if FMT_HAS_DIRTY
 static inline bool fmt_leaf_dirty(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
 {
 	(void)g;
@@ -338,8 +340,6 @@ static inline ik_u64 fmt_leaf_mkclean(const struct ik_pt_geometry *g, ik_u64 pte
 	(void)lvl;
 	return (pte & IK_LPAE_PTE_DBM) ? (pte | IK_LPAE_PTE_AP_RDONLY) : pte;
 }
-#else
-#define IKPT_HAS_DIRTY 0
 #endif
 
 #endif /* IK_FMT_LPAE_H */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * src/fmt_vtd.h - the Intel VT-d formats' side of the format contract (see
- * src/pgtable_internal.h): second-level tables and first-level (x86-64
+ * src/pgtable/fmt_vtd.h - the Intel VT-d formats' side of the format contract (see
+ * src/pgtable/pgtable_internal.h): second-level tables and first-level (x86-64
  * paging) tables.  Not API.  The entry layouts are described in
  * include/iommukit/fmt/vtd.h.
  *
@@ -26,6 +26,21 @@
 #ifndef VTD_FL
 #error "define VTD_FL to 0 (second-level) or 1 (first-level) before including fmt_vtd.h"
 #endif
+
+/* ---- the facts (ik_pt_fmt_info) ---- */
+#define FMT_QUIRKS (IK_PT_QUIRK_DIRTY | IK_PT_QUIRK_DEFER_LEAF_CLEAN)
+#define FMT_HAS_DIRTY 1
+#if VTD_FL
+#define FMT_FLAGS (IK_VTD_FLAG_SP_2M | IK_VTD_FLAG_SP_1G)
+#define FMT_IAS_WIDTHS IK_PT_WIDTHS(32, 56)	/* 4 levels to 47, 5 to 56 */
+#else
+#define FMT_FLAGS (IK_VTD_FLAG_SP_2M | IK_VTD_FLAG_SP_1G | IK_VTD_FLAG_SC | IK_VTD_FLAG_FORCE_SNP)
+#define FMT_IAS_WIDTHS IK_PT_WIDTHS(32, 57)	/* 3 levels to 39, 4 to 48, 5 to 57 */
+#endif
+#define FMT_OAS_WIDTHS IK_PT_WIDTHS(32, 52)	/* HAW */
+/* 4 KiB only; 2M and 1G as the fmt_flags allow (first-level: 2M always) */
+#define FMT_GRANULES { { 1ull << 12, (1ull << 12) | (1ull << 21) | (1ull << 30) } }
+#define FMT_HW_LEVELS_UP 1
 
 /* Address bits 51:12, the widest an entry holds. */
 #define VTD_ADDR_BITS IK_VTD_ADDR_MASK
@@ -58,19 +73,9 @@ IK_ALWAYS_INLINE bool vtd_hw_leaf_level(const struct ik_pt_geometry *g, unsigned
 
 IK_INLINE int fmt_geometry(struct ik_pt_geometry *g, const struct ik_pgtable_cfg *cfg)
 {
-	const ik_u32 ok_quirks = IK_PT_QUIRK_DIRTY | IK_PT_QUIRK_DEFER_LEAF_CLEAN;
-	const ik_u64 ok_flags = VTD_FL ? (IK_VTD_FLAG_SP_2M | IK_VTD_FLAG_SP_1G)
-				       : (IK_VTD_FLAG_SP_2M | IK_VTD_FLAG_SP_1G | IK_VTD_FLAG_SC |
-					  IK_VTD_FLAG_FORCE_SNP);
+	/* quirks, fmt_flags, ias, oas and the granule are checked (FMT_*) */
 	ik_u64 sizes;
-	unsigned max_ias = VTD_FL ? 56 : 57;
 
-	if (cfg->ias < 32 || cfg->ias > max_ias || cfg->oas < 32 || cfg->oas > 52)
-		return -EINVAL;
-	if (!cfg->pgsize_bitmap || (cfg->pgsize_bitmap & -cfg->pgsize_bitmap) != 4096)
-		return -EINVAL;	/* the granule is always 4 KiB */
-	if ((cfg->quirks & ~ok_quirks) || (cfg->fmt_flags & ~ok_flags))
-		return -EINVAL;
 	if ((cfg->fmt_flags & IK_VTD_FLAG_FORCE_SNP) && !(cfg->fmt_flags & IK_VTD_FLAG_SC))
 		return -EINVAL;	/* SNP means nothing without snoop control */
 

@@ -1,39 +1,52 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * src/pgtable.c - the format-independent half of the page-table engine:
+ * src/pgtable/pgtable.c - the format-independent half of the page-table engine:
  * the format registry, table-page allocation and the freed-table cache,
  * argument checks, gathers, and the walker's range dump.  The per-entry work
- * lives in src/pgtable_tmpl.h, instantiated by each format.
+ * lives in src/pgtable/pgtable_tmpl.h, instantiated by each format.
  */
 #include "pgtable_internal.h"
 
 /* ---- registry ---- */
 
-#define IK_PT_FORMAT(e, sym) extern const struct _ik_pt_ops sym;
+#define IK_PT_FORMAT(sym) extern const struct ik_pt_ops ik_pt_ops_##sym;
 #include "pgtable_formats.h"
 #undef IK_PT_FORMAT
 
-static const struct _ik_pt_ops *const ik_pt_formats[] = {
-#define IK_PT_FORMAT(e, sym) &sym,
+static const struct ik_pt_ops *const ik_pt_formats[] = {
+#define IK_PT_FORMAT(sym) &ik_pt_ops_##sym,
 #include "pgtable_formats.h"
 #undef IK_PT_FORMAT
 };
 
-static const struct _ik_pt_ops *pt_ops(enum ik_pt_fmt fmt)
+static const struct ik_pt_ops *pt_ops(enum ik_pt_fmt fmt)
 {
 	ik_size i;
 
 	for (i = 0; i < IK_ARRAY_SIZE(ik_pt_formats); i++)
-		if (ik_pt_formats[i]->fmt == fmt)
+		if (ik_pt_formats[i]->info->fmt == fmt)
 			return ik_pt_formats[i];
 	return NULL;
 }
 
+int ik_pt_fmt_get_info(enum ik_pt_fmt fmt, struct ik_pt_fmt_info *info)
+{
+	const struct ik_pt_ops *o;
+
+	if (!info)
+		return -EINVAL;
+	o = pt_ops(fmt);
+	if (!o)
+		return -EOPNOTSUPP;
+	*info = *o->info;
+	return 0;
+}
+
 const char *ik_pt_fmt_name(enum ik_pt_fmt fmt)
 {
-	const struct _ik_pt_ops *o = pt_ops(fmt);
+	const struct ik_pt_ops *o = pt_ops(fmt);
 
-	return o ? o->name : NULL;
+	return o ? o->info->name : NULL;
 }
 
 static bool pt_streq(const char *a, const char *b)
@@ -52,14 +65,32 @@ enum ik_pt_fmt ik_pt_fmt_from_name(const char *name)
 	if (!name)
 		return IK_PT_FMT_NONE;
 	for (i = 0; i < IK_ARRAY_SIZE(ik_pt_formats); i++)
-		if (pt_streq(ik_pt_formats[i]->name, name))
-			return ik_pt_formats[i]->fmt;
+		if (pt_streq(ik_pt_formats[i]->info->name, name))
+			return ik_pt_formats[i]->info->fmt;
 	return IK_PT_FMT_NONE;
+}
+
+/* What the format's facts say about cfg: its quirks, fmt_flags, widths and
+ * granule (the lowest bit of pgsize_bitmap) must be among the format's. */
+static bool pt_cfg_fits(const struct ik_pt_fmt_info *fi, const struct ik_pgtable_cfg *cfg)
+{
+	ik_u64 granule = cfg->pgsize_bitmap & -cfg->pgsize_bitmap;
+	unsigned i;
+
+	if ((cfg->quirks & ~fi->quirks) || (cfg->fmt_flags & ~fi->fmt_flags))
+		return false;
+	if (cfg->ias > 63 || !(fi->ias_widths & (1ull << cfg->ias)) || cfg->oas > 63 ||
+	    !(fi->oas_widths & (1ull << cfg->oas)))
+		return false;
+	for (i = 0; i < IK_PT_FMT_GRANULES && fi->granules[i].size; i++)
+		if (granule == fi->granules[i].size)
+			return true;
+	return false;	/* also for an empty pgsize_bitmap */
 }
 
 int ik_pt_geometry_init(struct ik_pt_geometry *g, const struct ik_pgtable_cfg *cfg)
 {
-	const struct _ik_pt_ops *o;
+	const struct ik_pt_ops *o;
 	int ret;
 
 	if (!g || !cfg)
@@ -67,6 +98,8 @@ int ik_pt_geometry_init(struct ik_pt_geometry *g, const struct ik_pgtable_cfg *c
 	o = pt_ops(cfg->fmt);
 	if (!o)
 		return -EOPNOTSUPP;
+	if (!pt_cfg_fits(o->info, cfg))
+		return -EINVAL;
 	ret = o->geometry(g, cfg);
 	if (ret)
 		return ret;
@@ -78,7 +111,7 @@ int ik_pt_geometry_init(struct ik_pt_geometry *g, const struct ik_pgtable_cfg *c
 
 static ik_size pt_book_bytes(ik_u32 nent, bool upper)
 {
-	return sizeof(struct _ik_pt_tbl) + (upper ? (ik_size)nent * sizeof(struct _ik_pt_tbl *) : 0);
+	return sizeof(struct ik_pt_tbl) + (upper ? (ik_size)nent * sizeof(struct ik_pt_tbl *) : 0);
 }
 
 /* Bytes of a table page: the root's, or the granule-sized one of any other. */
@@ -99,20 +132,20 @@ static bool pt_tbl_addr_ok(const struct ik_pgtable *pt, ik_u64 iommu, ik_size by
  * array.  NULL with *err = -ENOMEM, or -ERANGE when the page lies beyond
  * the output address size (default allocator) or the hook returned such a
  * page or a misaligned one. */
-static struct _ik_pt_tbl *pt_tbl_alloc(struct ik_pgtable *pt, bool root, bool upper, int *err)
+static struct ik_pt_tbl *pt_tbl_alloc(struct ik_pgtable *pt, bool root, bool upper, int *err)
 {
 	ik_u32 nent = 1u << (root ? pt->geom.top_bits : pt->geom.bits);
 	ik_size bytes = pt_tbl_bytes(pt, root);
-	struct _ik_pt_tbl *t;
+	struct ik_pt_tbl *t;
 
 	*err = -ENOMEM;
-	t = (struct _ik_pt_tbl *)ik_alloc(pt->cfg.allocator, pt_book_bytes(nent, upper), 16);
+	t = (struct ik_pt_tbl *)ik_alloc(pt->cfg.allocator, pt_book_bytes(nent, upper), 16);
 	if (!t)
 		return NULL;
 	IK_ENV_MEMSET(t, 0, pt_book_bytes(nent, upper));
-	t->child = upper ? (struct _ik_pt_tbl **)(void *)(t + 1) : NULL;
+	t->child = upper ? (struct ik_pt_tbl **)(void *)(t + 1) : NULL;
 	t->nent = nent;
-	t->flags = root ? _IK_PT_TBL_ROOT : 0;
+	t->flags = root ? IK_PT_TBL_ROOT : 0;
 	if (pt->hooks.alloc_table) {
 		ik_u64 iommu = 0;
 
@@ -158,9 +191,9 @@ static struct _ik_pt_tbl *pt_tbl_alloc(struct ik_pgtable *pt, bool root, bool up
 	return t;
 }
 
-void _ik_pt_tbl_release(struct ik_pgtable *pt, struct _ik_pt_tbl *t)
+void ik_pt_tbl_release(struct ik_pgtable *pt, struct ik_pt_tbl *t)
 {
-	ik_size bytes = pt_tbl_bytes(pt, (t->flags & _IK_PT_TBL_ROOT) != 0);
+	ik_size bytes = pt_tbl_bytes(pt, (t->flags & IK_PT_TBL_ROOT) != 0);
 
 	if (pt->hooks.alloc_table)
 		pt->hooks.free_table(pt->cfg.cookie, t->cpu, t->iommu, bytes);
@@ -173,22 +206,19 @@ void _ik_pt_tbl_release(struct ik_pgtable *pt, struct _ik_pt_tbl *t)
 	ik_atomic_fetch_sub(&pt->st_tables_live, 1, IK_MO_RELAXED);
 }
 
-struct _ik_pt_tbl *_ik_pt_tbl_get(struct ik_pgtable *pt, unsigned level, int *err)
+struct ik_pt_tbl *ik_pt_tbl_get(struct ik_pgtable *pt, unsigned level, int *err)
 {
-	struct _ik_pt_tbl *t;
+	struct ik_pt_tbl *t;
 	bool upper = level > 0;
 	int e;
 
 	ik_lock(&pt->cache_lock);
-	t = upper ? pt->cache_upper : pt->cache_leaf;
+	t = ik_pt_pool_pop(&pt->cache, level);
 	if (t) {
-		if (upper) {
-			pt->cache_upper = t->next;
+		if (upper)
 			pt->cache_n_upper--;
-		} else {
-			pt->cache_leaf = t->next;
+		else
 			pt->cache_n_leaf--;
-		}
 	}
 	ik_unlock(&pt->cache_lock);
 	if (t) {
@@ -207,85 +237,100 @@ struct _ik_pt_tbl *_ik_pt_tbl_get(struct ik_pgtable *pt, unsigned level, int *er
 	return t;
 }
 
-void _ik_pt_tbl_put(struct ik_pgtable *pt, struct _ik_pt_tbl *t)
+void ik_pt_tbl_put(struct ik_pgtable *pt, struct ik_pt_tbl *t)
 {
 	bool upper = t->child != NULL;
 
 	if (upper)
 		IK_ENV_MEMSET(t->child, 0, (ik_size)t->nent * sizeof(*t->child));
 	ik_lock(&pt->cache_lock);
-	if (upper && pt->cache_n_upper < IK_PT_CACHE_MAX) {
-		t->next = pt->cache_upper;
-		pt->cache_upper = t;
-		pt->cache_n_upper++;
-		t = NULL;
-	} else if (!upper && pt->cache_n_leaf < IK_PT_CACHE_MAX) {
-		t->next = pt->cache_leaf;
-		pt->cache_leaf = t;
-		pt->cache_n_leaf++;
+	if ((upper ? pt->cache_n_upper : pt->cache_n_leaf) < IK_PT_CACHE_MAX) {
+		ik_pt_pool_push(&pt->cache, t);
+		if (upper)
+			pt->cache_n_upper++;
+		else
+			pt->cache_n_leaf++;
 		t = NULL;
 	}
 	ik_unlock(&pt->cache_lock);
 	if (t)
-		_ik_pt_tbl_release(pt, t);
+		ik_pt_tbl_release(pt, t);
 }
 
-int _ik_pt_pool_fill(struct ik_pgtable *pt, struct _ik_pt_pool *pool, ik_u64 upper, ik_u64 leaf)
+void ik_pt_tbl_put_list(struct ik_pgtable *pt, struct ik_pt_tbl *list)
+{
+	while (list) {
+		struct ik_pt_tbl *t = list;
+
+		list = t->next;
+		ik_pt_tbl_put(pt, t);
+	}
+}
+
+int ik_pt_pool_fill(struct ik_pgtable *pt, struct ik_pt_pool *pool, ik_u64 upper, ik_u64 leaf)
 {
 	while (upper || leaf) {
 		unsigned lvl = upper ? 1u : 0u;
 		int err = -ENOMEM;
-		struct _ik_pt_tbl *t = _ik_pt_tbl_get(pt, lvl, &err);
+		struct ik_pt_tbl *t = ik_pt_tbl_get(pt, lvl, &err);
 
 		if (!t) {
-			_ik_pt_pool_drain(pt, pool);
+			ik_pt_pool_drain(pt, pool);
 			return err;
 		}
-		if (lvl) {
-			t->next = pool->upper;
-			pool->upper = t;
+		ik_pt_pool_push(pool, t);
+		if (lvl)
 			upper--;
-		} else {
-			t->next = pool->leaf;
-			pool->leaf = t;
+		else
 			leaf--;
-		}
 	}
 	return 0;
 }
 
-void _ik_pt_pool_drain(struct ik_pgtable *pt, struct _ik_pt_pool *pool)
+void ik_pt_pool_drain(struct ik_pgtable *pt, struct ik_pt_pool *pool)
 {
-	struct _ik_pt_tbl *t;
+	ik_pt_tbl_put_list(pt, pool->upper);
+	ik_pt_tbl_put_list(pt, pool->leaf);
+	pool->upper = pool->leaf = NULL;
+}
 
-	while ((t = pool->upper) != NULL) {
-		pool->upper = t->next;
-		_ik_pt_tbl_put(pt, t);
+ik_u32 ik_pt_subtree_collect_deep(struct ik_pt_tbl *t, struct ik_pt_tbl **list)
+{
+	ik_u32 i, n = 1;
+
+	for (i = 0; i < t->nent; i++) {
+		struct ik_pt_tbl *c = ik_load_relaxed(&t->child[i]);
+
+		if (c)
+			n += ik_pt_subtree_collect(c, list);
 	}
-	while ((t = pool->leaf) != NULL) {
-		pool->leaf = t->next;
-		_ik_pt_tbl_put(pt, t);
+	t->next = *list;
+	*list = t;
+	return n;
+}
+
+static void pt_release_list(struct ik_pgtable *pt, struct ik_pt_tbl *list)
+{
+	while (list) {
+		struct ik_pt_tbl *t = list;
+
+		list = t->next;
+		ik_pt_tbl_release(pt, t);
 	}
 }
 
 void ik_pgtable_drain_cache(struct ik_pgtable *pt)
 {
-	struct _ik_pt_tbl *list[2], *t;
-	int i;
+	struct ik_pt_pool cache;
 
 	IK_ASSERT(pt);
 	ik_lock(&pt->cache_lock);
-	list[0] = pt->cache_leaf;
-	list[1] = pt->cache_upper;
-	pt->cache_leaf = pt->cache_upper = NULL;
+	cache = pt->cache;
+	pt->cache.leaf = pt->cache.upper = NULL;
 	pt->cache_n_leaf = pt->cache_n_upper = 0;
 	ik_unlock(&pt->cache_lock);
-	for (i = 0; i < 2; i++) {
-		while ((t = list[i]) != NULL) {
-			list[i] = t->next;
-			_ik_pt_tbl_release(pt, t);
-		}
-	}
+	pt_release_list(pt, cache.leaf);
+	pt_release_list(pt, cache.upper);
 }
 
 /* ---- lifecycle ---- */
@@ -294,7 +339,7 @@ int ik_pgtable_create(const struct ik_pgtable_cfg *cfg, struct ik_pgtable **out)
 {
 	struct ik_pgtable *pt;
 	struct ik_pt_geometry g;
-	const struct _ik_pt_ops *o;
+	const struct ik_pt_ops *o;
 	int ret;
 
 	if (!cfg || !out)
@@ -330,23 +375,14 @@ int ik_pgtable_create(const struct ik_pgtable_cfg *cfg, struct ik_pgtable **out)
 	return 0;
 }
 
-static void pt_free_subtree(struct ik_pgtable *pt, struct _ik_pt_tbl *t)
-{
-	ik_u32 i;
-
-	if (t->child) {
-		for (i = 0; i < t->nent; i++)
-			if (t->child[i])
-				pt_free_subtree(pt, t->child[i]);
-	}
-	_ik_pt_tbl_release(pt, t);
-}
-
 void ik_pgtable_destroy(struct ik_pgtable *pt)
 {
+	struct ik_pt_tbl *all = NULL;
+
 	if (!pt)
 		return;
-	pt_free_subtree(pt, pt->root);
+	ik_pt_subtree_collect(pt->root, &all);
+	pt_release_list(pt, all);
 	ik_pgtable_drain_cache(pt);
 	ik_lock_destroy(&pt->cache_lock);
 	ik_free(pt->cfg.allocator, pt, sizeof(*pt));
@@ -378,7 +414,7 @@ void ik_pgtable_get_stats(const struct ik_pgtable *pt, struct ik_pgtable_stats *
 
 /* ---- argument checks ---- */
 
-int _ik_pt_check_prot(unsigned prot)
+int ik_pt_check_prot(unsigned prot)
 {
 	if (prot & ~IK_PROT_ALL)
 		return -EINVAL;
@@ -405,7 +441,7 @@ int ik_pgtable_map_pages(struct ik_pgtable *pt, ik_u64 iova, ik_u64 paddr, ik_u6
 	const struct ik_pt_geometry *g;
 	struct ik_seg seg;
 
-	if (!pt || _ik_pt_check_prot(prot))
+	if (!pt || ik_pt_check_prot(prot))
 		return -EINVAL;
 	g = &pt->geom;
 	if (!IK_IS_POW2(pgsize) || !(g->pgsize_bitmap & pgsize) || pgcount == 0)
@@ -427,7 +463,7 @@ int ik_pgtable_map(struct ik_pgtable *pt, ik_u64 iova, ik_u64 paddr, ik_u64 size
 	ik_u64 gmask;
 	struct ik_seg seg;
 
-	if (!pt || _ik_pt_check_prot(prot))
+	if (!pt || ik_pt_check_prot(prot))
 		return -EINVAL;
 	g = &pt->geom;
 	gmask = (1ull << g->lg2_granule) - 1;
@@ -451,7 +487,7 @@ int ik_pgtable_map_sg(struct ik_pgtable *pt, ik_u64 iova, const struct ik_seg *s
 	/* `mapped` reads 0 after any failure, these checks included. */
 	if (mapped)
 		*mapped = 0;
-	if (!pt || !segs || _ik_pt_check_prot(prot) || n == 0)
+	if (!pt || !segs || ik_pt_check_prot(prot) || n == 0)
 		return -EINVAL;
 	g = &pt->geom;
 	gmask = (1ull << g->lg2_granule) - 1;
@@ -492,16 +528,11 @@ ik_s64 ik_pgtable_unmap(struct ik_pgtable *pt, ik_u64 iova, ik_u64 size, struct 
 
 int ik_pgtable_gather_sync(struct ik_pgtable *pt, struct ik_gather *gather)
 {
-	struct _ik_pt_tbl *t;
-
 	if (!gather || (gather->tables && gather->pt != pt))
 		return -EINVAL;
 	if (pt && pt->hooks.iotlb_sync)
 		pt->hooks.iotlb_sync(pt->cfg.cookie, gather);
-	while ((t = gather->tables) != NULL) {
-		gather->tables = t->next;
-		_ik_pt_tbl_put(pt, t);
-	}
+	ik_pt_tbl_put_list(pt, gather->tables);
 	ik_gather_init(gather);
 	return 0;
 }
@@ -550,6 +581,52 @@ int ik_pgtable_dump(const struct ik_pgtable *pt, ik_u64 iova, ik_u64 size, ik_pt
 	return pt->ops->dump(pt, iova, size, fn, ctx);
 }
 
+/* ---- merging dump ---- */
+
+void ik_pt_merge_init(struct ik_pt_merge *m, ik_pt_range_fn fn, void *ctx)
+{
+	m->fn = fn;
+	m->ctx = ctx;
+	m->have = false;
+	m->ret = 0;
+}
+
+int ik_pt_merge_add(struct ik_pt_merge *m, ik_u64 iova, ik_u64 oa, ik_u64 size, ik_u64 pgsize,
+		    unsigned prot, ik_u64 attr)
+{
+	struct ik_pt_range *c = &m->cur;
+
+	if (m->ret)
+		return m->ret;
+	if (m->have && c->iova + c->size == iova && c->oa + c->size == oa && c->prot == prot &&
+	    c->attr == attr) {
+		c->size += size;
+		if (pgsize < c->pgsize)
+			c->pgsize = pgsize;
+		return 0;
+	}
+	if (m->have) {
+		m->ret = m->fn(m->ctx, c);
+		if (m->ret)
+			return m->ret;
+	}
+	c->iova = iova;
+	c->oa = oa;
+	c->size = size;
+	c->pgsize = pgsize;
+	c->prot = prot;
+	c->attr = attr;
+	m->have = true;
+	return 0;
+}
+
+int ik_pt_merge_end(struct ik_pt_merge *m)
+{
+	if (m->have && !m->ret)
+		m->ret = m->fn(m->ctx, &m->cur);
+	return m->ret;
+}
+
 /* ---- walker ---- */
 
 int ik_pt_walker_init(struct ik_pt_walker *w, const struct ik_pgtable_cfg *cfg, ik_u64 root)
@@ -577,7 +654,7 @@ void ik_pgtable_walker(const struct ik_pgtable *pt, struct ik_pt_walker *w)
 int ik_pt_walk(const struct ik_pt_walker *w, const struct ik_pt_mem *mem, ik_u64 iova,
 	       unsigned access, struct ik_pt_walk_result *res)
 {
-	const struct _ik_pt_ops *o;
+	const struct ik_pt_ops *o;
 
 	if (!w || !mem || !mem->read64 || !res)
 		return -EINVAL;
@@ -591,14 +668,14 @@ int ik_pt_walker_dump(const struct ik_pt_walker *w, const struct ik_pt_mem *mem,
 		      ik_u64 size, ik_pt_range_fn fn, void *ctx)
 {
 	const struct ik_pt_geometry *g;
-	struct ik_pt_range cur;
-	bool have = false;
+	struct ik_pt_merge m;
 	ik_u64 a, end;
 	int ret;
 
 	if (!w || !mem || !fn || !pt_range_ok(iova, size, w->geom.ias))
 		return -EINVAL;
 	g = &w->geom;
+	ik_pt_merge_init(&m, fn, ctx);
 	a = iova;
 	end = iova + size;	/* no wrap: inside ias */
 	while (a < end) {
@@ -614,25 +691,9 @@ int ik_pt_walker_dump(const struct ik_pt_walker *w, const struct ik_pt_mem *mem,
 			ik_u64 lend = (a & ~(r.pgsize - 1)) + r.pgsize;
 			ik_u64 len = (lend < end ? lend : end) - a;
 
-			if (have && cur.iova + cur.size == a && cur.oa + cur.size == r.oa &&
-			    cur.prot == r.prot && cur.attr == r.attr) {
-				cur.size += len;
-				if (r.pgsize < cur.pgsize)
-					cur.pgsize = r.pgsize;
-			} else {
-				if (have) {
-					ret = fn(ctx, &cur);
-					if (ret)
-						return ret;
-				}
-				cur.iova = a;
-				cur.oa = r.oa;
-				cur.size = len;
-				cur.pgsize = r.pgsize;
-				cur.prot = r.prot;
-				cur.attr = r.attr;
-				have = true;
-			}
+			ret = ik_pt_merge_add(&m, a, r.oa, len, r.pgsize, r.prot, r.attr);
+			if (ret)
+				return ret;
 			next = lend;
 		} else {
 			ik_u64 span = 1ull << (g->lg2_granule + r.level * g->bits);
@@ -643,7 +704,5 @@ int ik_pt_walker_dump(const struct ik_pt_walker *w, const struct ik_pt_mem *mem,
 			break;
 		a = next;
 	}
-	if (have)
-		return fn(ctx, &cur);
-	return 0;
+	return ik_pt_merge_end(&m);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * src/pgtable_internal.h - the page-table engine's internals and the FORMAT
- * CONTRACT.  Not API: nothing here is installed.
+ * src/pgtable/pgtable_internal.h - the page-table engine's internals and the
+ * FORMAT CONTRACT.  Not API: nothing here is installed.
  *
  * ===================================================================
  * How to add a page-table format (the format contract)
@@ -9,28 +9,33 @@
  *
  * A format is one header plus one small source file:
  *
- *   src/fmt_NAME.h     static inline encoders/decoders listed below (shared
- *                      by the variants of a family, e.g. LPAE stage 1 and 2);
- *   src/pgtable_NAME.c a few lines:
+ *   src/pgtable/fmt_NAME.h     static inline encoders/decoders listed below
+ *                              (shared by the variants of a family, e.g.
+ *                              LPAE stage 1 and 2);
+ *   src/pgtable/pgtable_NAME.c a few lines:
  *
  *       #include "pgtable_internal.h"
- *       #define IKPT_FMT        IK_PT_LPAE_S1     // enum ik_pt_fmt value
- *       #define IKPT_OPS        _ik_pt_ops_lpae_s1 // symbol to define
- *       #define IKPT_NAME       "lpae-s1"          // short name (CLI, JSON)
- *       #define IKPT_HAS_DIRTY  1                  // fmt_leaf_dirty/mkclean exist
- *       #include "fmt_lpae.h"                      // the fmt_* functions
- *       #include "pgtable_tmpl.h"                  // instantiates the engine
+ *       #define IKPT_FMT        IK_PT_LPAE_S1   // enum ik_pt_fmt value
+ *       #define IKPT_SYM        lpae_s1         // suffix of its symbols
+ *       #define IKPT_NAME       "lpae-s1"       // short name (CLI, JSON)
+ *       #define LPAE_STAGE      1               // the family's variant switch
+ *       #include "fmt_lpae.h"                   // the FMT_* facts, fmt_* functions
+ *       #include "pgtable_tmpl.h"               // instantiates the engine
  *
- * then one line in src/pgtable_formats.h (IK_PT_FORMAT(enum, ops symbol)),
- * the .c in Makefile.am's pgtable block, a row in the test suite's format
- * table (tests/test_pgtable.c) and in the benchmark's (bench_map.c).  Public
- * bit definitions and register helpers of the format go in
+ * then one line in src/pgtable/pgtable_formats.h (IK_PT_FORMAT(sym)), the
+ * .c in Makefile.am's pgtable block, a row in the test suite's format table
+ * (tests/test_pgtable.c) and in the benchmark's (examples/bench/bench_fmts.c).
+ * Public bit definitions and register helpers of the format go in
  * include/iommukit/fmt/NAME.h.
  *
- * The engine template (src/pgtable_tmpl.h) calls the functions below by
+ * The template defines `const struct ik_pt_ops ik_pt_ops_<sym>` and names
+ * each of its out-of-line functions NAME_<sym> (pt_map_lpae_s1, ...), so
+ * that backtraces and profiles tell the formats apart.
+ *
+ * The engine template (src/pgtable/pgtable_tmpl.h) calls the functions below by
  * these exact names; they are `static inline` in the format header, so every
  * per-entry operation is inlined: no function pointer per PTE.  The runtime
- * format value selects the instantiated `struct _ik_pt_ops` once per request.
+ * format value selects the instantiated `struct ik_pt_ops` once per request.
  *
  * Conventions the engine relies on:
  *   - An entry is 64 bits.  The value 0 is the empty entry, always; the
@@ -50,16 +55,33 @@
  *   - `g` is the geometry fmt_geometry() filled; formats may read any of its
  *     fields (quirks, fmt_flags, oas, ...) at run time.
  *
+ * The facts (macros the format header defines; the template makes them the
+ * format's struct ik_pt_fmt_info, which ik_pt_fmt_get_info() returns and
+ * against which ik_pt_geometry_init() checks every config before
+ * fmt_geometry() sees it; see that struct in <iommukit/pgtable.h>):
+ *
+ *   FMT_QUIRKS        the IK_PT_QUIRK_* bits a config may set
+ *   FMT_FLAGS         the fmt_flags bits a config may set
+ *   FMT_IAS_WIDTHS    accepted input widths (IK_PT_WIDTHS(lo, hi) or a mask)
+ *   FMT_OAS_WIDTHS    accepted output widths
+ *   FMT_GRANULES      initializer of the granules array: { { granule,
+ *                     leaf sizes }, ... } smallest first
+ *   FMT_HW_LEVELS_UP  1: the hardware numbers levels up from the leaves
+ *   FMT_HAS_DIRTY     1: fmt_leaf_dirty/fmt_leaf_mkclean exist (hardware
+ *                     dirty tracking: IK_PT_CAP_DIRTY); optional, default 0
+ *
  * The functions (g: const struct ik_pt_geometry *; pte, attrs, oa: ik_u64;
  * lvl: unsigned engine level):
  *
  *   int fmt_geometry(struct ik_pt_geometry *g, const struct ik_pgtable_cfg *cfg)
- *       Validate cfg (ias, oas, granule = lowest bit of pgsize_bitmap, page
- *       sizes, quirks, fmt_flags) and fill every field of *g: fmt, ias, oas,
- *       quirks, fmt_flags, nlevels, lg2_granule, bits, top_bits, leaf_levels,
- *       pgsize_bitmap (the supported subset of cfg's, granule included),
- *       root_size (>= 64), hw_start_level, concat.  -EINVAL if unsupported.
- *       nlevels must not exceed IK_PT_MAX_LEVELS.
+ *       cfg has passed the checks of the facts above (quirks, fmt_flags,
+ *       ias, oas, and a granule of FMT_GRANULES as the lowest bit of
+ *       pgsize_bitmap).  Check what they cannot say (combinations) and fill
+ *       every field of *g: fmt, ias, oas, quirks, fmt_flags, nlevels,
+ *       lg2_granule, bits, top_bits, leaf_levels, pgsize_bitmap (the
+ *       supported subset of cfg's, granule included), root_size (>= 64),
+ *       hw_start_level, concat.  -EINVAL if unsupported.  nlevels must not
+ *       exceed IK_PT_MAX_LEVELS.
  *   bool fmt_is_table(g, pte, lvl)
  *       pte != 0: does it point to a next-level table?  (Never at level 0.)
  *   bool fmt_is_valid(g, pte, lvl)
@@ -112,16 +134,14 @@
  *       dirty state), or to pte if none.  The generic walker does the
  *       address-size checks, the offsets, and the update through mem->cas64.
  *
- *   Dirty tracking (only if IKPT_HAS_DIRTY is 1):
+ *   Dirty tracking (only if FMT_HAS_DIRTY is 1):
  *   bool fmt_leaf_dirty(g, pte, lvl)     written by the device since clean?
  *   ik_u64 fmt_leaf_mkclean(g, pte, lvl) pte made writable-clean again.
  *
- * Optional macros (defaults in pgtable_tmpl.h):
- *   IKPT_HAS_DIRTY   0
- *
  * Names: the template's own functions and macros start with pt_ / PT_ /
- * IKPT_; a format header must not use those prefixes (use fmt_ and its own
- * family prefix, e.g. lpae_, vtd_).
+ * IKPT_ (IKPT_ also for what the format's .c tells it); a format header
+ * must not use those prefixes (use fmt_ / FMT_ and its own family prefix,
+ * e.g. lpae_, vtd_).
  *
  * The engine never looks at format bits itself; if a format needs a new
  * capability, add it here (with a default) rather than special-casing the
@@ -139,7 +159,7 @@
 #define IK_PT_MAX_LEVELS 6
 
 /*
- * struct _ik_pt_tbl - the engine's bookkeeping for one table page.
+ * struct ik_pt_tbl - the engine's bookkeeping for one table page.
  *
  * The IOMMU sees only `cpu`'s contents.  `child[i]` mirrors entry i of a
  * non-level-0 table: the bookkeeping of the table that entry points to (NULL
@@ -154,35 +174,67 @@
  * Unlinking (unmap of the table's whole span): entry cleared (relaxed; the
  * range is the unmapper's), then child[i] = NULL.
  */
-struct _ik_pt_tbl {
+struct ik_pt_tbl {
 	ik_u64 *cpu;			/* entries (CPU address) */
 	ik_u64 iommu;			/* IOMMU address of the entries */
-	struct _ik_pt_tbl *next;	/* link: cache, pool, gather, free list */
-	struct _ik_pt_tbl **child;	/* NULL at level 0; else one per entry */
+	struct ik_pt_tbl *next;	/* link: cache, pool, gather, free list */
+	struct ik_pt_tbl **child;	/* NULL at level 0; else one per entry */
 	ik_u32 level;
 	ik_u32 nent;			/* entries */
 	ik_u32 nleaf;			/* leaf entries (relaxed atomic) */
-	ik_u32 flags;			/* _IK_PT_TBL_* */
+	ik_u32 flags;			/* IK_PT_TBL_* */
 	ik_u64 stamp;			/* request that created it (relaxed) */
 	void *raw;			/* default allocation's base, if over-aligned */
 };
-#define _IK_PT_TBL_ROOT 0x1u
+#define IK_PT_TBL_ROOT 0x1u
 
-struct _ik_pt_ops;
+struct ik_pt_ops;
+
+/*
+ * A list of table pages of each kind: level-0 tables, and tables with a
+ * child array (the page is the same size; the array stays with its page).
+ * A request's pool holds the pages it obtained before writing anything (so
+ * that it fails with -ENOMEM before it changes anything; unused pages go
+ * back to the cache at its end); the table set's cache holds freed pages
+ * for the next request.
+ */
+struct ik_pt_pool {
+	struct ik_pt_tbl *upper;	/* tables with a child array */
+	struct ik_pt_tbl *leaf;		/* level-0 tables */
+};
+
+/* Put t on the pool's list of its kind.  O(1). */
+static inline void ik_pt_pool_push(struct ik_pt_pool *pool, struct ik_pt_tbl *t)
+{
+	struct ik_pt_tbl **list = t->child ? &pool->upper : &pool->leaf;
+
+	t->next = *list;
+	*list = t;
+}
+
+/* Take a table for `level` (with a child array unless level 0) off the
+ * pool, or NULL if it has none of that kind.  O(1). */
+static inline struct ik_pt_tbl *ik_pt_pool_pop(struct ik_pt_pool *pool, unsigned level)
+{
+	struct ik_pt_tbl **list = level ? &pool->upper : &pool->leaf;
+	struct ik_pt_tbl *t = *list;
+
+	if (t)
+		*list = t->next;
+	return t;
+}
 
 /* The table set. */
 struct ik_pgtable {
 	struct ik_pt_geometry geom;
 	struct ik_pgtable_cfg cfg;
 	struct ik_pgtable_hooks hooks;	/* cfg->hooks with defaults filled in */
-	const struct _ik_pt_ops *ops;
-	struct _ik_pt_tbl *root;
+	const struct ik_pt_ops *ops;
+	struct ik_pt_tbl *root;
 
-	/* freed-table cache: level-0 tables, and tables with a child array
-	 * (the page is the same size; the array stays with its page). */
+	/* freed-table cache, under cache_lock */
 	ik_lock_t cache_lock;
-	struct _ik_pt_tbl *cache_leaf;
-	struct _ik_pt_tbl *cache_upper;
+	struct ik_pt_pool cache;
 	ik_u32 cache_n_leaf;
 	ik_u32 cache_n_upper;
 	ik_u64 seq;			/* request stamps (relaxed atomic) */
@@ -200,20 +252,12 @@ struct ik_pgtable {
  * and tables with a child array). */
 #define IK_PT_CACHE_MAX 16
 
-/*
- * A request's pool of table pages, obtained before anything is written so
- * that a request fails with -ENOMEM before it changes anything.  Unused pages
- * go back to the cache at the end of the request.
- */
-struct _ik_pt_pool {
-	struct _ik_pt_tbl *upper;	/* tables with a child array */
-	struct _ik_pt_tbl *leaf;	/* level-0 tables */
-};
+/* Bits lo..hi set (lo <= hi <= 63): a range of address widths. */
+#define IK_PT_WIDTHS(lo, hi) ((~0ull >> (63 - (hi))) & ~((1ull << (lo)) - 1))
 
 /* The per-format operations the template instantiates (one set per format). */
-struct _ik_pt_ops {
-	enum ik_pt_fmt fmt;
-	const char *name;
+struct ik_pt_ops {
+	const struct ik_pt_fmt_info *info;	/* fmt, name, what configs may ask */
 	int (*geometry)(struct ik_pt_geometry *g, const struct ik_pgtable_cfg *cfg);
 	/* segs[0..n-1] back to back from iova; pgsize 0: choose per step. */
 	int (*map)(struct ik_pgtable *pt, ik_u64 iova, const struct ik_seg *segs, ik_size n,
@@ -228,24 +272,59 @@ struct _ik_pt_ops {
 		    void *ctx);
 };
 
-/* ---- engine services shared by every instantiation (src/pgtable.c) ---- */
+/* ---- engine services shared by every instantiation (src/pgtable/pgtable.c) ---- */
 
 /* Table page + bookkeeping for `level`, from the cache or the hooks; entries
  * NOT zeroed.  NULL on failure (nothing leaked), with *err (if err is not
  * NULL) -ENOMEM or -ERANGE (a page beyond oas, or misaligned). */
-struct _ik_pt_tbl *_ik_pt_tbl_get(struct ik_pgtable *pt, unsigned level, int *err);
+struct ik_pt_tbl *ik_pt_tbl_get(struct ik_pgtable *pt, unsigned level, int *err);
 /* Return a table that was never visible (or whose gather was synced): to the
  * cache, or freed.  Its child array must be all NULL. */
-void _ik_pt_tbl_put(struct ik_pgtable *pt, struct _ik_pt_tbl *t);
+void ik_pt_tbl_put(struct ik_pgtable *pt, struct ik_pt_tbl *t);
 /* Free a table and its bookkeeping for good (destroy, cache drain). */
-void _ik_pt_tbl_release(struct ik_pgtable *pt, struct _ik_pt_tbl *t);
+void ik_pt_tbl_release(struct ik_pgtable *pt, struct ik_pt_tbl *t);
+/* ik_pt_tbl_put() every table of a list linked through ->next. */
+void ik_pt_tbl_put_list(struct ik_pgtable *pt, struct ik_pt_tbl *list);
 /* Fill the pool with `upper` tables with child arrays and `leaf` level-0
- * tables; on failure returns -ENOMEM having emptied the pool. */
-int _ik_pt_pool_fill(struct ik_pgtable *pt, struct _ik_pt_pool *pool, ik_u64 upper, ik_u64 leaf);
+ * tables; on failure returns -ENOMEM or -ERANGE having emptied the pool. */
+int ik_pt_pool_fill(struct ik_pgtable *pt, struct ik_pt_pool *pool, ik_u64 upper, ik_u64 leaf);
 /* Return the pool's unused pages. */
-void _ik_pt_pool_drain(struct ik_pgtable *pt, struct _ik_pt_pool *pool);
+void ik_pt_pool_drain(struct ik_pgtable *pt, struct ik_pt_pool *pool);
+/* Push t and every table below it onto *list (children first); returns how
+ * many.  The subtree must be the caller's alone (unlinked, or being
+ * destroyed).  O(tables).  (A level-0 table, the common case of an unmap,
+ * is pushed inline; ik_pt_subtree_collect_deep() walks the rest.) */
+ik_u32 ik_pt_subtree_collect_deep(struct ik_pt_tbl *t, struct ik_pt_tbl **list);
+static inline ik_u32 ik_pt_subtree_collect(struct ik_pt_tbl *t, struct ik_pt_tbl **list)
+{
+	if (t->child)
+		return ik_pt_subtree_collect_deep(t, list);
+	t->next = *list;
+	*list = t;
+	return 1;
+}
+
+/*
+ * Merging dump: mapped ranges go in in increasing IOVA order; one that
+ * continues the pending range in both address spaces with the same prot and
+ * attr extends it, any other emits the pending one through fn.  Used by both
+ * dumps (the engine's and the walker's).
+ */
+struct ik_pt_merge {
+	ik_pt_range_fn fn;
+	void *ctx;
+	struct ik_pt_range cur;	/* the pending range, when `have` */
+	bool have;
+	int ret;		/* fn's first non-zero return */
+};
+void ik_pt_merge_init(struct ik_pt_merge *m, ik_pt_range_fn fn, void *ctx);
+/* Add [iova, iova + size) -> oa; returns m->ret (non-zero: stop). */
+int ik_pt_merge_add(struct ik_pt_merge *m, ik_u64 iova, ik_u64 oa, ik_u64 size, ik_u64 pgsize,
+		    unsigned prot, ik_u64 attr);
+/* Emit the pending range; returns fn's first non-zero return, or 0. */
+int ik_pt_merge_end(struct ik_pt_merge *m);
 
 /* Generic argument checks. */
-int _ik_pt_check_prot(unsigned prot);
+int ik_pt_check_prot(unsigned prot);
 
 #endif /* IK_PGTABLE_INTERNAL_H */

@@ -5,7 +5,7 @@
 
 #define LPAE_STAGE 1
 #define IKPT_FMT IK_PT_LPAE_S1
-#define IKPT_OPS _ik_pt_ops_lpae_s1
+#define IKPT_SYM lpae_s1
 #define IKPT_NAME "lpae-s1"
 #include "fmt_lpae.h"
 #include "pgtable_tmpl.h"

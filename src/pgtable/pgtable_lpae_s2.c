@@ -5,7 +5,7 @@
 
 #define LPAE_STAGE 2
 #define IKPT_FMT IK_PT_LPAE_S2
-#define IKPT_OPS _ik_pt_ops_lpae_s2
+#define IKPT_SYM lpae_s2
 #define IKPT_NAME "lpae-s2"
 #include "fmt_lpae.h"
 #include "pgtable_tmpl.h"

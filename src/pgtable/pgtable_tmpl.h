@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * src/pgtable_tmpl.h - the page-table engine, instantiated once per format.
- * Not API.  A format's source file defines IKPT_FMT, IKPT_OPS, IKPT_NAME,
- * includes its fmt_*.h (the contract in src/pgtable_internal.h) and then this
- * file, which defines `const struct _ik_pt_ops IKPT_OPS`.  Include once per
- * translation unit.
+ * src/pgtable/pgtable_tmpl.h - the page-table engine, instantiated once per
+ * format.  Not API.  A format's source file defines IKPT_FMT, IKPT_SYM and
+ * IKPT_NAME, includes its fmt_*.h (the contract in pgtable_internal.h) and
+ * then this file, which defines `const struct ik_pt_ops ik_pt_ops_<IKPT_SYM>`.
+ * Include once per translation unit.
  *
  * Algorithms (all formats):
  *
@@ -33,13 +33,66 @@
  *   boundary of the range is split (a private table with the block's
  *   attributes minus the hole, cleaned, then swapped in).  Splits need pages:
  *   counted and pooled before anything is written.
+ *
+ * Every recursive descent over a range (unmap and its pass 1, dump, dirty)
+ * visits a table's entries with one iterator, struct pt_span.
  */
-#ifndef IKPT_FMT
-#error "define IKPT_FMT, IKPT_OPS and IKPT_NAME, include the format header, then pgtable_tmpl.h"
+#if !defined(IKPT_FMT) || !defined(IKPT_SYM) || !defined(IKPT_NAME)
+#error "define IKPT_FMT, IKPT_SYM and IKPT_NAME, include the format header, then pgtable_tmpl.h"
 #endif
-#ifndef IKPT_HAS_DIRTY
-#define IKPT_HAS_DIRTY 0
+#if !defined(FMT_QUIRKS) || !defined(FMT_FLAGS) || !defined(FMT_IAS_WIDTHS) || \
+	!defined(FMT_OAS_WIDTHS) || !defined(FMT_GRANULES) || !defined(FMT_HW_LEVELS_UP)
+#error "the format header must define the FMT_* facts (pgtable_internal.h)"
 #endif
+#ifndef FMT_HAS_DIRTY
+#define FMT_HAS_DIRTY 0
+#endif
+
+/* ------------------------------------------------------------ names */
+
+/*
+ * Per-format symbols (generic_pt's NS()): every out-of-line function below
+ * is emitted as NAME_<IKPT_SYM> (pt_map_lpae_s1, pt_walk_vtd_sl, ...), so
+ * that backtraces and profiles tell the formats apart.  The code uses the
+ * plain names; a new out-of-line function gets a line here.
+ */
+#define PT_CAT_(a, b) a##_##b
+#define PT_CAT(a, b) PT_CAT_(a, b)
+#define PT_NS(name) PT_CAT(name, IKPT_SYM)
+
+#define pt_ctx_init PT_NS(pt_ctx_init)
+#define pt_clean_entries PT_NS(pt_clean_entries)
+#define pt_run_flush PT_NS(pt_run_flush)
+#define pt_run_flush_all PT_NS(pt_run_flush_all)
+#define pt_newtbl PT_NS(pt_newtbl)
+#define pt_priv_giveback PT_NS(pt_priv_giveback)
+#define pt_priv_clean PT_NS(pt_priv_clean)
+#define pt_iter_init PT_NS(pt_iter_init)
+#define pt_iter_keep PT_NS(pt_iter_keep)
+#define pt_subtree_empty PT_NS(pt_subtree_empty)
+#define pt_map_prepare PT_NS(pt_map_prepare)
+#define pt_merge PT_NS(pt_merge)
+#define pt_install PT_NS(pt_install)
+#define pt_finalize PT_NS(pt_finalize)
+#define pt_map_piece PT_NS(pt_map_piece)
+#define pt_map_deferred_cleans PT_NS(pt_map_deferred_cleans)
+#define pt_map_flush_dead PT_NS(pt_map_flush_dead)
+#define pt_map PT_NS(pt_map)
+#define pt_split_count PT_NS(pt_split_count)
+#define pt_unmap_count PT_NS(pt_unmap_count)
+#define pt_split_build PT_NS(pt_split_build)
+#define pt_split PT_NS(pt_split)
+#define pt_queue_subtree PT_NS(pt_queue_subtree)
+#define pt_unmap_leaves PT_NS(pt_unmap_leaves)
+#define pt_unmap_tbl PT_NS(pt_unmap_tbl)
+#define pt_unmap PT_NS(pt_unmap)
+#define pt_iova_to_phys PT_NS(pt_iova_to_phys)
+#define pt_dump_tbl PT_NS(pt_dump_tbl)
+#define pt_dump PT_NS(pt_dump)
+#define pt_set_bits PT_NS(pt_set_bits)
+#define pt_dirty_tbl PT_NS(pt_dirty_tbl)
+#define pt_dirty PT_NS(pt_dirty)
+#define pt_walk PT_NS(pt_walk)
 
 /* ------------------------------------------------------------ geometry */
 
@@ -85,24 +138,87 @@ static inline void pt_store(ik_u64 *p, ik_u64 v)
 	ik_atomic_store(p, v, IK_MO_RELAXED);
 }
 
-static inline struct _ik_pt_tbl *pt_child(const struct _ik_pt_tbl *t, ik_u32 idx)
+static inline struct ik_pt_tbl *pt_child(const struct ik_pt_tbl *t, ik_u32 idx)
 {
 	/* Ordered by the acquire load of the entry (C1 before C2). */
 	return ik_atomic_load(&t->child[idx], IK_MO_RELAXED);
 }
 
-/* ------------------------------------------------------------ clean runs */
+/* ------------------------------------------------------------ entries of a range */
+
+/*
+ * The entries of one table (level l) that [start, end) touches, one at a
+ * time; the range lies inside the table's span.  Entry `idx` spans
+ * [es, es + esz), and [rs, re) is the part of the range inside it; `whole`
+ * when that is all of it.  Only the first and the last entry can be partly
+ * covered.
+ */
+struct pt_span {
+	ik_u32 idx, last;
+	ik_u64 start, end;
+	ik_u64 esz, es;
+	ik_u64 rs, re;
+	bool whole;
+};
+
+static inline void pt_span_clip(struct pt_span *s)
+{
+	s->rs = s->start > s->es ? s->start : s->es;
+	s->re = s->end < s->es + s->esz ? s->end : s->es + s->esz;
+	s->whole = s->rs == s->es && s->re == s->es + s->esz;
+}
+
+static inline void pt_span_init(struct pt_span *s, const struct ik_pt_geometry *g, unsigned l,
+				ik_u64 start, ik_u64 end)
+{
+	s->esz = pt_esize(g, l);
+	s->idx = pt_index(g, start, l);
+	s->last = pt_index(g, end - 1, l);
+	s->start = start;
+	s->end = end;
+	s->es = start & ~(s->esz - 1);
+	pt_span_clip(s);
+}
+
+static inline void pt_span_next(struct pt_span *s)
+{
+	s->idx++;
+	s->es += s->esz;
+	pt_span_clip(s);
+}
+
+/* Skip to the last entry (the ones between are whole). */
+static inline void pt_span_last(struct pt_span *s)
+{
+	s->idx = s->last;
+	s->es = (s->end - 1) & ~(s->esz - 1);
+	pt_span_clip(s);
+}
+
+#define pt_for_each_span(s, g, l, start, end) \
+	for (pt_span_init(&(s), (g), (l), (start), (end)); (s).idx <= (s).last; pt_span_next(&(s)))
+
+/* ------------------------------------------------------------ requests */
 
 struct pt_run {
-	struct _ik_pt_tbl *t;
+	struct ik_pt_tbl *t;
 	ik_u32 lo, hi;
 };
 
+/*
+ * What every request that writes entries carries: the clean run of each
+ * level, the pool of table pages it obtained before writing, and the
+ * private tables it is building (filled while no walker can reach them;
+ * linked through ->next).
+ */
 struct pt_ctx {
 	struct ik_pgtable *pt;
 	const struct ik_pt_geometry *g;
 	bool clean;	/* non-coherent: cleans needed */
 	struct pt_run run[IK_PT_MAX_LEVELS];
+	struct ik_pt_pool pool;
+	struct ik_pt_tbl *priv;
+	ik_u64 stamp;	/* stamps the private tables (map: the request's; else 0) */
 };
 
 static void pt_ctx_init(struct pt_ctx *c, struct ik_pgtable *pt)
@@ -114,9 +230,12 @@ static void pt_ctx_init(struct pt_ctx *c, struct ik_pgtable *pt)
 	c->clean = !pt->cfg.coherent;
 	for (i = 0; i < IK_PT_MAX_LEVELS; i++)
 		c->run[i].t = NULL;
+	c->pool.upper = c->pool.leaf = NULL;
+	c->priv = NULL;
+	c->stamp = 0;
 }
 
-static void pt_clean_entries(struct ik_pgtable *pt, struct _ik_pt_tbl *t, ik_u32 lo, ik_u32 n)
+static void pt_clean_entries(struct ik_pgtable *pt, struct ik_pt_tbl *t, ik_u32 lo, ik_u32 n)
 {
 	if (pt->hooks.clean)
 		pt->hooks.clean(pt->cfg.cookie, t->cpu + lo, t->iommu + (ik_u64)lo * 8u,
@@ -133,7 +252,7 @@ static void pt_run_flush(struct pt_ctx *c, unsigned lvl)
 	}
 }
 
-static inline void pt_run_add(struct pt_ctx *c, unsigned lvl, struct _ik_pt_tbl *t, ik_u32 lo,
+static inline void pt_run_add(struct pt_ctx *c, unsigned lvl, struct ik_pt_tbl *t, ik_u32 lo,
 			      ik_u32 hi)
 {
 	struct pt_run *r = &c->run[lvl];
@@ -164,6 +283,73 @@ static void pt_run_flush_all(struct pt_ctx *c)
 		pt_run_flush(c, i);
 }
 
+/* A zeroed private table for `lvl`, from the pool (or, only when racing with
+ * an overlapping request, from the cache or the hooks). */
+static struct ik_pt_tbl *pt_newtbl(struct pt_ctx *c, unsigned lvl)
+{
+	struct ik_pt_tbl *t = ik_pt_pool_pop(&c->pool, lvl);
+
+	if (!t)
+		t = ik_pt_tbl_get(c->pt, lvl, NULL);
+	if (!t)
+		return NULL;
+	t->level = lvl;
+	t->nleaf = 0;
+	ik_store_relaxed(&t->stamp, c->stamp);
+	IK_ENV_MEMSET(t->cpu, 0, (ik_size)t->nent * 8u);
+	t->next = c->priv;
+	c->priv = t;
+	return t;
+}
+
+/* Give back what is left of the pool (usually nothing: no call then). */
+static inline void pt_pool_done(struct pt_ctx *c)
+{
+	if (c->pool.upper || c->pool.leaf)
+		ik_pt_pool_drain(c->pt, &c->pool);
+}
+
+/* Clean every private table, whole, before it becomes reachable. */
+static void pt_priv_clean(struct pt_ctx *c)
+{
+	struct ik_pt_tbl *t;
+
+	if (c->clean) {
+		for (t = c->priv; t; t = t->next)
+			pt_clean_entries(c->pt, t, 0, t->nent);
+	}
+}
+
+/* Give every private table back to the pool (none was ever reachable). */
+static void pt_priv_giveback(struct pt_ctx *c)
+{
+	while (c->priv) {
+		struct ik_pt_tbl *t = c->priv;
+
+		c->priv = t->next;
+		if (t->child)
+			IK_ENV_MEMSET(t->child, 0, (ik_size)t->nent * sizeof(*t->child));
+		ik_pt_pool_push(&c->pool, t);
+	}
+}
+
+/* Add what a request changed to the caller's gather: one range, through the
+ * gather_add hook (default ik_gather_add). */
+static inline void pt_gather_range(struct ik_pgtable *pt, struct ik_gather *gather,
+				   const struct ik_gather *done)
+{
+	if (done->end <= done->start)
+		return;
+	/* The gather names its table set whenever it holds a range, so that
+	 * an invalidation planner can refuse another's. */
+	gather->pt = pt;
+	if (pt->hooks.gather_add)
+		pt->hooks.gather_add(pt->cfg.cookie, gather, done->start, done->end - done->start,
+				     done->granule);
+	else
+		ik_gather_add(gather, done->start, done->end - done->start, done->granule);
+}
+
 /* ------------------------------------------------------------ pieces */
 
 struct pt_iter {
@@ -171,6 +357,9 @@ struct pt_iter {
 	ik_size n, i;
 	ik_u64 iova, pa, rem;
 	ik_u64 pgsize;	/* forced page size, or 0 */
+	/* Keep mode: the table set whose tables no leaf may replace (empty
+	 * tables that nothing can invalidate a walk cache for), or NULL. */
+	const struct ik_pgtable *keep;
 };
 
 struct pt_piece {
@@ -180,7 +369,7 @@ struct pt_piece {
 };
 
 static void pt_iter_init(struct pt_iter *it, ik_u64 iova, const struct ik_seg *segs, ik_size n,
-			 ik_u64 pgsize)
+			 ik_u64 pgsize, const struct ik_pgtable *keep)
 {
 	it->segs = segs;
 	it->n = n;
@@ -189,13 +378,78 @@ static void pt_iter_init(struct pt_iter *it, ik_u64 iova, const struct ik_seg *s
 	it->pa = 0;
 	it->rem = 0;
 	it->pgsize = pgsize;
+	it->keep = keep;
+}
+
+/* Leaves of level lvl the piece at it->iova can take: what remains, up to
+ * the end of the table. */
+static inline ik_u64 pt_iter_count(const struct ik_pt_geometry *g, const struct pt_iter *it,
+				   unsigned lvl)
+{
+	ik_u64 cnt = it->rem >> pt_shift(g, lvl);
+	ik_u64 left = (1ull << pt_nbits(g, lvl)) - pt_index(g, it->iova, lvl);
+
+	return cnt < left ? cnt : left;
+}
+
+/*
+ * Keep mode: no leaf goes where a table is.  While the piece's first entry
+ * holds a table (an empty one: pass 1 made sure), use the next smaller leaf
+ * size; else end the piece before the first entry that holds one.  The
+ * entries looked at lie wholly inside the request's range, so only this
+ * request changes them.  O(levels + count) per piece; only maps that found
+ * empty tables in their way with no hook to invalidate walk caches get here.
+ */
+static void pt_iter_keep(const struct ik_pt_geometry *g, struct pt_iter *it, struct pt_piece *p)
+{
+	unsigned *lvl = &p->lvl;
+	ik_u64 cnt = p->count, had = cnt << pt_shift(g, p->lvl);
+
+	/* Back to the piece's start, then forward by what it keeps. */
+	it->iova = p->iova;
+	it->pa = p->pa;
+	it->rem += had;
+	for (;;) {
+		const struct ik_pt_tbl *t = it->keep->root;
+		unsigned l = pt_top(g);
+		ik_u32 idx, k;
+		ik_u64 e;
+
+		for (; l > *lvl; l--) {
+			e = pt_load_acq(&t->cpu[pt_index(g, it->iova, l)]);
+			if (!e || !fmt_is_table(g, e, l))
+				goto out;	/* no table below: nothing in the way */
+			t = pt_child(t, pt_index(g, it->iova, l));
+		}
+		idx = pt_index(g, it->iova, l);
+		e = pt_load_acq(&t->cpu[idx]);
+		if (!e || !fmt_is_table(g, e, l)) {	/* (never a table at level 0) */
+			for (k = 1; k < cnt; k++) {
+				e = pt_load_acq(&t->cpu[idx + k]);
+				if (e && fmt_is_table(g, e, l)) {
+					cnt = k;
+					break;
+				}
+			}
+			goto out;
+		}
+		do
+			(*lvl)--;
+		while (!(g->leaf_levels & (1u << *lvl)));
+		cnt = pt_iter_count(g, it, *lvl);
+	}
+out:
+	p->count = (ik_u32)cnt;
+	it->iova += cnt << pt_shift(g, *lvl);
+	it->pa += cnt << pt_shift(g, *lvl);
+	it->rem -= cnt << pt_shift(g, *lvl);
 }
 
 static inline bool pt_iter_next(const struct ik_pt_geometry *g, struct pt_iter *it,
 				struct pt_piece *p)
 {
 	unsigned lvl;
-	ik_u64 cnt, left;
+	ik_u64 cnt;
 
 	if (it->rem == 0) {
 		if (it->i >= it->n)
@@ -225,10 +479,7 @@ static inline bool pt_iter_next(const struct ik_pt_geometry *g, struct pt_iter *
 			lvl--;
 		}
 	}
-	cnt = it->rem >> pt_shift(g, lvl);
-	left = (1ull << pt_nbits(g, lvl)) - pt_index(g, it->iova, lvl);
-	if (cnt > left)
-		cnt = left;
+	cnt = pt_iter_count(g, it, lvl);
 	p->iova = it->iova;
 	p->pa = it->pa;
 	p->lvl = lvl;
@@ -239,40 +490,37 @@ static inline bool pt_iter_next(const struct ik_pt_geometry *g, struct pt_iter *
 	return true;
 }
 
-/* ------------------------------------------------------------ map */
-
-struct pt_map {
-	struct pt_ctx c;
-	ik_u64 attrs;
-	ik_u64 stamp;
-	struct _ik_pt_pool pool;
-	/* the private subtree being filled, and where it will be installed */
-	struct _ik_pt_tbl *pend;
-	struct _ik_pt_tbl *pend_parent;
-	ik_u32 pend_idx;
-	ik_u64 pend_base, pend_last;
-	struct _ik_pt_tbl *priv;	/* every private table, via ->next */
-	bool replace;			/* pass 1 found empty tables to replace */
-	struct _ik_pt_tbl *cur_t;	/* cursor: last visible table written */
-	ik_u64 cur_base, cur_mask;
-	struct _ik_pt_tbl *dead;	/* the replaced tables, via ->next */
-};
-
-static void pt_collect_dead(struct pt_map *m, struct _ik_pt_tbl *t)
+/* The next piece, in keep mode cut by pt_iter_keep().  (Apart from
+ * pt_iter_next() so that its loop stays a leaf function.) */
+IK_ALWAYS_INLINE bool pt_piece_next(const struct ik_pt_geometry *g, struct pt_iter *it,
+				  struct pt_piece *p)
 {
-	ik_u32 i;
-
-	if (t->level) {
-		for (i = 0; i < t->nent; i++)
-			if (t->child[i])
-				pt_collect_dead(m, t->child[i]);
-	}
-	t->next = m->dead;
-	m->dead = t;
+	if (!pt_iter_next(g, it, p))
+		return false;
+	if (IK_UNLIKELY(it->keep != NULL))
+		pt_iter_keep(g, it, p);
+	return true;
 }
 
+/* ------------------------------------------------------------ map */
+
+struct pt_map_req {
+	struct pt_ctx c;
+	ik_u64 attrs;
+	/* the private subtree being filled, and where it will be installed */
+	struct ik_pt_tbl *pend;
+	struct ik_pt_tbl *pend_parent;
+	ik_u32 pend_idx;
+	ik_u64 pend_base, pend_last;
+	bool replace;			/* pass 1 found empty tables to replace */
+	const struct ik_pgtable *keep;	/* or keeps them (pieces: pt_iter_keep) */
+	struct ik_pt_tbl *cur_t;	/* cursor: last visible table written */
+	ik_u64 cur_base, cur_mask;
+	struct ik_pt_tbl *dead;		/* the replaced tables, via ->next */
+};
+
 /* Does the subtree below t hold no leaf at all? */
-static bool pt_subtree_empty(const struct ik_pt_geometry *g, const struct _ik_pt_tbl *t)
+static bool pt_subtree_empty(const struct ik_pt_geometry *g, const struct ik_pt_tbl *t)
 {
 	ik_u32 i;
 
@@ -290,23 +538,23 @@ static bool pt_subtree_empty(const struct ik_pt_geometry *g, const struct _ik_pt
 /* Pass 1: conflicts and the number of missing tables.  *replace: a leaf
  * goes where an empty table (left by earlier partial unmaps) is. */
 static int pt_map_prepare(struct ik_pgtable *pt, ik_u64 iova, const struct ik_seg *segs,
-			  ik_size n, ik_u64 pgsize, ik_u64 *need_upper, ik_u64 *need_leaf,
-			  bool *replace)
+			  ik_size n, ik_u64 pgsize, const struct ik_pgtable *keep, ik_u64 *need_upper,
+			  ik_u64 *need_leaf, bool *replace)
 {
 	const struct ik_pt_geometry *g = &pt->geom;
 	ik_u64 last_key[IK_PT_MAX_LEVELS];
 	struct pt_iter it;
 	struct pt_piece p;
 	unsigned i;
-	const struct _ik_pt_tbl *cur_t = NULL;
+	const struct ik_pt_tbl *cur_t = NULL;
 	ik_u64 cur_base = 0, cur_mask = 0;
 
 	for (i = 0; i < IK_PT_MAX_LEVELS; i++)
 		last_key[i] = IK_U64_MAX;
 	*need_upper = *need_leaf = 0;
-	pt_iter_init(&it, iova, segs, n, pgsize);
-	while (pt_iter_next(g, &it, &p)) {
-		const struct _ik_pt_tbl *t = pt->root;
+	pt_iter_init(&it, iova, segs, n, pgsize, keep);
+	while (pt_piece_next(g, &it, &p)) {
+		const struct ik_pt_tbl *t = pt->root;
 		unsigned l = pt_top(g);
 		ik_u64 acc = 0;
 		ik_u32 idx, k;
@@ -367,33 +615,12 @@ static int pt_map_prepare(struct ik_pgtable *pt, ik_u64 iova, const struct ik_se
 	return 0;
 }
 
-static struct _ik_pt_tbl *pt_newtbl(struct pt_map *m, unsigned lvl)
-{
-	struct ik_pgtable *pt = m->c.pt;
-	struct _ik_pt_tbl **list = lvl ? &m->pool.upper : &m->pool.leaf;
-	struct _ik_pt_tbl *t = *list;
-
-	if (t)
-		*list = t->next;
-	else
-		t = _ik_pt_tbl_get(pt, lvl, NULL);	/* only when racing with an overlap */
-	if (!t)
-		return NULL;
-	t->level = lvl;
-	t->nleaf = 0;
-	ik_store_relaxed(&t->stamp, m->stamp);
-	IK_ENV_MEMSET(t->cpu, 0, (ik_size)t->nent * 8u);
-	t->next = m->priv;
-	m->priv = t;
-	return t;
-}
-
-static void pt_install(struct pt_map *m, struct _ik_pt_tbl *parent, ik_u32 idx, unsigned lvl,
-		       struct _ik_pt_tbl *n);
+static void pt_install(struct pt_map_req *m, struct ik_pt_tbl *parent, ik_u32 idx, unsigned lvl,
+		       struct ik_pt_tbl *n);
 
 /* Move the entries of private table n into the visible table w (same level,
  * same span; the entries are disjoint by contract), then give n back. */
-static void pt_merge(struct pt_map *m, struct _ik_pt_tbl *w, struct _ik_pt_tbl *n)
+static void pt_merge(struct pt_map_req *m, struct ik_pt_tbl *w, struct ik_pt_tbl *n)
 {
 	const struct ik_pt_geometry *g = m->c.g;
 	unsigned lvl = n->level;
@@ -405,7 +632,7 @@ static void pt_merge(struct pt_map *m, struct _ik_pt_tbl *w, struct _ik_pt_tbl *
 		if (!e)
 			continue;
 		if (fmt_is_table(g, e, lvl)) {
-			struct _ik_pt_tbl *c = n->child[i];
+			struct ik_pt_tbl *c = n->child[i];
 
 			n->child[i] = NULL;
 			pt_install(m, w, i, lvl, c);
@@ -417,19 +644,15 @@ static void pt_merge(struct pt_map *m, struct _ik_pt_tbl *w, struct _ik_pt_tbl *
 	}
 	if (leaves)
 		ik_atomic_fetch_add(&w->nleaf, leaves, IK_MO_RELAXED);
-	n->next = lvl ? m->pool.upper : m->pool.leaf;
-	if (lvl)
-		m->pool.upper = n;
-	else
-		m->pool.leaf = n;
+	ik_pt_pool_push(&m->c.pool, n);
 }
 
 /* Make n (already cleaned) the child of entry idx (level lvl) of parent. */
-static void pt_install(struct pt_map *m, struct _ik_pt_tbl *parent, ik_u32 idx, unsigned lvl,
-		       struct _ik_pt_tbl *n)
+static void pt_install(struct pt_map_req *m, struct ik_pt_tbl *parent, ik_u32 idx, unsigned lvl,
+		       struct ik_pt_tbl *n)
 {
 	const struct ik_pt_geometry *g = m->c.g;
-	struct _ik_pt_tbl *cur = NULL;
+	struct ik_pt_tbl *cur = NULL;
 	ik_u64 e;
 
 	/* C1: claim the slot.  Relaxed: the entry store below publishes. */
@@ -453,25 +676,20 @@ static void pt_install(struct pt_map *m, struct _ik_pt_tbl *parent, ik_u32 idx, 
 }
 
 /* Clean the private subtree and install it. */
-static void pt_finalize(struct pt_map *m)
+static void pt_finalize(struct pt_map_req *m)
 {
-	struct _ik_pt_tbl *t;
-
 	if (!m->pend)
 		return;
-	if (m->c.clean) {
-		for (t = m->priv; t; t = t->next)
-			pt_clean_entries(m->c.pt, t, 0, t->nent);
-	}
-	m->priv = NULL;
+	pt_priv_clean(&m->c);
+	m->c.priv = NULL;
 	pt_install(m, m->pend_parent, m->pend_idx, m->pend->level + 1, m->pend);
 	m->pend = NULL;
 }
 
-static void pt_map_piece(struct pt_map *m, const struct pt_piece *p)
+static void pt_map_piece(struct pt_map_req *m, const struct pt_piece *p)
 {
 	const struct ik_pt_geometry *g = m->c.g;
-	struct _ik_pt_tbl *t;
+	struct ik_pt_tbl *t;
 	unsigned l;
 	bool priv;
 	ik_u32 idx, k;
@@ -491,7 +709,7 @@ static void pt_map_piece(struct pt_map *m, const struct pt_piece *p)
 	}
 	l = t->level;
 	while (l > p->lvl) {
-		struct _ik_pt_tbl *n;
+		struct ik_pt_tbl *n;
 
 		idx = pt_index(g, p->iova, l);
 		if (!priv) {
@@ -502,7 +720,7 @@ static void pt_map_piece(struct pt_map *m, const struct pt_piece *p)
 				l--;
 				continue;
 			}
-			n = pt_newtbl(m, l - 1);
+			n = pt_newtbl(&m->c, l - 1);
 			if (!n)
 				return;
 			m->pend = n;
@@ -517,7 +735,7 @@ static void pt_map_piece(struct pt_map *m, const struct pt_piece *p)
 				l--;
 				continue;
 			}
-			n = pt_newtbl(m, l - 1);
+			n = pt_newtbl(&m->c, l - 1);
 			if (!n)
 				return;
 			t->cpu[idx] = fmt_mk_table(g, n->iommu, l);
@@ -543,7 +761,7 @@ static void pt_map_piece(struct pt_map *m, const struct pt_piece *p)
 
 			pt_store(&e[k], fmt_mk_leaf(g, attrs, pa, l));
 			if (old && fmt_is_table(g, old, l)) {
-				pt_collect_dead(m, t->child[idx + k]);
+				ik_pt_subtree_collect(t->child[idx + k], &m->dead);
 				ik_store_relaxed(&t->child[idx + k], NULL);
 			}
 		}
@@ -569,16 +787,16 @@ static void pt_map_piece(struct pt_map *m, const struct pt_piece *p)
 
 /* IK_PT_QUIRK_DEFER_LEAF_CLEAN: clean the leaf runs of the request in tables
  * this request did not create (those were cleaned whole). */
-static void pt_map_deferred_cleans(struct pt_map *m, ik_u64 iova, const struct ik_seg *segs,
+static void pt_map_deferred_cleans(struct pt_map_req *m, ik_u64 iova, const struct ik_seg *segs,
 				   ik_size n, ik_u64 pgsize)
 {
 	const struct ik_pt_geometry *g = m->c.g;
 	struct pt_iter it;
 	struct pt_piece p;
 
-	pt_iter_init(&it, iova, segs, n, pgsize);
-	while (pt_iter_next(g, &it, &p)) {
-		struct _ik_pt_tbl *t = m->c.pt->root;
+	pt_iter_init(&it, iova, segs, n, pgsize, m->keep);
+	while (pt_piece_next(g, &it, &p)) {
+		struct ik_pt_tbl *t = m->c.pt->root;
 		unsigned l = pt_top(g);
 		ik_u32 idx;
 
@@ -586,18 +804,32 @@ static void pt_map_deferred_cleans(struct pt_map *m, ik_u64 iova, const struct i
 			t = pt_child(t, pt_index(g, p.iova, l));
 			l--;
 		}
-		if (!t || ik_load_relaxed(&t->stamp) == m->stamp)
+		if (!t || ik_load_relaxed(&t->stamp) == m->c.stamp)
 			continue;
 		idx = pt_index(g, p.iova, l);
 		pt_run_add(&m->c, l, t, idx, idx + p.count - 1);
 	}
 }
 
+/* Empty tables replaced by leaves: walk caches may still hold them;
+ * invalidate, then free. */
+static void pt_map_flush_dead(struct pt_map_req *m, ik_u64 iova, ik_u64 size)
+{
+	struct ik_pgtable *pt = m->c.pt;
+
+	if (pt->hooks.flush_walk)
+		pt->hooks.flush_walk(pt->cfg.cookie, iova, size, pt_esize(m->c.g, 0));
+	else if (pt->hooks.flush_all)
+		pt->hooks.flush_all(pt->cfg.cookie);
+	ik_pt_tbl_put_list(pt, m->dead);
+	m->dead = NULL;
+}
+
 static int pt_map(struct ik_pgtable *pt, ik_u64 iova, const struct ik_seg *segs, ik_size n,
 		  ik_u64 pgsize, unsigned prot)
 {
 	const struct ik_pt_geometry *g = &pt->geom;
-	struct pt_map m;
+	struct pt_map_req m;
 	struct pt_iter it;
 	struct pt_piece p;
 	ik_u64 need_upper, need_leaf, total = 0;
@@ -608,45 +840,42 @@ static int pt_map(struct ik_pgtable *pt, ik_u64 iova, const struct ik_seg *segs,
 	if (ret)
 		return ret;
 	m.replace = false;
+	m.keep = NULL;
 	m.dead = NULL;
-	ret = pt_map_prepare(pt, iova, segs, n, pgsize, &need_upper, &need_leaf, &m.replace);
-	if (ret)
-		return ret;
-	m.pool.upper = m.pool.leaf = NULL;
+	for (;;) {
+		ret = pt_map_prepare(pt, iova, segs, n, pgsize, m.keep, &need_upper, &need_leaf,
+				     &m.replace);
+		if (ret)
+			return ret;
+		if (!m.replace || m.keep || pt->hooks.flush_walk || pt->hooks.flush_all)
+			break;
+		/* Nothing could invalidate a walk cache that may still point at
+		 * the empty tables: keep them and map into them, with smaller
+		 * leaves where they are (pass 1 again, to count the tables). */
+		m.replace = false;
+		m.keep = pt;
+	}
+	pt_ctx_init(&m.c, pt);
 	if (need_upper || need_leaf) {
-		ret = _ik_pt_pool_fill(pt, &m.pool, need_upper, need_leaf);
+		ret = ik_pt_pool_fill(pt, &m.c.pool, need_upper, need_leaf);
 		if (ret)
 			return ret;
 	}
-	pt_ctx_init(&m.c, pt);
-	m.stamp = ik_atomic_fetch_add(&pt->seq, 1, IK_MO_RELAXED) + 1;
+	m.c.stamp = ik_atomic_fetch_add(&pt->seq, 1, IK_MO_RELAXED) + 1;
 	m.pend = NULL;
 	m.cur_t = NULL;
-	m.priv = NULL;
-	pt_iter_init(&it, iova, segs, n, pgsize);
-	while (pt_iter_next(g, &it, &p))
+	pt_iter_init(&it, iova, segs, n, pgsize, m.keep);
+	while (pt_piece_next(g, &it, &p))
 		pt_map_piece(&m, &p);
 	pt_finalize(&m);
 	if (m.c.clean && (pt->cfg.quirks & IK_PT_QUIRK_DEFER_LEAF_CLEAN))
 		pt_map_deferred_cleans(&m, iova, segs, n, pgsize);
 	pt_run_flush_all(&m.c);
-	_ik_pt_pool_drain(pt, &m.pool);
+	pt_pool_done(&m.c);
 	for (i = 0; i < n; i++)
 		total += segs[i].len;
-	if (m.dead) {
-		/* Empty tables replaced by leaves: walk caches may still hold
-		 * them; invalidate, then free. */
-		if (pt->hooks.flush_walk)
-			pt->hooks.flush_walk(pt->cfg.cookie, iova, total, pt_esize(g, 0));
-		else if (pt->hooks.flush_all)
-			pt->hooks.flush_all(pt->cfg.cookie);
-		while (m.dead) {
-			struct _ik_pt_tbl *t = m.dead;
-
-			m.dead = t->next;
-			_ik_pt_tbl_put(pt, t);
-		}
-	}
+	if (m.dead)
+		pt_map_flush_dead(&m, iova, total);
 	if (pt->hooks.iotlb_sync_map)
 		pt->hooks.iotlb_sync_map(pt->cfg.cookie, iova, total);
 	return 0;
@@ -654,31 +883,40 @@ static int pt_map(struct ik_pgtable *pt, ik_u64 iova, const struct ik_seg *segs,
 
 /* ------------------------------------------------------------ unmap */
 
-struct pt_unmap {
+struct pt_unmap_req {
 	struct pt_ctx c;
-	struct _ik_pt_pool pool;
-	ik_u64 bytes;
-	ik_u64 lo, hi;		/* cleared span [lo, hi) */
-	ik_u64 granule;
+	ik_u64 bytes;		/* mapped bytes cleared */
+	struct ik_gather done;	/* what needs invalidating: [start, end), granule */
 	bool walk;
-	struct _ik_pt_tbl *freed;
-	struct _ik_pt_tbl *freed_tail;
+	struct ik_pt_tbl **freed;	/* the gather's list: unlinked tables go there */
 	ik_u32 nfreed;
-	struct _ik_pt_tbl *priv;	/* private split tables, via ->next */
 };
 
 /* [s, e) needs invalidating (granule: its smallest leaf); `bytes` of it
  * were mapped. */
-static inline void pt_unmap_note(struct pt_unmap *u, ik_u64 s, ik_u64 e, ik_u64 gran,
+static inline void pt_unmap_note(struct pt_unmap_req *u, ik_u64 s, ik_u64 e, ik_u64 gran,
 				 ik_u64 bytes)
 {
-	if (s < u->lo)
-		u->lo = s;
-	if (e > u->hi)
-		u->hi = e;
-	if (u->granule == 0 || gran < u->granule)
-		u->granule = gran;
+	ik_gather_add(&u->done, s, e - s, gran);
 	u->bytes += bytes;
+}
+
+/* What a split makes of the entry [s, s + sz) of a new table of level lvl,
+ * around the hole [rs, re): nothing (inside the hole), a leaf (outside it,
+ * at a level that holds leaves), or a smaller table (it crosses a boundary
+ * of the hole, or no leaf of its size is allowed). */
+enum pt_split_kind { PT_SPLIT_HOLE, PT_SPLIT_LEAF, PT_SPLIT_TABLE };
+
+static inline enum pt_split_kind pt_split_kind(const struct ik_pt_geometry *g, unsigned lvl,
+					       ik_u64 s, ik_u64 sz, ik_u64 rs, ik_u64 re)
+{
+	ik_u64 e = s + sz;
+
+	if (s >= rs && e <= re)
+		return PT_SPLIT_HOLE;
+	if ((e <= rs || s >= re) && (g->leaf_levels & (1u << lvl)))
+		return PT_SPLIT_LEAF;
+	return PT_SPLIT_TABLE;
 }
 
 /* Tables needed to split the leaf spanning [base, base + span(lvl + 1)) at
@@ -694,156 +932,101 @@ static void pt_split_count(const struct ik_pt_geometry *g, unsigned lvl, ik_u64 
 	else
 		(*leaf)++;
 	for (j = 0; j < n; j++) {
-		ik_u64 s = base + (ik_u64)j * sz, e = s + sz;
-		bool inside = s >= rs && e <= re;
-		bool outside = e <= rs || s >= re;
+		ik_u64 s = base + (ik_u64)j * sz;
 
-		if (inside)
-			continue;
-		if (outside && (g->leaf_levels & (1u << lvl)))
-			continue;
-		pt_split_count(g, lvl - 1, s, rs, re, up, leaf);
+		if (pt_split_kind(g, lvl, s, sz, rs, re) == PT_SPLIT_TABLE)
+			pt_split_count(g, lvl - 1, s, rs, re, up, leaf);
 	}
 }
 
 /* Pass 1 of unmap: tables needed by splits.  Only the first and last entry
  * of each table in range can be partly covered. */
-static void pt_unmap_count(const struct ik_pt_geometry *g, const struct _ik_pt_tbl *t,
+static void pt_unmap_count(const struct ik_pt_geometry *g, const struct ik_pt_tbl *t,
 			   unsigned l, ik_u64 start, ik_u64 end, ik_u64 *up, ik_u64 *leaf)
 {
-	ik_u32 first = pt_index(g, start, l), last = pt_index(g, end - 1, l);
-	ik_u64 esz = pt_esize(g, l);
+	struct pt_span s;
 	unsigned k;
 
+	pt_span_init(&s, g, l, start, end);
 	for (k = 0; k < 2; k++) {
-		ik_u32 idx = k ? last : first;
-		ik_u64 es, rs, re, e;
+		ik_u64 e;
 
-		if (k && last == first)
-			break;
-		es = (k ? end - 1 : start) & ~(esz - 1);
-		rs = start > es ? start : es;
-		re = end < es + esz ? end : es + esz;
-		if (rs == es && re == es + esz)
+		if (k) {
+			if (s.last == s.idx)
+				break;
+			pt_span_last(&s);
+		}
+		if (s.whole)
 			continue;
-		e = pt_load_acq(&t->cpu[idx]);
+		e = pt_load_acq(&t->cpu[s.idx]);
 		if (!e)
 			continue;
 		if (fmt_is_table(g, e, l))
-			pt_unmap_count(g, pt_child(t, idx), l - 1, rs, re, up, leaf);
+			pt_unmap_count(g, pt_child(t, s.idx), l - 1, s.rs, s.re, up, leaf);
 		else
-			pt_split_count(g, l - 1, es, rs, re, up, leaf);
+			pt_split_count(g, l - 1, s.es, s.rs, s.re, up, leaf);
 	}
-}
-
-static struct _ik_pt_tbl *pt_unmap_newtbl(struct pt_unmap *u, unsigned lvl)
-{
-	struct _ik_pt_tbl **list = lvl ? &u->pool.upper : &u->pool.leaf;
-	struct _ik_pt_tbl *t = *list;
-
-	if (t)
-		*list = t->next;
-	else
-		t = _ik_pt_tbl_get(u->c.pt, lvl, NULL);
-	if (!t)
-		return NULL;
-	t->level = lvl;
-	t->nleaf = 0;
-	IK_ENV_MEMSET(t->cpu, 0, (ik_size)t->nent * 8u);
-	t->next = u->priv;
-	u->priv = t;
-	return t;
 }
 
 /* Build the private table of level lvl replacing a leaf of level lvl + 1 at
  * [base, ...) -> oa with `attrs`, without the hole [rs, re). */
-static struct _ik_pt_tbl *pt_split_build(struct pt_unmap *u, unsigned lvl, ik_u64 base,
-					 ik_u64 oa, ik_u64 attrs, ik_u64 rs, ik_u64 re)
+static struct ik_pt_tbl *pt_split_build(struct pt_unmap_req *u, unsigned lvl, ik_u64 base,
+					ik_u64 oa, ik_u64 attrs, ik_u64 rs, ik_u64 re)
 {
 	const struct ik_pt_geometry *g = u->c.g;
-	struct _ik_pt_tbl *n = pt_unmap_newtbl(u, lvl);
+	struct ik_pt_tbl *n = pt_newtbl(&u->c, lvl);
 	ik_u64 sz = pt_esize(g, lvl);
 	ik_u32 j;
 
 	if (!n)
 		return NULL;
 	for (j = 0; j < n->nent; j++) {
-		ik_u64 s = base + (ik_u64)j * sz, e = s + sz;
-		bool inside = s >= rs && e <= re;
-		bool outside = e <= rs || s >= re;
-		struct _ik_pt_tbl *c;
+		ik_u64 s = base + (ik_u64)j * sz;
+		struct ik_pt_tbl *c;
 
-		if (inside)
-			continue;
-		if (outside && (g->leaf_levels & (1u << lvl))) {
+		switch (pt_split_kind(g, lvl, s, sz, rs, re)) {
+		case PT_SPLIT_HOLE:
+			break;
+		case PT_SPLIT_LEAF:
 			n->cpu[j] = fmt_mk_leaf(g, attrs, oa + (s - base), lvl);
 			n->nleaf++;
-			continue;
+			break;
+		case PT_SPLIT_TABLE:
+			c = pt_split_build(u, lvl - 1, s, oa + (s - base), attrs, rs, re);
+			if (!c)
+				return NULL;
+			n->cpu[j] = fmt_mk_table(g, c->iommu, lvl);
+			n->child[j] = c;
+			break;
 		}
-		c = pt_split_build(u, lvl - 1, s, oa + (s - base), attrs, rs, re);
-		if (!c)
-			return NULL;
-		n->cpu[j] = fmt_mk_table(g, c->iommu, lvl);
-		n->child[j] = c;
 	}
 	return n;
 }
 
-static void pt_unmap_tbl(struct pt_unmap *u, struct _ik_pt_tbl *t, unsigned l, ik_u64 start,
+static void pt_unmap_tbl(struct pt_unmap_req *u, struct ik_pt_tbl *t, unsigned l, ik_u64 start,
 			 ik_u64 end);
 
-/* Give back a private subtree that was never visible. */
-static void pt_unmap_giveback(struct pt_unmap *u, struct _ik_pt_tbl *n)
-{
-	ik_u32 i;
-
-	if (n->level) {
-		for (i = 0; i < n->nent; i++) {
-			if (n->child[i]) {
-				pt_unmap_giveback(u, n->child[i]);
-				n->child[i] = NULL;
-			}
-		}
-		n->next = u->pool.upper;
-		u->pool.upper = n;
-	} else {
-		n->next = u->pool.leaf;
-		u->pool.leaf = n;
-	}
-}
-
-static void pt_split(struct pt_unmap *u, struct _ik_pt_tbl *t, ik_u32 idx, unsigned l, ik_u64 e,
+/* Split the leaf e at entry idx of t (level l, spanning [es, ...)) so that
+ * the hole [rs, re) can be cleared. */
+static void pt_split(struct pt_unmap_req *u, struct ik_pt_tbl *t, ik_u32 idx, unsigned l, ik_u64 e,
 		     ik_u64 es, ik_u64 rs, ik_u64 re)
 {
 	const struct ik_pt_geometry *g = u->c.g;
-	struct _ik_pt_tbl *n, *cur = NULL, *p;
+	struct ik_pt_tbl *n, *cur = NULL;
 	ik_u64 attrs = fmt_leaf_attrs(g, e, l), oa = fmt_leaf_addr(g, e, l);
 
-	u->priv = NULL;
+	u->c.priv = NULL;
 	n = pt_split_build(u, l - 1, es, oa, attrs, rs, re);
 	if (!n) {
 		/* Pool exhausted: only when racing with an overlapping
 		 * request (undefined result, but nothing leaks). */
-		while (u->priv) {
-			p = u->priv;
-			u->priv = p->next;
-			if (p->level)
-				IK_ENV_MEMSET(p->child, 0, (ik_size)p->nent * sizeof(*p->child));
-			p->next = p->level ? u->pool.upper : u->pool.leaf;
-			if (p->level)
-				u->pool.upper = p;
-			else
-				u->pool.leaf = p;
-		}
+		pt_priv_giveback(&u->c);
 		return;
 	}
-	if (u->c.clean) {
-		for (p = u->priv; p; p = p->next)
-			pt_clean_entries(u->c.pt, p, 0, p->nent);
-	}
-	u->priv = NULL;
+	pt_priv_clean(&u->c);
 	/* C1 then C2, as in pt_install(). */
 	if (ik_atomic_cas(&t->child[idx], &cur, n, IK_MO_RELAXED, IK_MO_RELAXED)) {
+		u->c.priv = NULL;
 		ik_atomic_store(&t->cpu[idx], fmt_mk_table(g, n->iommu, l), IK_MO_RELEASE);
 		ik_atomic_fetch_sub(&t->nleaf, 1, IK_MO_RELAXED);
 		pt_run_add(&u->c, l, t, idx, idx);
@@ -857,38 +1040,26 @@ static void pt_split(struct pt_unmap *u, struct _ik_pt_tbl *t, ik_u32 idx, unsig
 	ik_atomic_fetch_add(&u->c.pt->st_cas_lost, 1, IK_MO_RELAXED);
 	while (!fmt_is_table(g, pt_load_acq(&t->cpu[idx]), l))
 		ik_cpu_relax();
-	pt_unmap_giveback(u, n);
+	pt_priv_giveback(&u->c);
 	pt_unmap_tbl(u, cur, l - 1, rs, re);
 }
 
 /* Queue a whole unlinked subtree; returns the bytes it mapped. */
-static ik_u64 pt_queue_subtree(struct pt_unmap *u, struct _ik_pt_tbl *t)
+static ik_u64 pt_queue_subtree(struct pt_unmap_req *u, struct ik_pt_tbl *t)
 {
 	const struct ik_pt_geometry *g = u->c.g;
-	ik_u64 bytes = (ik_u64)ik_load_relaxed(&t->nleaf) << pt_shift(g, t->level);
-	ik_u32 i;
+	ik_u32 i, n = ik_pt_subtree_collect(t, u->freed);
+	ik_u64 bytes = 0;
 
-	t->next = NULL;
-	if (u->freed_tail)
-		u->freed_tail->next = t;
-	else
-		u->freed = t;
-	u->freed_tail = t;
-	u->nfreed++;
-	if (t->level) {
-		for (i = 0; i < t->nent; i++) {
-			struct _ik_pt_tbl *c = ik_load_relaxed(&t->child[i]);
-
-			if (c)
-				bytes += pt_queue_subtree(u, c);
-		}
-	}
+	for (i = 0, t = *u->freed; i < n; i++, t = t->next)
+		bytes += (ik_u64)ik_load_relaxed(&t->nleaf) << pt_shift(g, t->level);
+	u->nfreed += n;
 	return bytes;
 }
 
 /* Level 0: every entry in range is whole and a leaf or empty; the hot loop
  * of page unmaps. */
-static void pt_unmap_leaves(struct pt_unmap *u, struct _ik_pt_tbl *t, ik_u64 start, ik_u64 end)
+static void pt_unmap_leaves(struct pt_unmap_req *u, struct ik_pt_tbl *t, ik_u64 start, ik_u64 end)
 {
 	const struct ik_pt_geometry *g = u->c.g;
 	unsigned sh = g->lg2_granule;
@@ -944,55 +1115,50 @@ static void pt_unmap_leaves(struct pt_unmap *u, struct _ik_pt_tbl *t, ik_u64 sta
 	}
 }
 
-static void pt_unmap_tbl(struct pt_unmap *u, struct _ik_pt_tbl *t, unsigned l, ik_u64 start,
+static void pt_unmap_tbl(struct pt_unmap_req *u, struct ik_pt_tbl *t, unsigned l, ik_u64 start,
 			 ik_u64 end)
 {
 	const struct ik_pt_geometry *g = u->c.g;
-	ik_u64 esz = pt_esize(g, l);
-	ik_u32 idx = pt_index(g, start, l), last = pt_index(g, end - 1, l);
-	ik_u64 es = start & ~(esz - 1);
+	struct pt_span s;
 	ik_u32 cleared = 0, run_lo = 0, run_n = 0;
 
 	if (l == 0) {
 		pt_unmap_leaves(u, t, start, end);
 		return;
 	}
-	for (; idx <= last; idx++, es += esz) {
-		ik_u64 e = pt_load_acq(&t->cpu[idx]);
-		ik_u64 rs = start > es ? start : es;
-		ik_u64 re = end < es + esz ? end : es + esz;
-		bool whole = rs == es && re == es + esz;
+	pt_for_each_span(s, g, l, start, end) {
+		ik_u64 e = pt_load_acq(&t->cpu[s.idx]);
 
 		if (!e)
 			continue;
 		if (fmt_is_table(g, e, l)) {
-			struct _ik_pt_tbl *c = pt_child(t, idx);
+			struct ik_pt_tbl *c = pt_child(t, s.idx);
 
-			if (!whole) {
-				pt_unmap_tbl(u, c, l - 1, rs, re);
+			if (!s.whole) {
+				pt_unmap_tbl(u, c, l - 1, s.rs, s.re);
 				continue;
 			}
 			/* Unlink: one entry, the leaves below stay untouched
 			 * until the gather is synced. */
-			pt_store(&t->cpu[idx], 0);
-			ik_store_relaxed(&t->child[idx], NULL);
+			pt_store(&t->cpu[s.idx], 0);
+			ik_store_relaxed(&t->child[s.idx], NULL);
 			u->walk = true;
-			pt_unmap_note(u, es, es + esz, pt_esize(g, 0), pt_queue_subtree(u, c));
-		} else if (whole) {
-			pt_store(&t->cpu[idx], 0);
+			pt_unmap_note(u, s.es, s.es + s.esz, pt_esize(g, 0), pt_queue_subtree(u, c));
+		} else if (s.whole) {
+			pt_store(&t->cpu[s.idx], 0);
 			cleared++;
-			pt_unmap_note(u, es, es + esz, esz, esz);
+			pt_unmap_note(u, s.es, s.es + s.esz, s.esz, s.esz);
 		} else {
-			pt_split(u, t, idx, l, e, es, rs, re);
+			pt_split(u, t, s.idx, l, e, s.es, s.rs, s.re);
 			continue;
 		}
 		/* a cleared entry: extend the local run */
-		if (run_n && run_lo + run_n == idx) {
+		if (run_n && run_lo + run_n == s.idx) {
 			run_n++;
 		} else {
 			if (run_n)
 				pt_run_add(&u->c, l, t, run_lo, run_lo + run_n - 1);
-			run_lo = idx;
+			run_lo = s.idx;
 			run_n = 1;
 		}
 	}
@@ -1005,46 +1171,32 @@ static void pt_unmap_tbl(struct pt_unmap *u, struct _ik_pt_tbl *t, unsigned l, i
 static ik_s64 pt_unmap(struct ik_pgtable *pt, ik_u64 iova, ik_u64 size, struct ik_gather *gather)
 {
 	const struct ik_pt_geometry *g = &pt->geom;
-	struct pt_unmap u;
+	struct pt_unmap_req u;
 	ik_u64 up = 0, leaf = 0;
 
 	pt_unmap_count(g, pt->root, pt_top(g), iova, iova + size, &up, &leaf);
-	u.pool.upper = u.pool.leaf = NULL;
+	pt_ctx_init(&u.c, pt);
 	if (up || leaf) {
-		int ret = _ik_pt_pool_fill(pt, &u.pool, up, leaf);
+		int ret = ik_pt_pool_fill(pt, &u.c.pool, up, leaf);
 
 		if (ret)
 			return ret;
 	}
-	pt_ctx_init(&u.c, pt);
 	u.bytes = 0;
-	u.lo = IK_U64_MAX;
-	u.hi = 0;
-	u.granule = 0;
+	ik_gather_init(&u.done);
 	u.walk = false;
-	u.freed = u.freed_tail = NULL;
+	u.freed = &gather->tables;	/* nothing fails from here on */
 	u.nfreed = 0;
-	u.priv = NULL;
 	pt_unmap_tbl(&u, pt->root, pt_top(g), iova, iova + size);
 	pt_run_flush_all(&u.c);
-	_ik_pt_pool_drain(pt, &u.pool);
+	pt_pool_done(&u.c);
 	if (u.nfreed) {
 		gather->pt = pt;
-		u.freed_tail->next = gather->tables;
-		gather->tables = u.freed;
 		gather->nr_tables += u.nfreed;
 	}
 	if (u.walk)
 		gather->walk = true;
-	if (u.hi > u.lo) {
-		/* The gather names its table set whenever it holds a range,
-		 * so that an invalidation planner can refuse another's. */
-		gather->pt = pt;
-		if (pt->hooks.gather_add)
-			pt->hooks.gather_add(pt->cfg.cookie, gather, u.lo, u.hi - u.lo, u.granule);
-		else
-			ik_gather_add(gather, u.lo, u.hi - u.lo, u.granule);
-	}
+	pt_gather_range(pt, gather, &u.done);
 	return (ik_s64)u.bytes;
 }
 
@@ -1053,7 +1205,7 @@ static ik_s64 pt_unmap(struct ik_pgtable *pt, ik_u64 iova, ik_u64 size, struct i
 static int pt_iova_to_phys(const struct ik_pgtable *pt, ik_u64 iova, ik_u64 *pa, ik_u64 *pgsize)
 {
 	const struct ik_pt_geometry *g = &pt->geom;
-	const struct _ik_pt_tbl *t = pt->root;
+	const struct ik_pt_tbl *t = pt->root;
 	unsigned l = pt_top(g);
 
 	for (;;) {
@@ -1074,63 +1226,25 @@ static int pt_iova_to_phys(const struct ik_pgtable *pt, ik_u64 iova, ik_u64 *pa,
 	}
 }
 
-/* Merging dump state, shared by the engine's dump. */
-struct pt_dump {
-	ik_pt_range_fn fn;
-	void *ctx;
-	struct ik_pt_range cur;
-	bool have;
-	int ret;
-};
-
-static void pt_dump_emit(struct pt_dump *d, ik_u64 iova, ik_u64 oa, ik_u64 size, ik_u64 pgsize,
-			 unsigned prot, ik_u64 attr)
-{
-	struct ik_pt_range *c = &d->cur;
-
-	if (d->ret)
-		return;
-	if (d->have && c->iova + c->size == iova && c->oa + c->size == oa && c->prot == prot &&
-	    c->attr == attr) {
-		c->size += size;
-		if (pgsize < c->pgsize)
-			c->pgsize = pgsize;
-		return;
-	}
-	if (d->have) {
-		d->ret = d->fn(d->ctx, c);
-		if (d->ret)
-			return;
-	}
-	c->iova = iova;
-	c->oa = oa;
-	c->size = size;
-	c->pgsize = pgsize;
-	c->prot = prot;
-	c->attr = attr;
-	d->have = true;
-}
-
-static void pt_dump_tbl(const struct ik_pgtable *pt, struct pt_dump *d, const struct _ik_pt_tbl *t,
-			unsigned l, ik_u64 start, ik_u64 end, const struct fmt_walk_state *st)
+static void pt_dump_tbl(const struct ik_pgtable *pt, struct ik_pt_merge *d,
+			const struct ik_pt_tbl *t, unsigned l, ik_u64 start, ik_u64 end,
+			const struct fmt_walk_state *st)
 {
 	const struct ik_pt_geometry *g = &pt->geom;
-	ik_u64 esz = pt_esize(g, l);
-	ik_u32 idx = pt_index(g, start, l), last = pt_index(g, end - 1, l);
-	ik_u64 es = start & ~(esz - 1);
+	struct pt_span s;
 
-	for (; idx <= last && !d->ret; idx++, es += esz) {
-		ik_u64 e = pt_load_acq(&t->cpu[idx]);
-		ik_u64 rs = start > es ? start : es;
-		ik_u64 re = end < es + esz ? end : es + esz;
+	pt_for_each_span(s, g, l, start, end) {
+		ik_u64 e = pt_load_acq(&t->cpu[s.idx]);
 
+		if (d->ret)
+			break;
 		if (!e)
 			continue;
 		if (fmt_is_table(g, e, l)) {
 			struct fmt_walk_state st2 = *st;
 
 			(void)fmt_walk_table(g, &st2, e, l);
-			pt_dump_tbl(pt, d, pt_child(t, idx), l - 1, rs, re, &st2);
+			pt_dump_tbl(pt, d, pt_child(t, s.idx), l - 1, s.rs, s.re, &st2);
 		} else {
 			struct ik_pt_walk_result r;
 			ik_u64 nv;
@@ -1139,8 +1253,8 @@ static void pt_dump_tbl(const struct ik_pgtable *pt, struct pt_dump *d, const st
 			r.prot = 0;
 			r.dirty = false;
 			(void)fmt_walk_leaf(g, st, e, l, 0, &r, &nv);
-			pt_dump_emit(d, rs, fmt_leaf_addr(g, e, l) + (rs - es), re - rs, esz, r.prot,
-				     r.attr);
+			ik_pt_merge_add(d, s.rs, fmt_leaf_addr(g, e, l) + (s.rs - s.es), s.re - s.rs,
+					s.esz, r.prot, r.attr);
 		}
 	}
 }
@@ -1148,31 +1262,26 @@ static void pt_dump_tbl(const struct ik_pgtable *pt, struct pt_dump *d, const st
 static int pt_dump(const struct ik_pgtable *pt, ik_u64 iova, ik_u64 size, ik_pt_range_fn fn,
 		   void *ctx)
 {
-	struct pt_dump d;
+	struct ik_pt_merge d;
 	struct fmt_walk_state st;
 
-	d.fn = fn;
-	d.ctx = ctx;
-	d.have = false;
-	d.ret = 0;
+	ik_pt_merge_init(&d, fn, ctx);
 	fmt_walk_init(&pt->geom, &st);
 	pt_dump_tbl(pt, &d, pt->root, pt_top(&pt->geom), iova, iova + size, &st);
-	if (d.have && !d.ret)
-		d.ret = fn(ctx, &d.cur);
-	return d.ret;
+	return ik_pt_merge_end(&d);
 }
 
 /* ------------------------------------------------------------ dirty */
 
-#if IKPT_HAS_DIRTY
-struct pt_dirty {
+#if FMT_HAS_DIRTY
+struct pt_dirty_req {
 	struct pt_ctx c;
 	ik_u64 base;
 	ik_u64 *bitmap;
 	unsigned lg2_page;
 	bool clear;
 	ik_s64 count;
-	ik_u64 lo, hi, granule;
+	struct ik_gather done;	/* leaves made clean again: to invalidate */
 };
 
 static void pt_set_bits(ik_u64 *bm, ik_u64 first, ik_u64 n)
@@ -1188,52 +1297,43 @@ static void pt_set_bits(ik_u64 *bm, ik_u64 first, ik_u64 n)
 	}
 }
 
-static void pt_dirty_tbl(struct pt_dirty *d, struct _ik_pt_tbl *t, unsigned l, ik_u64 start,
+static void pt_dirty_tbl(struct pt_dirty_req *d, struct ik_pt_tbl *t, unsigned l, ik_u64 start,
 			 ik_u64 end)
 {
 	const struct ik_pt_geometry *g = d->c.g;
-	ik_u64 esz = pt_esize(g, l);
-	ik_u32 idx = pt_index(g, start, l), last = pt_index(g, end - 1, l);
-	ik_u64 es = start & ~(esz - 1);
+	struct pt_span s;
 
-	for (; idx <= last; idx++, es += esz) {
-		ik_u64 e = pt_load_acq(&t->cpu[idx]);
-		ik_u64 rs = start > es ? start : es;
-		ik_u64 re = end < es + esz ? end : es + esz;
+	pt_for_each_span(s, g, l, start, end) {
+		ik_u64 e = pt_load_acq(&t->cpu[s.idx]);
 
 		if (!e)
 			continue;
 		if (fmt_is_table(g, e, l)) {
-			pt_dirty_tbl(d, pt_child(t, idx), l - 1, rs, re);
+			pt_dirty_tbl(d, pt_child(t, s.idx), l - 1, s.rs, s.re);
 			continue;
 		}
 		if (!fmt_leaf_dirty(g, e, l))
 			continue;
 		d->count++;
-		pt_set_bits(d->bitmap, (rs - d->base) >> d->lg2_page, (re - rs) >> d->lg2_page);
+		pt_set_bits(d->bitmap, (s.rs - d->base) >> d->lg2_page, (s.re - s.rs) >> d->lg2_page);
 		if (!d->clear)
 			continue;
 		/* The IOMMU may update the entry concurrently (access flag,
 		 * dirty state): clear with a CAS, retrying on its updates. */
-		while (!ik_atomic_cas(&t->cpu[idx], &e, fmt_leaf_mkclean(g, e, l), IK_MO_RELAXED,
+		while (!ik_atomic_cas(&t->cpu[s.idx], &e, fmt_leaf_mkclean(g, e, l), IK_MO_RELAXED,
 				      IK_MO_RELAXED)) {
 			if (!e || fmt_is_table(g, e, l))
 				break;
 		}
-		pt_run_add(&d->c, l, t, idx, idx);
-		if (es < d->lo)
-			d->lo = es;
-		if (es + esz > d->hi)
-			d->hi = es + esz;
-		if (d->granule == 0 || esz < d->granule)
-			d->granule = esz;
+		pt_run_add(&d->c, l, t, s.idx, s.idx);
+		ik_gather_add(&d->done, s.es, s.esz, s.esz);
 	}
 }
 
 static ik_s64 pt_dirty(struct ik_pgtable *pt, ik_u64 iova, ik_u64 size, unsigned flags,
 		       ik_u64 *bitmap, unsigned lg2_page, struct ik_gather *gather)
 {
-	struct pt_dirty d;
+	struct pt_dirty_req d;
 
 	pt_ctx_init(&d.c, pt);
 	d.base = iova;
@@ -1241,18 +1341,11 @@ static ik_s64 pt_dirty(struct ik_pgtable *pt, ik_u64 iova, ik_u64 size, unsigned
 	d.lg2_page = lg2_page;
 	d.clear = !(flags & IK_DIRTY_NO_CLEAR);
 	d.count = 0;
-	d.lo = IK_U64_MAX;
-	d.hi = 0;
-	d.granule = 0;
+	ik_gather_init(&d.done);
 	pt_dirty_tbl(&d, pt->root, pt_top(&pt->geom), iova, iova + size);
 	pt_run_flush_all(&d.c);
-	if (gather && d.hi > d.lo) {
-		gather->pt = pt;
-		if (pt->hooks.gather_add)
-			pt->hooks.gather_add(pt->cfg.cookie, gather, d.lo, d.hi - d.lo, d.granule);
-		else
-			ik_gather_add(gather, d.lo, d.hi - d.lo, d.granule);
-	}
+	if (gather)
+		pt_gather_range(pt, gather, &d.done);
 	return d.count;
 }
 #endif
@@ -1334,14 +1427,25 @@ static int pt_walk(const struct ik_pt_walker *w, const struct ik_pt_mem *mem, ik
 
 /* ------------------------------------------------------------ ops */
 
-const struct _ik_pt_ops IKPT_OPS = {
+static const struct ik_pt_fmt_info pt_info = {
 	IKPT_FMT,
 	IKPT_NAME,
+	FMT_HAS_DIRTY ? IK_PT_CAP_DIRTY : 0u,
+	FMT_QUIRKS,
+	FMT_FLAGS,
+	FMT_IAS_WIDTHS,
+	FMT_OAS_WIDTHS,
+	FMT_GRANULES,
+	FMT_HW_LEVELS_UP,
+};
+
+const struct ik_pt_ops PT_NS(ik_pt_ops) = {
+	&pt_info,
 	fmt_geometry,
 	pt_map,
 	pt_unmap,
 	pt_iova_to_phys,
-#if IKPT_HAS_DIRTY
+#if FMT_HAS_DIRTY
 	pt_dirty,
 #else
 	NULL,

@@ -1,40 +1,28 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * src/pgtable_vtd.c - Intel VT-d helpers around the generic engine: a config
+ * src/pgtable/pgtable_vtd.c - Intel VT-d helpers around the generic engine: a config
  * from the unit's capability registers, the context / PASID entry values a
  * driver programs, and walkers built from such entries (for emulators).
- * The formats themselves are src/fmt_vtd.h, instantiated by
- * src/pgtable_vtd_sl.c and src/pgtable_vtd_fl.c.
+ * The formats themselves are src/pgtable/fmt_vtd.h, instantiated by
+ * src/pgtable/pgtable_vtd_sl.c and src/pgtable/pgtable_vtd_fl.c.
  */
 #include "pgtable_internal.h"
 #include <iommukit/fmt/vtd.h>
 
 #define VTD_PTR_MASK IK_VTD_ADDR_MASK	/* bits 51:12 of a table pointer */
 
-static unsigned vtd_sl_levels(ik_u32 ias)
-{
-	return ias <= 39 ? 3 : ias <= 48 ? 4 : 5;
-}
-
-static unsigned vtd_fl_levels(ik_u32 ias)
-{
-	return ias <= 47 ? 4 : 5;
-}
-
 IK_API int ik_vtd_cfg_init(struct ik_pgtable_cfg *cfg, enum ik_pt_fmt fmt,
 			   const struct ik_vtd_caps *caps, ik_u32 ias, ik_u32 quirks)
 {
-	const ik_u32 ok_quirks = IK_PT_QUIRK_DIRTY | IK_PT_QUIRK_DEFER_LEAF_CLEAN;
 	struct ik_pgtable_cfg c;
+	struct ik_pt_geometry g;
 	ik_u64 cap, ecap;
+	int ret;
 
 	if (!cfg || !caps || (fmt != IK_PT_VTD_SL && fmt != IK_PT_VTD_FL))
 		return -EINVAL;
 	cap = caps->cap;
 	ecap = caps->ecap;
-	if (caps->haw < 32 || caps->haw > 52 || (quirks & ~ok_quirks) || ias < 32 ||
-	    ias > (fmt == IK_PT_VTD_SL ? 57u : 56u))
-		return -EINVAL;
 	/* MGAW bounds second-level input addresses; first-level ones are
 	 * bounded by the paging mode alone. */
 	if (fmt == IK_PT_VTD_SL && ias > IK_VTD_CAP_MGAW(cap))
@@ -46,10 +34,12 @@ IK_API int ik_vtd_cfg_init(struct ik_pgtable_cfg *cfg, enum ik_pt_fmt fmt,
 	c.quirks = quirks;
 	c.pgsize_bitmap = ((ik_u64)1 << 12) | ((ik_u64)1 << 21) | ((ik_u64)1 << 30);
 	c.coherent = (ecap & (caps->scalable ? IK_VTD_ECAP_SMPWC : IK_VTD_ECAP_C)) != 0;
+	/* ias, haw and quirks as the format accepts them; the levels they need */
+	ret = ik_pt_geometry_init(&g, &c);
+	if (ret)
+		return ret;
 	if (fmt == IK_PT_VTD_SL) {
-		unsigned levels = vtd_sl_levels(ias);
-
-		if (!(IK_VTD_CAP_SAGAW(cap) & (1u << IK_VTD_AW_FROM_LEVELS(levels))))
+		if (!(IK_VTD_CAP_SAGAW(cap) & (1u << IK_VTD_AW_FROM_LEVELS(g.nlevels))))
 			return -EOPNOTSUPP;
 		if (caps->scalable && !(ecap & IK_VTD_ECAP_SLTS))
 			return -EOPNOTSUPP;
@@ -66,7 +56,7 @@ IK_API int ik_vtd_cfg_init(struct ik_pgtable_cfg *cfg, enum ik_pt_fmt fmt,
 	} else {
 		if (!caps->scalable || !(ecap & IK_VTD_ECAP_FLTS))
 			return -EOPNOTSUPP;
-		if (vtd_fl_levels(ias) == 5 && !(cap & IK_VTD_CAP_FL5LP))
+		if (g.nlevels == 5 && !(cap & IK_VTD_CAP_FL5LP))
 			return -EOPNOTSUPP;
 		if (cap & IK_VTD_CAP_FL1GP)
 			c.fmt_flags |= IK_VTD_FLAG_SP_1G;

@@ -39,6 +39,7 @@ struct sio_stream {
 	ik_u32 tag;
 	bool attached;
 	bool pt;
+	bool hw_levels_up;	/* the format's level numbering (ik_pt_fmt_info) */
 };
 
 struct ik_softiommu {
@@ -193,13 +194,15 @@ IK_API int ik_softiommu_attach_pt(struct ik_softiommu *s, ik_u32 sid, ik_u32 tag
 				  const struct ik_pt_walker *w, const struct ik_pt_mem *mem)
 {
 	struct sio_stream st;
+	struct ik_pt_fmt_info fi;
 
 	if (!s || !w || sid >= s->cfg.max_streams || (mem && !mem->read64) ||
-	    !ik_pt_fmt_name(w->geom.fmt) || w->geom.nlevels < 1 ||
+	    ik_pt_fmt_get_info(w->geom.fmt, &fi) || w->geom.nlevels < 1 ||
 	    w->geom.nlevels > IK_SOFTIOMMU_MAX_LEVELS)
 		return -EINVAL;
 	IK_ENV_MEMSET(&st, 0, sizeof(st));
 	st.ptw = *w;
+	st.hw_levels_up = fi.hw_levels_up;
 	if (mem) {
 		st.mem = *mem;
 	} else {
@@ -646,13 +649,14 @@ static void do_walk_leaf(const struct sio_stream *st, ik_u64 table, ik_u32 lg2, 
 		ik_u32 lvl = (lg2 - g->lg2_granule) / g->bits - 1u; /* level of that table */
 
 		/* The same walk, from the cached table down: a geometry whose
-		 * root is that table, over the input span it covers. */
+		 * root is that table, over the input span it covers, and whose
+		 * start level is that table's as the hardware numbers it. */
 		sub.geom.nlevels = (ik_u8)(lvl + 1u);
 		sub.geom.top_bits = g->bits;
 		sub.geom.ias = lg2;
 		sub.geom.concat = 1;
 		sub.geom.root_size = 8ull << g->bits;
-		if (g->fmt == IK_PT_VTD_SL || g->fmt == IK_PT_VTD_FL)
+		if (st->hw_levels_up)
 			sub.geom.hw_start_level = lvl + 1u;
 		else
 			sub.geom.hw_start_level = g->hw_start_level + (g->nlevels - 1u - lvl);
@@ -682,119 +686,166 @@ static bool same_translation(const struct ik_softiommu_xlate *a, const struct ik
 }
 
 /*
+ * The translation of one access, in steps: look up the IOTLB and the walk
+ * cache under the lock (xlate_lookup), walk the tables outside it
+ * (xlate_walk), then, under the lock again, compare and fill the caches
+ * (xlate_finish) and check the permission (xlate_permit).  Every fault
+ * leaves through xlate_fault().
+ */
+
+/* One attempt, from the lookup to the end of the walk. */
+struct xlate_try {
+	struct sio_stream st;	/* a copy: attach may replace it during the walk */
+	struct ik_softiommu_xlate cached, fresh;
+	ik_u64 gen, wc_table;
+	ik_u32 tag, wc_lg2;
+	bool check, hit;
+};
+
+enum xlate_next { XL_BAD_STREAM, XL_HIT, XL_WALK };
+
+/* Lock held: queue fault `type` of an access that found *found, unlock, and
+ * report it in *x (found may be x).  Returns the fault type. */
+static ik_u32 xlate_fault(struct ik_softiommu *s, ik_u32 sid, ik_u32 tag, ik_u64 iova,
+			  ik_u32 access, const struct ik_softiommu_xlate *found, ik_u32 type,
+			  struct ik_softiommu_xlate *x)
+{
+	fault_push(s, sid, tag, iova, type, access, found->level);
+	ik_unlock(&s->lock);
+	*x = *found;
+	x->fault = type;
+	return type;
+}
+
+/* Lock held: the stream, the IOTLB (XL_HIT: the cached answer is the
+ * answer) and the walk cache; what the walk then needs goes into *t. */
+static enum xlate_next xlate_lookup(struct ik_softiommu *s, ik_u32 sid, ik_u64 iova,
+				    struct xlate_try *t)
+{
+	struct sio_tlbe *e;
+	struct sio_wce *wce;
+
+	if (sid >= s->cfg.max_streams || !s->streams[sid].attached)
+		return XL_BAD_STREAM;
+	t->tag = s->streams[sid].tag;
+	t->check = (ik_load_relaxed(&s->flags) & IK_SOFTIOMMU_CHECK) != 0;
+	t->wc_table = 0;
+	t->wc_lg2 = 0;
+	e = s->sets ? tlb_lookup(s, t->tag, iova) : NULL;
+	t->hit = e != NULL;
+	if (t->hit) {
+		e->lru = ++s->clock;
+		tlb_to_xlate(e, iova, &t->cached);
+		s->st.iotlb_hits++;
+		if (!t->check)
+			return XL_HIT;
+	} else {
+		s->st.iotlb_misses++;
+		wce = wc_lookup(s, t->tag, iova);
+		if (wce) {
+			wce->lru = ++s->clock;
+			t->wc_table = wce->table;
+			t->wc_lg2 = wce->lg2;
+			s->st.walk_cache_hits++;
+		} else if (s->cfg.walk_cache_entries) {
+			s->st.walk_cache_misses++;
+		}
+	}
+	t->gen = s->gen;
+	s->st.walks++;
+	t->st = s->streams[sid];
+	return XL_WALK;
+}
+
+/* Outside the lock.  A walk-cache hit starts at the cached leaf table, as
+ * hardware does, unless checking (then the full walk is the reference and
+ * the cached table is compared). */
+static void xlate_walk(struct xlate_try *t, ik_u64 iova)
+{
+	if (t->wc_table && can_walk_leaf(&t->st) && !t->check)
+		do_walk_leaf(&t->st, t->wc_table, t->wc_lg2, iova, &t->fresh);
+	else
+		do_walk(&t->st, iova, &t->fresh);
+}
+
+/* Lock held; unlocks.  The access is allowed, or a permission fault. */
+static ik_u32 xlate_permit(struct ik_softiommu *s, ik_u32 sid, ik_u32 tag, ik_u64 iova,
+			   ik_u32 access, struct ik_softiommu_xlate *x)
+{
+	if (!(x->prot & access))
+		return xlate_fault(s, sid, tag, iova, access, x, IK_SOFTIOMMU_FAULT_PERMISSION, x);
+	ik_unlock(&s->lock);
+	return x->fault;
+}
+
+/* Lock held, the walk current; unlocks.  Checking mode compares the walk
+ * with the IOTLB's and the walk cache's answers (a stale translation is
+ * refused and reported); then the walk's fault, or the caches filled and
+ * the permission checked. */
+static ik_u32 xlate_finish(struct ik_softiommu *s, ik_u32 sid, ik_u64 iova, ik_u32 access,
+			   struct xlate_try *t, struct ik_softiommu_xlate *x)
+{
+	const struct ik_softiommu_xlate *fresh = &t->fresh;
+
+	if (t->check && t->hit && !same_translation(&t->cached, fresh)) {
+		stale_push(s, sid, t->tag, iova, access, false, &t->cached, fresh);
+		return xlate_fault(s, sid, t->tag, iova, access, fresh, IK_SOFTIOMMU_FAULT_STALE, x);
+	}
+	if (t->check && t->wc_table && fresh->leaf_table != t->wc_table) {
+		struct ik_softiommu_xlate wcx;
+
+		IK_ENV_MEMSET(&wcx, 0, sizeof(wcx));
+		wcx.leaf_table = t->wc_table;
+		wcx.leaf_table_lg2 = t->wc_lg2;
+		stale_push(s, sid, t->tag, iova, access, true, &wcx, fresh);
+		return xlate_fault(s, sid, t->tag, iova, access, fresh, IK_SOFTIOMMU_FAULT_STALE, x);
+	}
+	if (fresh->fault)
+		return xlate_fault(s, sid, t->tag, iova, access, fresh, fresh->fault, x);
+	if (!t->hit && s->sets)
+		tlb_fill(s, t->tag, iova, fresh);
+	if (!t->wc_table || fresh->leaf_table != t->wc_table)
+		wc_fill(s, t->tag, iova, fresh->leaf_table, fresh->leaf_table_lg2);
+	*x = t->hit ? t->cached : *fresh;
+	return xlate_permit(s, sid, t->tag, iova, access, x);
+}
+
+/*
  * The whole translation of one access: returns 0 with *x filled, or the
  * fault type (the fault is queued, *x holds what the walk found).
  */
 static ik_u32 xlate_access(struct ik_softiommu *s, ik_u32 sid, ik_u64 iova, ik_u32 access,
 			   struct ik_softiommu_xlate *x)
 {
+	struct xlate_try t;
 	bool counted = false;
 
 	for (;;) {
-		struct sio_stream st;
-		struct ik_softiommu_xlate cached, fresh;
-		struct sio_tlbe *e;
-		struct sio_wce *wce;
-		ik_u64 gen, wc_table = 0;
-		ik_u32 tag, wc_lg2 = 0;
-		bool check, hit;
-
 		ik_lock(&s->lock);
 		if (!counted)
 			s->st.accesses++;
 		counted = true;
-		if (sid >= s->cfg.max_streams || !s->streams[sid].attached) {
-			fault_push(s, sid, 0, iova, IK_SOFTIOMMU_FAULT_BAD_STREAM, access, 0);
-			ik_unlock(&s->lock);
-			IK_ENV_MEMSET(x, 0, sizeof(*x));
-			x->fault = IK_SOFTIOMMU_FAULT_BAD_STREAM;
-			return x->fault;
+		switch (xlate_lookup(s, sid, iova, &t)) {
+		case XL_BAD_STREAM:
+			IK_ENV_MEMSET(&t.fresh, 0, sizeof(t.fresh));
+			return xlate_fault(s, sid, 0, iova, access, &t.fresh,
+					   IK_SOFTIOMMU_FAULT_BAD_STREAM, x);
+		case XL_HIT:
+			*x = t.cached;
+			return xlate_permit(s, sid, t.tag, iova, access, x);
+		case XL_WALK:
+			break;
 		}
-		tag = s->streams[sid].tag;
-		check = (ik_load_relaxed(&s->flags) & IK_SOFTIOMMU_CHECK) != 0;
-		e = s->sets ? tlb_lookup(s, tag, iova) : NULL;
-		hit = e != NULL;
-		if (hit) {
-			e->lru = ++s->clock;
-			tlb_to_xlate(e, iova, &cached);
-			s->st.iotlb_hits++;
-			if (!check) {
-				*x = cached;
-				goto permission;
-			}
-		} else {
-			s->st.iotlb_misses++;
-			wce = wc_lookup(s, tag, iova);
-			if (wce) {
-				wce->lru = ++s->clock;
-				wc_table = wce->table;
-				wc_lg2 = wce->lg2;
-				s->st.walk_cache_hits++;
-			} else if (s->cfg.walk_cache_entries) {
-				s->st.walk_cache_misses++;
-			}
-		}
-		gen = s->gen;
-		s->st.walks++;
-		st = s->streams[sid]; /* a copy: attach may replace it during the walk */
 		ik_unlock(&s->lock);
-
-		/* Walk outside the lock.  A walk-cache hit starts at the cached
-		 * leaf table, as hardware does, unless checking (then the full
-		 * walk is the reference and the cached table is compared). */
-		if (wc_table && can_walk_leaf(&st) && !check)
-			do_walk_leaf(&st, wc_table, wc_lg2, iova, &fresh);
-		else
-			do_walk(&st, iova, &fresh);
-
+		xlate_walk(&t, iova);
 		ik_lock(&s->lock);
-		if (s->gen != gen) {
-			/* An invalidation ran during the walk: its result may be
-			 * from before it, and a check would compare against an
-			 * IOTLB that has since changed.  Start again. */
-			s->st.fill_races++;
-			ik_unlock(&s->lock);
-			continue;
-		}
-		if (check && hit && !same_translation(&cached, &fresh)) {
-			stale_push(s, sid, tag, iova, access, false, &cached, &fresh);
-			fault_push(s, sid, tag, iova, IK_SOFTIOMMU_FAULT_STALE, access, fresh.level);
-			ik_unlock(&s->lock);
-			*x = fresh;
-			x->fault = IK_SOFTIOMMU_FAULT_STALE;
-			return x->fault;
-		}
-		if (check && wc_table && fresh.leaf_table != wc_table) {
-			struct ik_softiommu_xlate wcx;
-
-			IK_ENV_MEMSET(&wcx, 0, sizeof(wcx));
-			wcx.leaf_table = wc_table;
-			wcx.leaf_table_lg2 = wc_lg2;
-			stale_push(s, sid, tag, iova, access, true, &wcx, &fresh);
-			fault_push(s, sid, tag, iova, IK_SOFTIOMMU_FAULT_STALE, access, fresh.level);
-			ik_unlock(&s->lock);
-			*x = fresh;
-			x->fault = IK_SOFTIOMMU_FAULT_STALE;
-			return x->fault;
-		}
-		if (fresh.fault) {
-			fault_push(s, sid, tag, iova, fresh.fault, access, fresh.level);
-			ik_unlock(&s->lock);
-			*x = fresh;
-			return x->fault;
-		}
-		if (!hit && s->sets)
-			tlb_fill(s, tag, iova, &fresh);
-		if (!wc_table || fresh.leaf_table != wc_table)
-			wc_fill(s, tag, iova, fresh.leaf_table, fresh.leaf_table_lg2);
-		*x = hit ? cached : fresh;
-permission:
-		if (!(x->prot & access)) {
-			fault_push(s, sid, tag, iova, IK_SOFTIOMMU_FAULT_PERMISSION, access, x->level);
-			x->fault = IK_SOFTIOMMU_FAULT_PERMISSION;
-		}
+		if (s->gen == t.gen)
+			return xlate_finish(s, sid, iova, access, &t, x);
+		/* An invalidation ran during the walk: its result may be from
+		 * before it, and a check would compare against an IOTLB that has
+		 * since changed.  Start again. */
+		s->st.fill_races++;
 		ik_unlock(&s->lock);
-		return x->fault;
 	}
 }
 

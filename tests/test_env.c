@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
-/* The fault-injecting allocator itself, and the env's allocation wrappers. */
+/* The env layer: its allocation wrappers, error names, version, CPU and time
+ * hooks; and the fault-injecting allocator the other suites rely on. */
 #include "testlib.h"
 
 START_TEST(fails_exactly_the_nth_allocation)
