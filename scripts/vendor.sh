@@ -82,7 +82,7 @@ if [ "$check" -eq 1 ]; then
 			bad=1
 		fi
 	done < "${TMPDIR:-/tmp}/ik-vendor.$$"
-	awk '/^[0-9a-f]{64} / {print $2}' "$manifest" | while read -r v; do
+	awk '/^[0-9a-f]+ / {print $2}' "$manifest" | while read -r v; do
 		awk -v f="$v" '$2 == f {found = 1} END {exit !found}' "${TMPDIR:-/tmp}/ik-vendor.$$" ||
 			echo "stale (removed upstream): $v"
 	done | grep . && bad=1
@@ -95,7 +95,7 @@ mkdir -p "$dest"
 # Remove what the previous copy had and upstream no longer has.
 if [ -f "$manifest" ]; then
 	files > "$dest/.ik-vendor-new"
-	awk '/^[0-9a-f]{64} / {print $2}' "$manifest" | while read -r v; do
+	awk '/^[0-9a-f]+ / {print $2}' "$manifest" | while read -r v; do
 		awk -v f="$v" '$2 == f {found = 1} END {exit !found}' "$dest/.ik-vendor-new" || {
 			echo "removing stale $v"; rm -f "$dest/$v"; }
 	done
