@@ -189,7 +189,9 @@ struct _ik_pt_tbl;	/* a table page's bookkeeping; not API */
  *   walk         a table entry was cleared or a block replaced by a table, so
  *                cached walks (non-leaf entries) must be invalidated too;
  *   nr_tables    table pages waiting for the sync;
- *   pt, tables   not API (the table set and its pending table pages).
+ *   pt, tables   not API: the table set whose unmap (or dirty clear) last
+ *                added a range or queued pages, NULL in a fresh gather; and
+ *                the pending table pages.
  */
 struct ik_gather {
 	ik_u64 start;

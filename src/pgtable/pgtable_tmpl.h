@@ -1037,6 +1037,9 @@ static ik_s64 pt_unmap(struct ik_pgtable *pt, ik_u64 iova, ik_u64 size, struct i
 	if (u.walk)
 		gather->walk = true;
 	if (u.hi > u.lo) {
+		/* The gather names its table set whenever it holds a range,
+		 * so that an invalidation planner can refuse another's. */
+		gather->pt = pt;
 		if (pt->hooks.gather_add)
 			pt->hooks.gather_add(pt->cfg.cookie, gather, u.lo, u.hi - u.lo, u.granule);
 		else
@@ -1244,6 +1247,7 @@ static ik_s64 pt_dirty(struct ik_pgtable *pt, ik_u64 iova, ik_u64 size, unsigned
 	pt_dirty_tbl(&d, pt->root, pt_top(&pt->geom), iova, iova + size);
 	pt_run_flush_all(&d.c);
 	if (gather && d.hi > d.lo) {
+		gather->pt = pt;
 		if (pt->hooks.gather_add)
 			pt->hooks.gather_add(pt->cfg.cookie, gather, d.lo, d.hi - d.lo, d.granule);
 		else
