@@ -1564,6 +1564,64 @@ START_TEST(vtd_queue_invalidation_and_wait_through_the_consumer)
 }
 END_TEST
 
+/* A VT-d queue whose consumer obeys QEMU 7.2's rules (vtd_rules): what QEMU
+ * refuses stops it with CERROR_ILL, the issuer gets -EIO, and the queue's
+ * own no-ops and syncs (IF or SW waits) pass, so later syncs complete. */
+START_TEST(vtd_consumer_with_qemu_rules_rejects_what_qemu_rejects)
+{
+	struct ik_softiommu_cq_config cc;
+	struct ik_vtd_desc_rules rules;
+	struct ik_softiommu_cq bad;
+	struct ik_vtd_desc d;
+	uint64_t w[2];
+	struct sys y;
+
+	sys_init_fmt(&y, 0, IK_PT_VTD_SL, 12, &ik_cmdq_fmt_vtd128, CQ_INLINE);
+	ck_assert_int_eq(ik_vtd_desc_rules_qemu72(&rules, false), 0);
+	memset(&cc, 0, sizeof(cc));
+	cc.fmt = &ik_cmdq_fmt_vtd128;
+	cc.log2_entries = 6;
+	cc.flags = IK_CMDQ_CFG_NO_WRAP;
+	cc.ring = y.ring;
+	cc.vtd_rules = &rules;
+	ck_assert_int_eq(ik_softiommu_cq_init(&y.cq, y.s, &cc), 0);
+
+	memset(&d, 0, sizeof(d));
+	d.type = IK_VTD_DESC_IOTLB;
+	d.g = IK_VTD_G_PAGE;
+	d.did = ASID;
+	d.am = 19; /* above QEMU's MAMV of 18 */
+	ck_assert_int_eq(ik_vtd_desc_encode(&d, w, 2), 0);
+	ck_assert_int_eq(ik_cmdq_issue(y.q, w, 1, IK_CMDQ_SYNC), -EIO);
+	d.am = 18;
+	ck_assert_int_eq(ik_vtd_desc_encode(&d, w, 2), 0);
+	ck_assert_int_eq(ik_cmdq_issue(y.q, w, 1, IK_CMDQ_SYNC), 0);
+	memset(&d, 0, sizeof(d));
+	d.type = IK_VTD_DESC_DEVTLB;
+	d.sid = 0x10;
+	d.pfsid = 0x8; /* QEMU 7.2 treats the PFSID bits as reserved */
+	ck_assert_int_eq(ik_vtd_desc_encode(&d, w, 2), 0);
+	ck_assert_int_eq(ik_cmdq_issue(y.q, w, 1, IK_CMDQ_SYNC), -EIO);
+	d.pfsid = 0;
+	ck_assert_int_eq(ik_vtd_desc_encode(&d, w, 2), 0);
+	ck_assert_int_eq(ik_cmdq_issue(y.q, w, 1, IK_CMDQ_SYNC), 0);
+	w[0] = 0x5 | 1u << 4 | 1u << 5, w[1] = 0x1000; /* SW and IF: QEMU asserts */
+	ck_assert_int_eq(ik_cmdq_issue(y.q, w, 1, IK_CMDQ_SYNC), -EIO);
+	for (int i = 0; i < 70; i++) /* more than a lap of the 64-entry ring */
+		ck_assert_int_eq(ik_cmdq_sync(y.q), 0);
+	ck_assert_uint_eq(__atomic_load_n(&y.cq.rejected, __ATOMIC_RELAXED), 3);
+
+	/* Rules on an SMMUv3 queue, or unknown rule flags: -EINVAL. */
+	cc.fmt = &ik_cmdq_fmt_smmuv3;
+	cc.flags = 0;
+	ck_assert_int_eq(ik_softiommu_cq_init(&bad, y.s, &cc), -EINVAL);
+	cc.fmt = &ik_cmdq_fmt_vtd128;
+	rules.flags |= 0x80000000u;
+	ck_assert_int_eq(ik_softiommu_cq_init(&bad, y.s, &cc), -EINVAL);
+	sys_fini(&y);
+}
+END_TEST
+
 START_TEST(rejected_command_is_reported_and_later_commands_still_run)
 {
 	/* A TLBI_NH_VA whose range overflows the address space decodes, but the
@@ -2079,6 +2137,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, walk_cache_restarts_walks_at_the_leaf_table);
 	tcase_add_test(tc, every_built_format_and_granule_translates_like_iova_to_phys);
 	tcase_add_test(tc, vtd_queue_invalidation_and_wait_through_the_consumer);
+	tcase_add_test(tc, vtd_consumer_with_qemu_rules_rejects_what_qemu_rejects);
 	tcase_add_test(tc, rejected_command_is_reported_and_later_commands_still_run);
 	tcase_add_test(tc, injected_fetch_abort_is_retried_without_losing_commands);
 	tcase_add_test(tc, inline_consumer_completes_syncs_on_the_producers_thread);

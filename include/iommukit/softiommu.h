@@ -448,7 +448,7 @@ IK_API int ik_softiommu_exec_smmu(struct ik_softiommu *s, const struct ik_smmu_c
  * -> INV_ALL; IOTLB domain and PASID-based "all of a PASID" -> INV_TAG(DID);
  * page-selective (G = 3) -> INV_RANGE(DID, ADDR, 4 KiB << AM) with IH as the
  * leaf hint (ADDR must be aligned to that size); invalidation wait -> SYNC;
- * context-cache and device-TLB -> NOP.  Contexts are attached with tag = DID.
+ * context-cache, PASID-cache and device-TLB -> NOP.  Contexts are attached with tag = DID.
  * Errors: -EINVAL (NULL, other types or granularities, misaligned ADDR).
  */
 IK_API int ik_softiommu_exec_vtd(struct ik_softiommu *s, const struct ik_vtd_desc *d);
@@ -487,6 +487,12 @@ struct ik_softiommu_cq_config {
 	 * the host address equal to the device address. */
 	void (*write32)(void *ctx, ik_u64 addr, ik_u32 val);
 	void *write_ctx;
+	/* VT-d only, optional: the unit's rules (copied); a descriptor that
+	 * ik_vtd_desc_validate() refuses under them stops the consumer with
+	 * CERROR_ILL, as the unit would set FSTS.IQE (e.g. the rules of QEMU
+	 * 7.2, ik_vtd_desc_rules_qemu72()).  NULL: only the encoding and what
+	 * ik_softiommu_exec_vtd() can execute are checked. */
+	const struct ik_vtd_desc_rules *vtd_rules;
 };
 
 struct ik_softiommu_cq {
@@ -497,6 +503,8 @@ struct ik_softiommu_cq {
 	unsigned vtd_words; /* 0: SMMUv3; 2 or 4: VT-d descriptor words */
 	void (*write32)(void *ctx, ik_u64 addr, ik_u32 val);
 	void *write_ctx;
+	bool have_rules;
+	struct ik_vtd_desc_rules rules;
 	ik_u64 executed, rejected; /* commands run / refused (atomic; read with
 				      ik_load_relaxed) */
 };
@@ -510,7 +518,8 @@ struct ik_softiommu_cq {
  */
 IK_API extern const struct ik_cmdq_regs ik_softiommu_cq_regs;
 
-/* ik_softiommu_cq_init - see above.  Errors: -EINVAL (NULL, no ring, a format
+/* ik_softiommu_cq_init - see above.  Errors: -EINVAL (NULL, no ring, vtd_rules
+ * with unknown flags or on an SMMUv3 queue, a format
  * other than the three, or what ik_cmdq_sw_init() rejects).  No allocation. */
 IK_API int ik_softiommu_cq_init(struct ik_softiommu_cq *cq, struct ik_softiommu *s,
 				const struct ik_softiommu_cq_config *cfg);
