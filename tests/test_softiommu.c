@@ -1353,6 +1353,40 @@ START_TEST(walk_cache_restarts_walks_at_the_leaf_table)
 }
 END_TEST
 
+/* A block unmapped with a leaf-only invalidation, then a page table installed
+ * in the empty entry (no invalidation due: nothing cached a not-present
+ * entry): the walk cache must not have kept the block's table as "the leaf
+ * table" of the region, or checking mode reports a stale entry that hardware
+ * would not have.  (Found by the VT-d driver core's end-to-end test.) */
+START_TEST(table_installed_where_a_block_was_is_not_stale)
+{
+	unsigned char *big = xmemalign(2u << 20, 2u << 20);
+	struct ik_softiommu_cmd c = { IK_SOFTIOMMU_OP_INV_RANGE, ASID, 0x40000000, 2u << 20, true };
+	struct ik_softiommu_xlate x;
+	struct ik_gather g;
+	struct sys y;
+
+	ck_assert_ptr_nonnull(big);
+	sys_init(&y, IK_SOFTIOMMU_CHECK);
+	ck_assert_int_eq(ik_pgtable_map(y.pt, 0x40000000, (uint64_t)(uintptr_t)big, 2u << 20,
+					IK_PROT_READ | IK_PROT_WRITE), 0);
+	ck_assert_int_eq(ik_softiommu_translate(y.s, 0, 0x40001000, IK_SOFTIOMMU_READ, &x), 0);
+	ck_assert_uint_eq(x.lg2_size, 21);
+	ik_gather_init(&g);
+	ck_assert_int_eq(ik_pgtable_unmap(y.pt, 0x40000000, 2u << 20, &g), 2u << 20);
+	ck_assert(!g.walk);
+	ck_assert_int_eq(ik_softiommu_exec(y.s, &c), 0);
+	ik_pgtable_gather_sync(y.pt, &g);
+	ck_assert_int_eq(ik_pgtable_map(y.pt, 0x40001000, (uint64_t)(uintptr_t)big, 4096,
+					IK_PROT_READ | IK_PROT_WRITE), 0);
+	ck_assert_int_eq(ik_softiommu_translate(y.s, 0, 0x40001000, IK_SOFTIOMMU_READ, &x), 0);
+	ck_assert_uint_eq(x.lg2_size, 12);
+	ck_assert_uint_eq(stats(y.s).stale, 0);
+	sys_fini(&y);
+	free(big);
+}
+END_TEST
+
 START_TEST(every_built_format_and_granule_translates_like_iova_to_phys)
 {
 	static const struct {
@@ -2135,6 +2169,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, correct_strict_sequence_produces_no_fault_and_no_stale_report);
 	tcase_add_test(tc, block_mappings_are_cached_with_their_block_size);
 	tcase_add_test(tc, walk_cache_restarts_walks_at_the_leaf_table);
+	tcase_add_test(tc, table_installed_where_a_block_was_is_not_stale);
 	tcase_add_test(tc, every_built_format_and_granule_translates_like_iova_to_phys);
 	tcase_add_test(tc, vtd_queue_invalidation_and_wait_through_the_consumer);
 	tcase_add_test(tc, vtd_consumer_with_qemu_rules_rejects_what_qemu_rejects);

@@ -32,7 +32,11 @@
  *     tag and global invalidations drop it.  A walk restarted at a cached
  *     leaf table does not see hierarchical permission limits set in upper
  *     levels (ARM APTable/XNTable); iommukit's page-table engine sets none,
- *     and checking mode compares against the full walk.
+ *     and checking mode compares against the full walk.  For page-table
+ *     streams (attach_pt) only last-level tables are cached: a table that
+ *     holds a block leaf may later hold a table pointer in that entry
+ *     without any invalidation being due (the block was unmapped with a
+ *     leaf-only invalidation, then a table installed in the empty entry).
  *   - Commands.  ik_softiommu_exec() executes one decoded command (invalidate
  *     all / by tag / by range, sync).  A command queue in SMMUv3 or VT-d
  *     encoding is consumed through the cmdq unit's software consumer

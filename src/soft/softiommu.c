@@ -785,7 +785,13 @@ static ik_u32 xlate_access(struct ik_softiommu *s, ik_u32 sid, ik_u64 iova, ik_u
 		}
 		if (!hit && s->sets)
 			tlb_fill(s, tag, iova, &fresh);
-		if (!wc_table || fresh.leaf_table != wc_table)
+		/* Page-table streams cache last-level tables only: the table
+		 * holding a block leaf may later hold a table pointer in that
+		 * entry (the block unmapped with a leaf-only invalidation, then
+		 * a table installed in the empty entry, which needs none), and a
+		 * walk restarted there would no longer end at it; hardware
+		 * caches that table as a non-leaf step, which stays valid. */
+		if ((!st.pt || fresh.level == 0) && (!wc_table || fresh.leaf_table != wc_table))
 			wc_fill(s, tag, iova, fresh.leaf_table, fresh.leaf_table_lg2);
 		*x = hit ? cached : fresh;
 permission:
