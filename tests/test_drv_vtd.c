@@ -57,6 +57,7 @@ struct unit {
 	/* behaviour */
 	uint32_t stuck;	     /* GSTS bits that never follow their command */
 	bool devtlb_timeout; /* a device-TLB invalidation sets ITE, aborts waits */
+	bool refuse_qi_off;  /* QIE clear is ignored */
 	bool aborting;	     /* ITE pending: waits complete without status */
 	uint64_t iqercd_on_iqe;
 	struct ik_softiommu *s; /* invalidations go here, when set */
@@ -217,7 +218,7 @@ static void u_gcmd(struct unit *m, uint32_t v)
 			m->iq_size = 1u << ((m->iqa & 7) + 8 - (m->dw ? 1 : 0));
 			m->qi_on = true;
 			m->gsts |= 1u << 26;
-		} else if (m->tail == m->head && m->last_type == 5) {
+		} else if (m->tail == m->head && m->last_type == 5 && !m->refuse_qi_off) {
 			m->qi_on = false;
 			m->head = 0;
 			m->iqh = 0;
@@ -718,6 +719,32 @@ START_TEST(status_bit_that_never_follows_is_etimedout_and_unit_left_off)
 		ck_assert_int_eq(ik_vtd_enable(r.u), 0);
 		rig_fini(&r);
 	}
+}
+END_TEST
+
+/* A unit that will not let go (QIE does not clear after a failed enable):
+ * its memory is kept, not freed under it; a later disable that succeeds
+ * lets destroy free everything. */
+START_TEST(unit_that_does_not_let_go_keeps_its_memory)
+{
+	struct rig r;
+	long live;
+
+	rig_init(&r, false);
+	r.m.stuck = 1u << 31; /* TES never follows: enable fails after QI is on */
+	r.m.refuse_qi_off = true;
+	ck_assert_int_eq(ik_vtd_create(&r.cfg, &r.u), 0);
+	live = r.fa.live;
+	ck_assert_int_eq(ik_vtd_enable(r.u), -ETIMEDOUT);
+	ck_assert(r.m.qi_on);
+	ck_assert_int_eq(r.fa.live, live + 4); /* root, ring, status words, queue */
+	ck_assert_int_eq(ik_vtd_enable(r.u), -EBUSY);
+	ck_assert_int_eq(ik_vtd_disable(r.u), -ETIMEDOUT);
+	r.m.refuse_qi_off = false;
+	r.m.stuck = 0;
+	ck_assert_int_eq(ik_vtd_disable(r.u), 0);
+	ck_assert(!r.m.qi_on);
+	rig_fini(&r);
 }
 END_TEST
 
@@ -1818,6 +1845,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, rwbf_unit_gets_write_buffer_flushes);
 	tcase_add_test(tc, status_bit_that_never_follows_is_etimedout_and_unit_left_off);
 	tcase_add_test(tc, unit_enabled_by_someone_else_is_ebusy_until_disabled);
+	tcase_add_test(tc, unit_that_does_not_let_go_keeps_its_memory);
 	tcase_add_test(tc, enable_allocation_failure_midway_leaves_nothing);
 	tcase_add_test(tc, create_validates_its_config);
 	tcase_add_test(tc, bad_descriptor_is_eio_and_queue_resumes_after_iqt_rewrite);

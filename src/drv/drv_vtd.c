@@ -433,7 +433,7 @@ IK_API void ik_vtd_destroy(struct ik_vtd *u)
 {
 	if (!u)
 		return;
-	if (u->enabled && ik_vtd_disable(u)) {
+	if (u->stuck || (u->enabled && ik_vtd_disable(u))) {
 		/* The unit may still read its tables and queue: leak them
 		 * rather than free memory under it; free only our own. */
 		ik_free(u->alloc, u, sizeof(*u));
@@ -596,13 +596,19 @@ IK_API int ik_vtd_enable(struct ik_vtd *u)
 	if (!err)
 		return 0;
 	u->enabled = false;
-	if (rd32(u, IK_VTD_REG_GSTS) & IK_VTD_GSTS_TES)
-		(void)gcmd(u, IK_VTD_GCMD_TE, false, IK_VTD_GSTS_TES, false);
+	if ((rd32(u, IK_VTD_REG_GSTS) & IK_VTD_GSTS_TES) &&
+	    gcmd(u, IK_VTD_GCMD_TE, false, IK_VTD_GSTS_TES, false))
+		u->stuck = true;
 	if (err != -ETIMEDOUT)
 		(void)ik_cmdq_sync(u->q); /* QEMU disables QI only after a wait */
 out_qi:
-	(void)qi_off(u);
+	if (qi_off(u))
+		u->stuck = true;
 out_queue:
+	/* A unit that did not let go may still read the queue and tables:
+	 * keep them (destroy leaks them) rather than free them under it. */
+	if (u->stuck)
+		return err;
 	queue_free(u);
 out_root:
 	if (fresh)
@@ -620,17 +626,16 @@ IK_API int ik_vtd_disable(struct ik_vtd *u)
 	g = rd32(u, IK_VTD_REG_GSTS);
 	if (g & IK_VTD_GSTS_TES)
 		err = gcmd(u, IK_VTD_GCMD_TE, false, IK_VTD_GSTS_TES, false);
-	if (err)
-		return err;
-	if (g & IK_VTD_GSTS_QIES) {
+	if (!err && (g & IK_VTD_GSTS_QIES)) {
 		/* Nothing pending and a wait last (QEMU 7.2 refuses otherwise). */
 		if (u->enabled && u->q)
 			(void)ik_cmdq_sync(u->q);
 		err = qi_off(u);
-		if (err)
-			return err;
 	}
+	if (err)
+		return err;
 	u->enabled = false;
+	u->stuck = false;
 	return 0;
 }
 

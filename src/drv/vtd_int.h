@@ -40,6 +40,7 @@ struct ik_vtd {
 	ik_u32 flags;
 	bool scalable;
 	bool enabled;	 /* this object enabled TE and QI */
+	bool stuck;	 /* the unit refused to let go: its memory is never freed */
 	unsigned qs;
 	unsigned pasid_bits;
 	unsigned log2;	 /* queue entries */

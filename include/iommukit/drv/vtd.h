@@ -614,7 +614,10 @@ IK_API const struct ik_vtd_hwcaps *ik_vtd_caps(const struct ik_vtd *u);
  * 2^haw or misaligned); -ETIMEDOUT (a status bit did not follow its
  * command; what was switched on is switched off again); -EIO (the
  * invalidations were refused).  On error everything allocated is freed and
- * the unit is back as it was (translation and QI off).
+ * the unit is back as it was (translation and QI off) - unless the unit does
+ * not let go (TE or QIE will not clear): then its queue and tables stay
+ * allocated, ik_vtd_disable() may try again, and ik_vtd_destroy() leaks them
+ * rather than free memory the unit may still read.
  */
 IK_API int ik_vtd_enable(struct ik_vtd *u);
 
