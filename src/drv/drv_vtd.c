@@ -304,7 +304,7 @@ static void wr32(const struct ik_vtd *u, ik_u32 off, ik_u32 v)
 	ik_mmio_write32(&u->mmio, off, v);
 }
 
-int _ik_vtd_page_alloc(struct ik_vtd *u, ik_size size, ik_size align, struct vtd_page *pg)
+int ik_vtd_page_alloc(struct ik_vtd *u, ik_size size, ik_size align, struct vtd_page *pg)
 {
 	ik_u64 limit = (ik_u64)1 << u->haw, dma;
 	void *cpu;
@@ -322,7 +322,7 @@ int _ik_vtd_page_alloc(struct ik_vtd *u, ik_size size, ik_size align, struct vtd
 	return 0;
 }
 
-void _ik_vtd_page_free(struct ik_vtd *u, struct vtd_page *pg, ik_size size)
+void ik_vtd_page_free(struct ik_vtd *u, struct vtd_page *pg, ik_size size)
 {
 	if (pg->cpu)
 		ik_dma_free(&u->dma, pg->cpu, pg->dma, size);
@@ -330,7 +330,7 @@ void _ik_vtd_page_free(struct ik_vtd *u, struct vtd_page *pg, ik_size size)
 	pg->dma = 0;
 }
 
-void _ik_vtd_clean(const struct ik_vtd *u, const void *cpu, ik_u64 dma, ik_size size)
+void ik_vtd_tables_clean(const struct ik_vtd *u, const void *cpu, ik_u64 dma, ik_size size)
 {
 	if (!u->caps.c)
 		ik_dma_clean(&u->dma, cpu, dma, size);
@@ -421,8 +421,8 @@ IK_API int ik_vtd_create(const struct ik_vtd_config *cfg, struct ik_vtd **out)
 
 static void queue_free(struct ik_vtd *u)
 {
-	_ik_vtd_page_free(u, &u->ring, u->ring_bytes);
-	_ik_vtd_page_free(u, &u->status, u->status_bytes);
+	ik_vtd_page_free(u, &u->ring, u->ring_bytes);
+	ik_vtd_page_free(u, &u->status, u->status_bytes);
 	if (u->qmem)
 		ik_free(u->alloc, u->qmem, u->qmem_size);
 	u->qmem = NULL;
@@ -440,7 +440,7 @@ IK_API void ik_vtd_destroy(struct ik_vtd *u)
 		return;
 	}
 	queue_free(u);
-	_ik_vtd_tables_free(u);
+	ik_vtd_tables_free(u);
 	ik_free(u->alloc, u, sizeof(*u));
 }
 
@@ -492,10 +492,10 @@ static int queue_alloc(struct ik_vtd *u)
 	int err;
 
 	if (!u->ring.cpu) {
-		err = _ik_vtd_page_alloc(u, u->ring_bytes, 4096, &u->ring);
+		err = ik_vtd_page_alloc(u, u->ring_bytes, 4096, &u->ring);
 		if (err)
 			return err;
-		err = _ik_vtd_page_alloc(u, u->status_bytes, 64, &u->status);
+		err = ik_vtd_page_alloc(u, u->status_bytes, 64, &u->status);
 		if (err) {
 			queue_free(u);
 			return err;
@@ -545,7 +545,7 @@ IK_API int ik_vtd_enable(struct ik_vtd *u)
 	if (u->enabled || (rd32(u, IK_VTD_REG_GSTS) & (IK_VTD_GSTS_TES | IK_VTD_GSTS_QIES)))
 		return -EBUSY;
 	/* 1. memory */
-	err = _ik_vtd_root_get(u, &fresh);
+	err = ik_vtd_root_get(u, &fresh);
 	if (err)
 		return err;
 	err = queue_alloc(u);
@@ -612,7 +612,7 @@ out_queue:
 	queue_free(u);
 out_root:
 	if (fresh)
-		_ik_vtd_page_free(u, &u->root, 4096);
+		ik_vtd_page_free(u, &u->root, 4096);
 	return err;
 }
 

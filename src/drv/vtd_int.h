@@ -61,13 +61,13 @@ struct ik_vtd {
 
 /* Allocate one zeroed page-aligned block of DMA memory below 2^haw
  * (-ENOMEM, -ERANGE); free it. */
-int _ik_vtd_page_alloc(struct ik_vtd *u, ik_size size, ik_size align, struct vtd_page *pg);
-void _ik_vtd_page_free(struct ik_vtd *u, struct vtd_page *pg, ik_size size);
+int ik_vtd_page_alloc(struct ik_vtd *u, ik_size size, ik_size align, struct vtd_page *pg);
+void ik_vtd_page_free(struct ik_vtd *u, struct vtd_page *pg, ik_size size);
 /* Clean table memory the unit reads, when it does not snoop (ECAP.C = 0). */
-void _ik_vtd_clean(const struct ik_vtd *u, const void *cpu, ik_u64 dma, ik_size size);
+void ik_vtd_tables_clean(const struct ik_vtd *u, const void *cpu, ik_u64 dma, ik_size size);
 /* The root table, allocated on first use (*fresh: by this call). */
-int _ik_vtd_root_get(struct ik_vtd *u, bool *fresh);
+int ik_vtd_root_get(struct ik_vtd *u, bool *fresh);
 /* Free every context, PASID and root table page (destroy). */
-void _ik_vtd_tables_free(struct ik_vtd *u);
+void ik_vtd_tables_free(struct ik_vtd *u);
 
 #endif

@@ -45,20 +45,20 @@ static void entry_clear(ik_u64 *e, unsigned n)
 static void clean_entry(const struct ik_vtd *u, const struct vtd_page *pg, ik_size off,
 			ik_size size)
 {
-	_ik_vtd_clean(u, (const ik_u8 *)pg->cpu + off, pg->dma + off, size);
+	ik_vtd_tables_clean(u, (const ik_u8 *)pg->cpu + off, pg->dma + off, size);
 }
 
-int _ik_vtd_root_get(struct ik_vtd *u, bool *fresh)
+int ik_vtd_root_get(struct ik_vtd *u, bool *fresh)
 {
 	int err;
 
 	*fresh = false;
 	if (u->root.cpu)
 		return 0;
-	err = _ik_vtd_page_alloc(u, PAGE, PAGE, &u->root);
+	err = ik_vtd_page_alloc(u, PAGE, PAGE, &u->root);
 	if (err)
 		return err;
-	_ik_vtd_clean(u, u->root.cpu, u->root.dma, PAGE);
+	ik_vtd_tables_clean(u, u->root.cpu, u->root.dma, PAGE);
 	*fresh = true;
 	return 0;
 }
@@ -80,13 +80,13 @@ static void pdir_free(struct ik_vtd *u, struct vtd_pdir *pd)
 	if (!pd)
 		return;
 	for (ik_u32 i = 0; i < pd->ntables; i++)
-		_ik_vtd_page_free(u, &pd->tables[i], PAGE);
-	_ik_vtd_page_free(u, &pd->dir, pd->dir_bytes);
+		ik_vtd_page_free(u, &pd->tables[i], PAGE);
+	ik_vtd_page_free(u, &pd->dir, pd->dir_bytes);
 	ik_free(u->alloc, pd->tables, sizeof(*pd->tables) * pd->ntables);
 	ik_free(u->alloc, pd, sizeof(*pd));
 }
 
-void _ik_vtd_tables_free(struct ik_vtd *u)
+void ik_vtd_tables_free(struct ik_vtd *u)
 {
 	for (unsigned i = 0; i < IK_ARRAY_SIZE(u->ctx); i++) {
 		struct vtd_ctx *c = &u->ctx[i];
@@ -97,9 +97,9 @@ void _ik_vtd_tables_free(struct ik_vtd *u)
 			ik_free(u->alloc, c->pdir, 128 * sizeof(*c->pdir));
 			c->pdir = NULL;
 		}
-		_ik_vtd_page_free(u, &c->pg, PAGE);
+		ik_vtd_page_free(u, &c->pg, PAGE);
 	}
-	_ik_vtd_page_free(u, &u->root, PAGE);
+	ik_vtd_page_free(u, &u->root, PAGE);
 }
 
 /* ---------------------------------------------------------------- checks */
@@ -211,7 +211,7 @@ static int ctx_get(struct ik_vtd *u, unsigned i, bool *fresh)
 	*fresh = false;
 	if (u->ctx[i].pg.cpu)
 		return 0;
-	err = _ik_vtd_page_alloc(u, PAGE, PAGE, &u->ctx[i].pg);
+	err = ik_vtd_page_alloc(u, PAGE, PAGE, &u->ctx[i].pg);
 	if (!err)
 		*fresh = true;
 	return err;
@@ -232,13 +232,13 @@ static int legacy_set(struct ik_vtd *u, unsigned bus, unsigned devfn,
 		return err;
 	if (c->pg.cpu && (ik_load_relaxed(&words_at(&c->pg, (ik_size)devfn * 16)[0]) & IK_VTD_CTX_P))
 		return -EBUSY;
-	err = _ik_vtd_root_get(u, &fresh_root);
+	err = ik_vtd_root_get(u, &fresh_root);
 	if (err)
 		return err;
 	err = ctx_get(u, bus, &fresh_ctx);
 	if (err) {
 		if (fresh_root)
-			_ik_vtd_page_free(u, &u->root, PAGE);
+			ik_vtd_page_free(u, &u->root, PAGE);
 		return err;
 	}
 	ce = words_at(&c->pg, (ik_size)devfn * 16);
@@ -324,21 +324,21 @@ static int sm_prepare(struct ik_vtd *u, unsigned bus, unsigned devfn, ik_u32 pas
 			return -ENOMEM;
 		}
 		IK_ENV_MEMSET(pd->tables, 0, sizeof(*pd->tables) * pd->ntables);
-		err = _ik_vtd_page_alloc(u, pd->dir_bytes, PAGE, &pd->dir);
+		err = ik_vtd_page_alloc(u, pd->dir_bytes, PAGE, &pd->dir);
 		if (err) {
 			ik_free(u->alloc, pd->tables, sizeof(*pd->tables) * pd->ntables);
 			ik_free(u->alloc, pd, sizeof(*pd));
 			return err;
 		}
-		_ik_vtd_clean(u, pd->dir.cpu, pd->dir.dma, pd->dir_bytes);
+		ik_vtd_tables_clean(u, pd->dir.cpu, pd->dir.dma, pd->dir_bytes);
 		c->pdir[idx] = pd;
 		*made |= 4;
 	}
 	if (!pd->tables[ti].cpu) {
-		err = _ik_vtd_page_alloc(u, PAGE, PAGE, &pd->tables[ti]);
+		err = ik_vtd_page_alloc(u, PAGE, PAGE, &pd->tables[ti]);
 		if (err)
 			return err;
-		_ik_vtd_clean(u, pd->tables[ti].cpu, pd->tables[ti].dma, PAGE);
+		ik_vtd_tables_clean(u, pd->tables[ti].cpu, pd->tables[ti].dma, PAGE);
 		*made |= 8;
 	}
 	return 0;
@@ -352,7 +352,7 @@ static void sm_unprepare(struct ik_vtd *u, unsigned bus, unsigned devfn, ik_u32 
 	unsigned idx = devfn & 127;
 
 	if ((made & 8) && c->pdir && c->pdir[idx])
-		_ik_vtd_page_free(u, &c->pdir[idx]->tables[pasid >> 6], PAGE);
+		ik_vtd_page_free(u, &c->pdir[idx]->tables[pasid >> 6], PAGE);
 	if ((made & 4) && c->pdir) {
 		pdir_free(u, c->pdir[idx]);
 		c->pdir[idx] = NULL;
@@ -362,7 +362,7 @@ static void sm_unprepare(struct ik_vtd *u, unsigned bus, unsigned devfn, ik_u32 
 		c->pdir = NULL;
 	}
 	if (made & 1)
-		_ik_vtd_page_free(u, &c->pg, PAGE);
+		ik_vtd_page_free(u, &c->pg, PAGE);
 }
 
 static ik_u64 *sm_ce(struct ik_vtd *u, unsigned bus, unsigned devfn)
@@ -439,14 +439,14 @@ static int sm_set(struct ik_vtd *u, unsigned bus, unsigned devfn, const struct i
 	ce = sm_ce(u, bus, devfn);
 	if (ce && (ik_load_relaxed(&ce[0]) & IK_VTD_SMCE_P))
 		return -EBUSY;
-	err = _ik_vtd_root_get(u, &fresh_root);
+	err = ik_vtd_root_get(u, &fresh_root);
 	if (err)
 		return err;
 	err = sm_prepare(u, bus, devfn, 0, true, &made);
 	if (err) {
 		sm_unprepare(u, bus, devfn, 0, made);
 		if (fresh_root)
-			_ik_vtd_page_free(u, &u->root, PAGE);
+			ik_vtd_page_free(u, &u->root, PAGE);
 		return err;
 	}
 	pd = c->pdir[devfn & 127];
