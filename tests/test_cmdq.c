@@ -1049,6 +1049,246 @@ START_TEST(vtd_queue_no_wrap_256bit_with_status_write)
 }
 END_TEST
 
+/*
+ * The VT-d no-op (and the sync of a queue without completion address), per
+ * the specification's invalidation wait descriptor: Type 5 in bits 3:0, IF
+ * bit 4, SW bit 5, FN bit 6, PD bit 7, status data 63:32, status address
+ * 127:66.  A wait must signal completion through SW or IF; QEMU 7.2 rejects
+ * one with neither (vtd_process_wait_desc: "unknown type").  Expected words
+ * written from those positions, not from the encoder.
+ */
+START_TEST(vtd_noop_and_addressless_sync_are_waits_that_signal)
+{
+	static const struct ik_cmdq_fmt *const fmts[2] = { &ik_cmdq_fmt_vtd128, &ik_cmdq_fmt_vtd256 };
+	const uint64_t nop_w0 = 0x5 | BIT(4); /* wait, IF */
+	struct ik_vtd_desc_rules qemu;
+	struct ik_cmdq_sync_info si;
+	struct ik_vtd_desc d;
+	uint64_t w[4];
+
+	ck_assert_int_eq(ik_vtd_desc_rules_qemu72(&qemu, false), 0);
+	for (unsigned f = 0; f < 2; f++) {
+		unsigned words = fmts[f]->entry_size / 8;
+
+		memset(w, 0xa5, sizeof(w));
+		fmts[f]->encode_nop(w);
+		ck_assert_uint_eq(w[0], nop_w0);
+		ck_assert_uint_eq(w[1], 0);
+		if (words == 4)
+			ck_assert(w[2] == 0 && w[3] == 0);
+		ck_assert_int_eq(ik_vtd_desc_decode(w, words, &d), 0);
+		ck_assert_int_eq(ik_vtd_desc_validate(&d, &qemu), 0);
+		ck_assert_int_eq(fmts[f]->classify(w, &si), IK_CMDQ_KIND_SYNC);
+		ck_assert(!si.write);
+		/* A sync without an address is the same signalling wait. */
+		memset(w, 0xa5, sizeof(w));
+		fmts[f]->encode_sync(w, 0, 0x1234);
+		ck_assert_uint_eq(w[0], nop_w0);
+		ck_assert_uint_eq(w[1], 0);
+		/* A sync with one: SW, data 63:32, address 127:66, IF clear
+		 * (QEMU 7.2 asserts on SW with IF). */
+		fmts[f]->encode_sync(w, 0x123456780ull, 0xabcd0100u);
+		ck_assert_uint_eq(w[0], 0x5 | BIT(5) | (uint64_t)0xabcd0100u << 32);
+		ck_assert_uint_eq(w[1], 0x123456780ull);
+		ck_assert_int_eq(ik_vtd_desc_decode(w, words, &d), 0);
+		ck_assert_int_eq(ik_vtd_desc_validate(&d, &qemu), 0);
+		/* The old no-op, a wait with SW = IF = 0, is invalid. */
+		w[0] = 0x5, w[1] = 0, w[2] = w[3] = 0;
+		ck_assert_int_eq(ik_vtd_desc_decode(w, words, &d), -EINVAL);
+		ck_assert_int_eq(fmts[f]->classify(w, &si), -EINVAL);
+	}
+	/* The encoder refuses to build one. */
+	d = vdesc(IK_VTD_DESC_WAIT);
+	d.fn = 1;
+	ck_assert_int_eq(ik_vtd_desc_encode(&d, w, 2), -EINVAL);
+}
+END_TEST
+
+/* ik_vtd_desc_validate: each rule, and the PASID-cache descriptor's fields
+ * (Type 7, G 5:4, DID 31:16, PASID 51:32; G = 2 reserved). */
+START_TEST(vtd_validate_applies_each_unit_rule)
+{
+	struct ik_vtd_desc_rules r = { IK_VTD_RULE_PSI, 9 };
+	struct ik_vtd_desc d = vdesc(IK_VTD_DESC_IOTLB);
+	uint64_t w[2];
+
+	d.g = IK_VTD_G_PAGE, d.am = 9;
+	ck_assert_int_eq(ik_vtd_desc_validate(&d, &r), 0);
+	d.am = 10;
+	ck_assert_int_eq(ik_vtd_desc_validate(&d, &r), -EINVAL); /* above MAMV */
+	d.am = 0;
+	r.flags = 0;
+	ck_assert_int_eq(ik_vtd_desc_validate(&d, &r), -EINVAL); /* no PSI */
+	d.g = IK_VTD_G_DOMAIN;
+	ck_assert_int_eq(ik_vtd_desc_validate(&d, &r), 0);
+	d = vdesc(IK_VTD_DESC_PIOTLB);
+	d.g = IK_VTD_G_PASID;
+	ck_assert_int_eq(ik_vtd_desc_validate(&d, &r), -EINVAL); /* legacy mode */
+	r.flags = IK_VTD_RULE_SCALABLE;
+	ck_assert_int_eq(ik_vtd_desc_validate(&d, &r), 0);
+	d = vdesc(IK_VTD_DESC_WAIT);
+	d.sw = 1, d.pd = 1, d.status_addr = 0x1000;
+	ck_assert_int_eq(ik_vtd_desc_validate(&d, &r), -EINVAL); /* no PDS */
+	r.flags |= IK_VTD_RULE_PDS;
+	ck_assert_int_eq(ik_vtd_desc_validate(&d, &r), 0);
+	d.pd = 0, d.iflag = 1;
+	ck_assert_int_eq(ik_vtd_desc_validate(&d, &r), 0); /* spec: both may be set */
+	r.flags |= IK_VTD_RULE_QEMU72;
+	ck_assert_int_eq(ik_vtd_desc_validate(&d, &r), -EINVAL);
+	d = vdesc(IK_VTD_DESC_DEVTLB);
+	d.pfsid = 1;
+	ck_assert_int_eq(ik_vtd_desc_validate(&d, &r), -EINVAL);
+	r.flags &= ~IK_VTD_RULE_QEMU72;
+	ck_assert_int_eq(ik_vtd_desc_validate(&d, &r), 0);
+	r.flags = 0x100;
+	ck_assert_int_eq(ik_vtd_desc_validate(&d, &r), -EINVAL);
+	ck_assert_int_eq(ik_vtd_desc_validate(NULL, &r), -EINVAL);
+	ck_assert_int_eq(ik_vtd_desc_validate(&d, NULL), -EINVAL);
+	ck_assert_int_eq(ik_vtd_desc_rules_qemu72(NULL, true), -EINVAL);
+	ck_assert_int_eq(ik_vtd_desc_rules_qemu72(&r, true), 0);
+	ck_assert(r.mamv == 18 && (r.flags & IK_VTD_RULE_SCALABLE) && (r.flags & IK_VTD_RULE_PSI));
+
+	d = vdesc(IK_VTD_DESC_PC);
+	d.g = IK_VTD_G_PC_PASID, d.did = 0x1234, d.pasid = 0xabcde;
+	ck_assert_int_eq(ik_vtd_desc_encode(&d, w, 2), 0);
+	ck_assert_uint_eq(w[0], 0x7 | 1ull << 4 | 0x1234ull << 16 | 0xabcdeull << 32);
+	ck_assert_uint_eq(w[1], 0);
+	d.g = 2;
+	ck_assert_int_eq(ik_vtd_desc_encode(&d, w, 2), -EINVAL);
+	w[0] = 0x7 | 2ull << 4;
+	ck_assert_int_eq(ik_vtd_desc_decode(w, 2, &d), -EINVAL);
+	w[0] = 0x7 | 1ull << 52; /* above PASID */
+	ck_assert_int_eq(ik_vtd_desc_decode(w, 2, &d), -EINVAL);
+	ck_assert_str_eq(ik_vtd_desc_name(IK_VTD_DESC_PC), "PC");
+}
+END_TEST
+
+/*
+ * End to end, with the software consumer rejecting what QEMU 7.2 rejects (its
+ * classify is the decoder, which refuses a wait with SW = IF = 0): a bad
+ * descriptor is -EIO to its submitter, the repair's no-op is accepted, the
+ * queue resumes and later syncs complete - without and with completion
+ * writes.  With the old no-op (SW = IF = 0) the repair was rejected again and
+ * every later sync timed out.
+ */
+START_TEST(vtd_bad_descriptor_is_eio_then_queue_resumes_and_syncs_complete)
+{
+	static const struct ik_cmdq_fmt *const fmts[2] = { &ik_cmdq_fmt_vtd128, &ik_cmdq_fmt_vtd256 };
+
+	for (unsigned k = 0; k < 4; k++) {
+		const struct ik_cmdq_fmt *fmt = fmts[k & 1];
+		unsigned words = fmt->entry_size / 8;
+		unsigned flags = IK_CMDQ_CFG_NO_WRAP | (k & 2 ? IK_CMDQ_CFG_MSI : 0);
+		struct ik_vtd_desc d = vdesc(IK_VTD_DESC_IOTLB);
+		uint64_t cmds[12]; /* three packed entries */
+		struct rig r;
+
+		rig_init(&r, fmt, 3, flags, 200000000ull);
+		memset(cmds, 0, sizeof(cmds));
+		d.g = IK_VTD_G_DOMAIN;
+		d.did = 1;
+		ck_assert_int_eq(ik_vtd_desc_encode(&d, &cmds[0], words), 0);
+		cmds[words] = 0x2; /* IOTLB with G = 0: reserved granularity */
+		d.did = 2;
+		ck_assert_int_eq(ik_vtd_desc_encode(&d, &cmds[2 * words], words), 0);
+		rig_start(&r);
+		ck_assert_int_eq(ik_cmdq_issue(r.q, cmds, 3, IK_CMDQ_SYNC), -EIO);
+		for (int i = 0; i < 20; i++) /* several laps of the 8-entry ring */
+			ck_assert_int_eq(ik_cmdq_issue(r.q, &cmds[2 * words], 1, IK_CMDQ_SYNC), 0);
+		ck_assert_int_eq(ik_cmdq_sync(r.q), 0);
+		rig_stop(&r);
+		ck_assert_msg(r.nerr == 1, "k %u: %d errors, 2nd at %u cerror %u attempt %u", k,
+			      r.nerr, r.errs[1].index, r.errs[1].cerror, r.errs[1].attempt);
+		ck_assert_uint_eq(r.errs[0].cerror, IK_CMDQ_CERROR_ILL);
+		ck_assert_uint_eq(r.seen, 22);
+		rig_fini(&r);
+	}
+}
+END_TEST
+
+/* Completion words outside the ring (cfg.status): a sync names its word, the
+ * word alone completes it, a dropped completion write times out although the
+ * consumer index passed the sync, and a sync the handler replaces wakes its
+ * waiter with -EIO. */
+static uint32_t status_words[8];
+static int drop_writes;
+
+static void status_write32(void *ctx, ik_u64 addr, ik_u32 val)
+{
+	(void)ctx;
+	if (__atomic_load_n(&drop_writes, __ATOMIC_ACQUIRE))
+		return;
+	ck_assert(addr >= 0x90000000ull && addr < 0x90000000ull + sizeof(status_words));
+	__atomic_store_n(&status_words[(addr - 0x90000000ull) / 4], val, __ATOMIC_RELEASE);
+}
+
+static int fail_syncs;
+
+static uint32_t fail_sync_handler(struct rig *r, uint32_t index, const void *ent, int kind)
+{
+	(void)r, (void)index, (void)ent;
+	if (kind == IK_CMDQ_KIND_SYNC && __atomic_load_n(&fail_syncs, __ATOMIC_ACQUIRE) > 0) {
+		__atomic_sub_fetch(&fail_syncs, 1, __ATOMIC_RELEASE);
+		return IK_CMDQ_CERROR_ILL;
+	}
+	return 0;
+}
+
+START_TEST(status_array_words_alone_complete_syncs)
+{
+	struct ik_vtd_desc d = vdesc(IK_VTD_DESC_IOTLB), x;
+	struct ik_cmdq_config c;
+	struct ik_cmdq *bad;
+	uint64_t cmd[2], slot[2];
+	struct rig r;
+
+	rig_init(&r, &ik_cmdq_fmt_vtd128, 3, IK_CMDQ_CFG_NO_WRAP | IK_CMDQ_CFG_MSI, 100000000ull);
+	ik_cmdq_destroy(r.q);
+	r.sw.cfg.write32 = status_write32;
+	r.cfg.status = status_words;
+	r.cfg.status_dma = 0x90000000ull;
+	/* Misconfigurations: no MSI, misaligned word, an array wrapping 2^64. */
+	c = r.cfg;
+	c.flags = IK_CMDQ_CFG_NO_WRAP;
+	ck_assert_int_eq(ik_cmdq_create(&c, &bad), -EINVAL);
+	c = r.cfg;
+	c.status_dma = 0x90000002ull;
+	ck_assert_int_eq(ik_cmdq_create(&c, &bad), -EINVAL);
+	c.status_dma = ~(uint64_t)0 - 15;
+	ck_assert_int_eq(ik_cmdq_create(&c, &bad), -EINVAL);
+	ck_assert_int_eq(ik_cmdq_create(&r.cfg, &r.q), 0);
+
+	d.g = IK_VTD_G_GLOBAL;
+	ck_assert_int_eq(ik_vtd_desc_encode(&d, cmd, 2), 0);
+	rig_start(&r);
+	ck_assert_int_eq(ik_cmdq_issue(r.q, cmd, 1, IK_CMDQ_SYNC), 0);
+	rig_stop(&r);
+	/* The sync (index 1) asked for its word, and the ring kept the wait. */
+	memcpy(slot, (char *)r.ring + 16, 16);
+	ck_assert_int_eq(ik_vtd_desc_decode(slot, 2, &x), 0);
+	ck_assert(x.type == IK_VTD_DESC_WAIT && x.sw && x.status_addr == 0x90000004ull);
+	ck_assert_uint_ne(status_words[1], 0);
+	ck_assert_uint_eq(status_words[1], x.status_data);
+
+	/* The consumer passes the sync but its write is lost: no completion. */
+	__atomic_store_n(&drop_writes, 1, __ATOMIC_RELEASE);
+	rig_start(&r);
+	ck_assert_int_eq(ik_cmdq_sync(r.q), -ETIMEDOUT);
+	rig_stop(&r);
+	__atomic_store_n(&drop_writes, 0, __ATOMIC_RELEASE);
+
+	/* A rejected sync: replaced, its waiter wakes with -EIO at once. */
+	r.handler = fail_sync_handler;
+	__atomic_store_n(&fail_syncs, 1, __ATOMIC_RELEASE);
+	rig_start(&r);
+	ck_assert_int_eq(ik_cmdq_issue(r.q, cmd, 1, IK_CMDQ_SYNC), -EIO);
+	for (int i = 0; i < 12; i++)
+		ck_assert_int_eq(ik_cmdq_issue(r.q, cmd, 1, IK_CMDQ_SYNC), 0);
+	rig_stop(&r);
+	rig_fini(&r);
+}
+END_TEST
+
 START_TEST(set_picks_per_cpu_queue_and_syncs_all)
 {
 	struct ik_cmdq_config cfgs[2];
@@ -1750,6 +1990,10 @@ Suite *ik_test_suite(void)
 	tcase_add_test(q, error_interrupt_path_handles_errors_without_waiters);
 	tcase_add_test(q, batch_submits_in_groups_and_reports_errors);
 	tcase_add_test(q, vtd_queue_no_wrap_256bit_with_status_write);
+	tcase_add_test(q, vtd_noop_and_addressless_sync_are_waits_that_signal);
+	tcase_add_test(q, vtd_validate_applies_each_unit_rule);
+	tcase_add_test(q, vtd_bad_descriptor_is_eio_then_queue_resumes_and_syncs_complete);
+	tcase_add_test(q, status_array_words_alone_complete_syncs);
 	tcase_add_test(q, set_picks_per_cpu_queue_and_syncs_all);
 	tcase_add_test(q, preempted_reserver_delays_only_the_consumer);
 	tcase_add_test(q, counters_doorbell_hook_and_batch_timeout);

@@ -1353,6 +1353,40 @@ START_TEST(walk_cache_restarts_walks_at_the_leaf_table)
 }
 END_TEST
 
+/* A block unmapped with a leaf-only invalidation, then a page table installed
+ * in the empty entry (no invalidation due: nothing cached a not-present
+ * entry): the walk cache must not have kept the block's table as "the leaf
+ * table" of the region, or checking mode reports a stale entry that hardware
+ * would not have.  (Found by the VT-d driver core's end-to-end test.) */
+START_TEST(table_installed_where_a_block_was_is_not_stale)
+{
+	unsigned char *big = xmemalign(2u << 20, 2u << 20);
+	struct ik_softiommu_cmd c = { IK_SOFTIOMMU_OP_INV_RANGE, ASID, 0x40000000, 2u << 20, true };
+	struct ik_softiommu_xlate x;
+	struct ik_gather g;
+	struct sys y;
+
+	ck_assert_ptr_nonnull(big);
+	sys_init(&y, IK_SOFTIOMMU_CHECK);
+	ck_assert_int_eq(ik_pgtable_map(y.pt, 0x40000000, (uint64_t)(uintptr_t)big, 2u << 20,
+					IK_PROT_READ | IK_PROT_WRITE), 0);
+	ck_assert_int_eq(ik_softiommu_translate(y.s, 0, 0x40001000, IK_SOFTIOMMU_READ, &x), 0);
+	ck_assert_uint_eq(x.lg2_size, 21);
+	ik_gather_init(&g);
+	ck_assert_int_eq(ik_pgtable_unmap(y.pt, 0x40000000, 2u << 20, &g), 2u << 20);
+	ck_assert(!g.walk);
+	ck_assert_int_eq(ik_softiommu_exec(y.s, &c), 0);
+	ik_pgtable_gather_sync(y.pt, &g);
+	ck_assert_int_eq(ik_pgtable_map(y.pt, 0x40001000, (uint64_t)(uintptr_t)big, 4096,
+					IK_PROT_READ | IK_PROT_WRITE), 0);
+	ck_assert_int_eq(ik_softiommu_translate(y.s, 0, 0x40001000, IK_SOFTIOMMU_READ, &x), 0);
+	ck_assert_uint_eq(x.lg2_size, 12);
+	ck_assert_uint_eq(stats(y.s).stale, 0);
+	sys_fini(&y);
+	free(big);
+}
+END_TEST
+
 START_TEST(every_built_format_and_granule_translates_like_iova_to_phys)
 {
 	/* A page-table format, a granule, and the command set its IOMMU takes. */
@@ -1569,6 +1603,64 @@ START_TEST(vtd_queue_invalidation_and_wait_through_the_consumer)
 		sys_fini(&y);
 		free(buf);
 	}
+}
+END_TEST
+
+/* A VT-d queue whose consumer obeys QEMU 7.2's rules (vtd_rules): what QEMU
+ * refuses stops it with CERROR_ILL, the issuer gets -EIO, and the queue's
+ * own no-ops and syncs (IF or SW waits) pass, so later syncs complete. */
+START_TEST(vtd_consumer_with_qemu_rules_rejects_what_qemu_rejects)
+{
+	struct ik_softiommu_cq_config cc;
+	struct ik_vtd_desc_rules rules;
+	struct ik_softiommu_cq bad;
+	struct ik_vtd_desc d;
+	uint64_t w[2];
+	struct sys y;
+
+	sys_init_fmts(&y, 0, IK_PT_VTD_SL, 12, &ik_cmdq_fmt_vtd128, CQ_INLINE);
+	ck_assert_int_eq(ik_vtd_desc_rules_qemu72(&rules, false), 0);
+	memset(&cc, 0, sizeof(cc));
+	cc.fmt = &ik_cmdq_fmt_vtd128;
+	cc.log2_entries = 6;
+	cc.flags = IK_CMDQ_CFG_NO_WRAP;
+	cc.ring = y.ring;
+	cc.vtd_rules = &rules;
+	ck_assert_int_eq(ik_softiommu_cq_init(&y.cq, y.s, &cc), 0);
+
+	memset(&d, 0, sizeof(d));
+	d.type = IK_VTD_DESC_IOTLB;
+	d.g = IK_VTD_G_PAGE;
+	d.did = ASID;
+	d.am = 19; /* above QEMU's MAMV of 18 */
+	ck_assert_int_eq(ik_vtd_desc_encode(&d, w, 2), 0);
+	ck_assert_int_eq(ik_cmdq_issue(y.q, w, 1, IK_CMDQ_SYNC), -EIO);
+	d.am = 18;
+	ck_assert_int_eq(ik_vtd_desc_encode(&d, w, 2), 0);
+	ck_assert_int_eq(ik_cmdq_issue(y.q, w, 1, IK_CMDQ_SYNC), 0);
+	memset(&d, 0, sizeof(d));
+	d.type = IK_VTD_DESC_DEVTLB;
+	d.sid = 0x10;
+	d.pfsid = 0x8; /* QEMU 7.2 treats the PFSID bits as reserved */
+	ck_assert_int_eq(ik_vtd_desc_encode(&d, w, 2), 0);
+	ck_assert_int_eq(ik_cmdq_issue(y.q, w, 1, IK_CMDQ_SYNC), -EIO);
+	d.pfsid = 0;
+	ck_assert_int_eq(ik_vtd_desc_encode(&d, w, 2), 0);
+	ck_assert_int_eq(ik_cmdq_issue(y.q, w, 1, IK_CMDQ_SYNC), 0);
+	w[0] = 0x5 | 1u << 4 | 1u << 5, w[1] = 0x1000; /* SW and IF: QEMU asserts */
+	ck_assert_int_eq(ik_cmdq_issue(y.q, w, 1, IK_CMDQ_SYNC), -EIO);
+	for (int i = 0; i < 70; i++) /* more than a lap of the 64-entry ring */
+		ck_assert_int_eq(ik_cmdq_sync(y.q), 0);
+	ck_assert_uint_eq(__atomic_load_n(&y.cq.rejected, __ATOMIC_RELAXED), 3);
+
+	/* Rules on an SMMUv3 queue, or unknown rule flags: -EINVAL. */
+	cc.fmt = &ik_cmdq_fmt_smmuv3;
+	cc.flags = 0;
+	ck_assert_int_eq(ik_softiommu_cq_init(&bad, y.s, &cc), -EINVAL);
+	cc.fmt = &ik_cmdq_fmt_vtd128;
+	rules.flags |= 0x80000000u;
+	ck_assert_int_eq(ik_softiommu_cq_init(&bad, y.s, &cc), -EINVAL);
+	sys_fini(&y);
 }
 END_TEST
 
@@ -2086,8 +2178,10 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, correct_strict_sequence_produces_no_fault_and_no_stale_report);
 	tcase_add_test(tc, block_mappings_are_cached_with_their_block_size);
 	tcase_add_test(tc, walk_cache_restarts_walks_at_the_leaf_table);
+	tcase_add_test(tc, table_installed_where_a_block_was_is_not_stale);
 	tcase_add_test(tc, every_built_format_and_granule_translates_like_iova_to_phys);
 	tcase_add_test(tc, vtd_queue_invalidation_and_wait_through_the_consumer);
+	tcase_add_test(tc, vtd_consumer_with_qemu_rules_rejects_what_qemu_rejects);
 	tcase_add_test(tc, rejected_command_is_reported_and_later_commands_still_run);
 	tcase_add_test(tc, injected_fetch_abort_is_retried_without_losing_commands);
 	tcase_add_test(tc, inline_consumer_completes_syncs_on_the_producers_thread);

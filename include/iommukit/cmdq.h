@@ -61,7 +61,8 @@
  * with CONS pointing at it and reports the code through read_cons().  The
  * first thread that notices (any waiting issuer, or ik_cmdq_poll_errors()
  * from an error interrupt) takes the error lock and:
- *   ILL           replaces the entry with a no-op (a sync without signal);
+ *   ILL           replaces the entry with the format's no-op (SMMUv3: a
+ *                 CMD_SYNC without signal; VT-d: a wait with IF = 1);
  *   ABT           acknowledges so the consumer fetches it again, up to
  *                 max_retries times, then replaces it with a no-op;
  *   ATC_INV_SYNC  (CONS at the sync that waited for a timed-out ATC
@@ -156,7 +157,10 @@ struct ik_cmdq_fmt {
 
 /* SMMUv3 (16 bytes; sync = CMD_SYNC, CS=IRQ with MSI when addr != 0). */
 IK_API extern const struct ik_cmdq_fmt ik_cmdq_fmt_smmuv3;
-/* VT-d 128-bit and 256-bit descriptors (sync = invalidation wait, SW=1). */
+/* VT-d 128-bit and 256-bit descriptors: sync = invalidation wait with SW=1
+ * (status write of data at addr); no-op, and sync without an address = wait
+ * with IF=1 (completion event only; no memory written).  See
+ * src/cmdq/cmdq_entries.c for why no VT-d wait has SW = IF = 0. */
 IK_API extern const struct ik_cmdq_fmt ik_cmdq_fmt_vtd128;
 IK_API extern const struct ik_cmdq_fmt ik_cmdq_fmt_vtd256;
 
@@ -220,6 +224,20 @@ struct ik_cmdq_config {
 	void (*on_error)(void *ctx, const struct ik_cmdq_error *e);
 	void *err_ctx;
 	const struct ik_allocator *alloc; /* create() only; NULL: the env's */
+	/* Optional, IK_CMDQ_CFG_MSI only: completion words outside the ring.
+	 * status: one ik_u32 per slot (4 << log2_entries bytes, 4-byte
+	 * aligned) in memory the consumer writes coherently; status_dma: its
+	 * device address (0: the CPU address).  The sync in slot s then asks
+	 * for its completion write at status_dma + 4 * s (instead of into its
+	 * own slot), its issuer zeroes the word before publishing it, and the
+	 * waiter polls that word ALONE: the consumer index passing a sync
+	 * proves nothing then.  For consumers whose CONS counts entries
+	 * fetched rather than completed (VT-d IQH), and whose late completion
+	 * write must not land in a slot already refilled.  A sync the error
+	 * handler replaces gets its word written by the handler, so that its
+	 * waiter wakes (and returns -EIO). */
+	ik_u32 *status;
+	ik_u64 status_dma;
 };
 
 struct ik_cmdq;
@@ -256,10 +274,11 @@ IK_API ik_size ik_cmdq_memsize(const struct ik_cmdq_config *cfg);
  * `size` >= ik_cmdq_memsize(cfg)).  Reads CONS once (read_cons) and starts
  * with PROD == CONS, which the hardware must already have.  No allocation.
  * Errors: -EINVAL (NULL mem, cfg or out, bad config, memory too small or
- * misaligned, NULL hooks or entry-format functions; with IK_CMDQ_CFG_MSI, a ring
- * whose device addresses wrap past 2^64 or that the entry format's sync cannot
- * name, e.g. an SMMUv3 ring at or above 2^52, whose syncs would never
- * complete), `mem` untouched then.
+ * misaligned, NULL hooks or entry-format functions; with IK_CMDQ_CFG_MSI, a
+ * ring (or status array) whose device addresses wrap past 2^64 or that the
+ * entry format's sync cannot name, e.g. an SMMUv3 ring at or above 2^52, whose
+ * syncs would never complete; a status array without IK_CMDQ_CFG_MSI or not
+ * 4-byte aligned), `mem` untouched then.
  * Cost: with IK_CMDQ_CFG_MSI two trial encodes of a sync.
  * The queue needs no teardown; it never frees `mem`.
  */

@@ -32,7 +32,11 @@
  *     tag and global invalidations drop it.  A walk restarted at a cached
  *     leaf table does not see hierarchical permission limits set in upper
  *     levels (ARM APTable/XNTable); iommukit's page-table engine sets none,
- *     and checking mode compares against the full walk.
+ *     and checking mode compares against the full walk.  For page-table
+ *     streams (attach_pt) only last-level tables are cached: a table that
+ *     holds a block leaf may later hold a table pointer in that entry
+ *     without any invalidation being due (the block was unmapped with a
+ *     leaf-only invalidation, then a table installed in the empty entry).
  *   - Commands.  ik_softiommu_exec() executes one decoded command (invalidate
  *     all / by tag / by range, sync).  A command queue in SMMUv3 or VT-d
  *     encoding is consumed through the cmdq unit's software consumer
@@ -449,7 +453,7 @@ IK_API int ik_softiommu_exec_smmu(struct ik_softiommu *s, const struct ik_smmu_c
  * -> INV_ALL; IOTLB domain and PASID-based "all of a PASID" -> INV_TAG(DID);
  * page-selective (G = 3) -> INV_RANGE(DID, ADDR, 4 KiB << AM) with IH as the
  * leaf hint (ADDR must be aligned to that size); invalidation wait -> SYNC;
- * context-cache and device-TLB -> NOP.  Contexts are attached with tag = DID.
+ * context-cache, PASID-cache and device-TLB -> NOP.  Contexts are attached with tag = DID.
  * Errors: -EINVAL (NULL, other types or granularities, misaligned ADDR).
  */
 IK_API int ik_softiommu_exec_vtd(struct ik_softiommu *s, const struct ik_vtd_desc *d);
@@ -488,6 +492,12 @@ struct ik_softiommu_cq_config {
 	 * the host address equal to the device address. */
 	void (*write32)(void *ctx, ik_u64 addr, ik_u32 val);
 	void *write_ctx;
+	/* VT-d only, optional: the unit's rules (copied); a descriptor that
+	 * ik_vtd_desc_validate() refuses under them stops the consumer with
+	 * CERROR_ILL, as the unit would set FSTS.IQE (e.g. the rules of QEMU
+	 * 7.2, ik_vtd_desc_rules_qemu72()).  NULL: only the encoding and what
+	 * ik_softiommu_exec_vtd() can execute are checked. */
+	const struct ik_vtd_desc_rules *vtd_rules;
 };
 
 struct ik_softiommu_cq {
@@ -498,6 +508,8 @@ struct ik_softiommu_cq {
 	unsigned vtd_words; /* 0: SMMUv3; 2 or 4: VT-d descriptor words */
 	void (*write32)(void *ctx, ik_u64 addr, ik_u32 val);
 	void *write_ctx;
+	bool have_rules;
+	struct ik_vtd_desc_rules rules;
 	ik_u64 executed, rejected; /* commands run / refused (atomic; read with
 				      ik_load_relaxed) */
 };
@@ -511,8 +523,9 @@ struct ik_softiommu_cq {
  */
 IK_API extern const struct ik_cmdq_regs ik_softiommu_cq_regs;
 
-/* ik_softiommu_cq_init - see above.  Errors: -EINVAL (NULL, no ring, an entry
- * format other than the three, or what ik_cmdq_sw_init() rejects).  No allocation. */
+/* ik_softiommu_cq_init - see above.  Errors: -EINVAL (NULL, no ring, vtd_rules
+ * with unknown flags or on an SMMUv3 queue, an entry format other than the
+ * three, or what ik_cmdq_sw_init() rejects).  No allocation. */
 IK_API int ik_softiommu_cq_init(struct ik_softiommu_cq *cq, struct ik_softiommu *s,
 				const struct ik_softiommu_cq_config *cfg);
 

@@ -41,6 +41,9 @@ static const struct ik_field vtd_fields[] = {
 	F(PIOTLB, am, 64, 6, 0),
 	F(PIOTLB, ih, 70, 1, 0),
 	F(PIOTLB, addr, 76, 52, 12),
+	F(PC, g, 4, 2, 0),
+	F(PC, did, 16, 16, 0),
+	F(PC, pasid, 32, 20, 0),
 };
 
 IK_API const char *ik_vtd_desc_name(unsigned type)
@@ -51,6 +54,7 @@ IK_API const char *ik_vtd_desc_name(unsigned type)
 	case IK_VTD_DESC_DEVTLB: return "DEVTLB";
 	case IK_VTD_DESC_WAIT: return "WAIT";
 	case IK_VTD_DESC_PIOTLB: return "PIOTLB";
+	case IK_VTD_DESC_PC: return "PC";
 	default: return NULL;
 	}
 }
@@ -65,6 +69,17 @@ static int vtd_check(const struct ik_vtd_desc *d)
 		break;
 	case IK_VTD_DESC_PIOTLB:
 		if (d->g < IK_VTD_G_PASID)
+			return -EINVAL;
+		break;
+	case IK_VTD_DESC_PC:
+		if (d->g == 2)
+			return -EINVAL;
+		break;
+	case IK_VTD_DESC_WAIT:
+		/* Completion is signalled by a status write or an interrupt;
+		 * a wait with neither has no defined completion (QEMU 7.2:
+		 * Invalidation Queue Error). */
+		if (!d->sw && !d->iflag)
 			return -EINVAL;
 		break;
 	default:
@@ -129,5 +144,52 @@ IK_API int ik_vtd_psi_mask(ik_u64 pfn, ik_u64 npages, unsigned max_am, ik_u64 *b
 		return -EINVAL;
 	*base_pfn = a >= 64 ? 0 : pfn & ~((((ik_u64)1) << a) - 1);
 	*am = a;
+	return 0;
+}
+
+IK_API int ik_vtd_desc_validate(const struct ik_vtd_desc *d, const struct ik_vtd_desc_rules *r)
+{
+	const ik_u32 known = IK_VTD_RULE_PSI | IK_VTD_RULE_PDS | IK_VTD_RULE_SCALABLE |
+			     IK_VTD_RULE_QEMU72;
+	bool qemu;
+
+	if (!d || !r || (r->flags & ~known) || !ik_vtd_desc_name(d->type) || vtd_check(d))
+		return -EINVAL;
+	qemu = r->flags & IK_VTD_RULE_QEMU72;
+	switch (d->type) {
+	case IK_VTD_DESC_IOTLB:
+	case IK_VTD_DESC_PIOTLB:
+		if (d->type == IK_VTD_DESC_PIOTLB && !(r->flags & IK_VTD_RULE_SCALABLE))
+			return -EINVAL;
+		if (d->g == IK_VTD_G_PAGE &&
+		    (!(r->flags & IK_VTD_RULE_PSI) || d->am > r->mamv))
+			return -EINVAL;
+		break;
+	case IK_VTD_DESC_PC:
+		if (!(r->flags & IK_VTD_RULE_SCALABLE))
+			return -EINVAL;
+		break;
+	case IK_VTD_DESC_DEVTLB:
+		if (qemu && d->pfsid)
+			return -EINVAL;
+		break;
+	case IK_VTD_DESC_WAIT:
+		if (d->pd && !(r->flags & IK_VTD_RULE_PDS))
+			return -EINVAL;
+		if (qemu && d->sw && d->iflag)
+			return -EINVAL;
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+IK_API int ik_vtd_desc_rules_qemu72(struct ik_vtd_desc_rules *r, bool scalable)
+{
+	if (!r)
+		return -EINVAL;
+	r->flags = IK_VTD_RULE_PSI | IK_VTD_RULE_QEMU72 | (scalable ? IK_VTD_RULE_SCALABLE : 0);
+	r->mamv = IK_VTD_QEMU72_MAMV;
 	return 0;
 }

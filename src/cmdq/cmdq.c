@@ -16,6 +16,8 @@ struct ik_cmdq {
 	void *regs_ctx;
 	ik_u8 *ring;
 	ik_u64 ring_dma;
+	ik_u32 *status;		/* completion words outside the ring, or NULL */
+	ik_u64 status_dma;
 	ik_u32 size, mask, cap, regmask;
 	unsigned log2, es, flags, max_retries;
 	ik_u64 timeout_ns;
@@ -250,6 +252,15 @@ static int handle_error(struct ik_cmdq *q)
 
 			ik_atomic_cas(&o->status, &zero, -EIO, IK_MO_RELAXED, IK_MO_RELAXED);
 		}
+		if (q->status) {
+			/* The entry may have been its issuer's sync, whose waiter
+			 * polls only the completion word: write it (S1 release,
+			 * after the status above), so that the waiter wakes and
+			 * returns -EIO.  The no-op now in the slot belongs to no
+			 * one: that waiter may return before it is consumed. */
+			ik_store_relaxed(&q->owner[i & q->mask], (struct owner *)NULL);
+			ik_store_release(&q->status[i & q->mask], done_word(q, i));
+		}
 	} else {
 		ik_store_relaxed(&q->retried, q->retried + 1);
 	}
@@ -398,8 +409,14 @@ static void fill(struct ik_cmdq *q, ik_u32 r, const void *cmds, ik_u32 n, bool s
 		ik_u32 j = r + n;
 		ik_u64 addr = 0;
 
-		if (q->flags & IK_CMDQ_CFG_MSI)
+		if (q->status) {
+			addr = q->status_dma + 4 * (ik_u64)(j & q->mask);
+			/* A word left from an earlier lap must not look done;
+			 * ordered before publication by R1 below. */
+			ik_store_relaxed(&q->status[j & q->mask], 0u);
+		} else if (q->flags & IK_CMDQ_CFG_MSI) {
 			addr = q->ring_dma + (ik_u64)(j & q->mask) * q->es;
+		}
 		q->fmt->encode_sync(s, addr, done_word(q, j));
 		ent_store(slot_of(q, j), s, WORDS(q));
 		ik_store_relaxed(&q->owner[j & q->mask], o);
@@ -454,7 +471,8 @@ static int wait_index(struct ik_cmdq *q, ik_u32 j, struct waiter *w,
 		      struct ik_cmdq_counters *cnt)
 {
 	bool msi = q->flags & IK_CMDQ_CFG_MSI;
-	ik_u32 done = done_word(q, j), *word = (ik_u32 *)(void *)slot_of(q, j);
+	ik_u32 done = done_word(q, j);
+	ik_u32 *word = q->status ? &q->status[j & q->mask] : (ik_u32 *)(void *)slot_of(q, j);
 	unsigned iter = 0;
 
 	for (;; iter++) {
@@ -467,7 +485,8 @@ static int wait_index(struct ik_cmdq *q, ik_u32 j, struct waiter *w,
 			c = ik_load_acquire(&q->cons_cached); /* C2 */
 		else
 			c = cons_refresh(q);
-		if ((ik_s32)(c - j) > 0)
+		/* With a status array only the word proves completion. */
+		if (!q->status && (ik_s32)(c - j) > 0)
 			return 0;
 		if ((ik_s32)(ik_load_relaxed(&q->published) - j) <= 0)
 			publish(q, cnt);
@@ -590,7 +609,7 @@ IK_API int ik_cmdq_init(void *mem, ik_size size, const struct ik_cmdq_config *cf
 	struct ik_cmdq *q = (struct ik_cmdq *)mem;
 	ik_u8 *p = (ik_u8 *)mem, *ring;
 	ik_u32 cerror = 0, base;
-	ik_u64 ring_dma, bytes;
+	ik_u64 ring_dma, bytes, status_dma;
 
 	if (!need || !mem || !out || size < need ||
 	    !IK_IS_ALIGNED((ik_uptr)mem, (ik_uptr)IK_CACHELINE))
@@ -601,13 +620,23 @@ IK_API int ik_cmdq_init(void *mem, ik_size size, const struct ik_cmdq_config *cf
 				   IK_ALIGN_UP(n * sizeof(struct ik_cmdq_owner *), (ik_size)IK_CACHELINE);
 	ring_dma = cfg->ring_dma ? cfg->ring_dma : (ik_u64)(ik_uptr)ring;
 	bytes = (ik_u64)n * cfg->fmt->entry_size;
-	/* With MSI every sync names its own slot as the completion address:
-	 * the ring must not wrap 2^64, and the entry format must be able to carry
-	 * the first and the last slot's address (else syncs never complete). */
-	if ((cfg->flags & IK_CMDQ_CFG_MSI) &&
-	    (bytes - 1 > IK_U64_MAX - ring_dma || !msi_addr_ok(cfg->fmt, ring_dma) ||
-	     !msi_addr_ok(cfg->fmt, ring_dma + bytes - cfg->fmt->entry_size)))
+	status_dma = cfg->status_dma ? cfg->status_dma : (ik_u64)(ik_uptr)cfg->status;
+	if (cfg->status) {
+		/* Completion words outside the ring: the same checks on the
+		 * array, whose first and last words the syncs name. */
+		if (!(cfg->flags & IK_CMDQ_CFG_MSI) || !IK_IS_ALIGNED((ik_uptr)cfg->status, 4) ||
+		    4 * (ik_u64)n - 1 > IK_U64_MAX - status_dma || !msi_addr_ok(cfg->fmt, status_dma) ||
+		    !msi_addr_ok(cfg->fmt, status_dma + 4 * (ik_u64)n - 4))
+			return -EINVAL;
+	} else if ((cfg->flags & IK_CMDQ_CFG_MSI) &&
+		   (bytes - 1 > IK_U64_MAX - ring_dma || !msi_addr_ok(cfg->fmt, ring_dma) ||
+		    !msi_addr_ok(cfg->fmt, ring_dma + bytes - cfg->fmt->entry_size))) {
+		/* With MSI every sync names its own slot as the completion
+		 * address: the ring must not wrap 2^64, and the format must be
+		 * able to carry the first and the last slot's address (else
+		 * syncs never complete). */
 		return -EINVAL;
+	}
 	IK_ENV_MEMSET(mem, 0, need);
 	q->fmt = cfg->fmt;
 	q->regs = cfg->regs;
@@ -637,6 +666,8 @@ IK_API int ik_cmdq_init(void *mem, ik_size size, const struct ik_cmdq_config *cf
 	p += IK_ALIGN_UP(n * sizeof(struct ik_cmdq_owner *), (ik_size)IK_CACHELINE);
 	q->ring = ring;
 	q->ring_dma = ring_dma;
+	q->status = cfg->status;
+	q->status_dma = cfg->status ? status_dma : 0;
 	ik_lock_init(&q->pub_lock);
 	ik_lock_init(&q->err_lock);
 

@@ -56,12 +56,25 @@ IK_API const struct ik_cmdq_fmt ik_cmdq_fmt_smmuv3 = {
 	"smmuv3", 16, smmu_nop, smmu_sync, smmu_classify,
 };
 
-/* ---- VT-d: no-op = invalidation wait with no status write, no interrupt;
- * sync = invalidation wait with SW=1 (status data written to addr). */
+/*
+ * ---- VT-d: every wait the queue writes must signal its completion: the
+ * specification defines a status write (SW) and an interrupt (IF) for that
+ * and no third way, and QEMU 7.2 rejects a wait with neither (FSTS.IQE).
+ *   sync with a completion address: wait with SW = 1 (status data written
+ *        to addr), IF = 0 (QEMU 7.2 asserts on SW and IF together);
+ *   no-op, and a sync without a completion address: wait with IF = 1, which
+ *        needs no memory: on completion the unit sets ICS.IWC and raises the
+ *        invalidation completion event only where IECTL.IM is clear (the
+ *        reset value masks it; the VT-d driver core keeps it masked and
+ *        polls).  It invalidates nothing, so it is harmless anywhere.
+ * An address the descriptor cannot hold (not 4-byte aligned) gives the IF
+ * wait, a sync without the write, as the ik_cmdq_fmt contract asks;
+ * ik_cmdq_init() then refuses such a ring or status array for MSI.
+ */
 static void vtd_wait(void *ent, unsigned words, ik_u64 addr, ik_u32 data)
 {
 	struct ik_vtd_desc d;
-	int err;
+	int err = -EINVAL;
 
 	IK_ENV_MEMSET(&d, 0, sizeof(d));
 	d.type = IK_VTD_DESC_WAIT;
@@ -69,8 +82,15 @@ static void vtd_wait(void *ent, unsigned words, ik_u64 addr, ik_u32 data)
 		d.sw = 1;
 		d.status_addr = addr;
 		d.status_data = data;
+		err = ik_vtd_desc_encode(&d, (ik_u64 *)ent, words);
 	}
-	err = ik_vtd_desc_encode(&d, (ik_u64 *)ent, words);
+	if (err) {
+		d.sw = 0;
+		d.iflag = 1;
+		d.status_addr = 0;
+		d.status_data = 0;
+		err = ik_vtd_desc_encode(&d, (ik_u64 *)ent, words);
+	}
 	IK_ASSERT(err == 0);
 	(void)err;
 }

@@ -804,7 +804,13 @@ static ik_u32 xlate_finish(struct ik_softiommu *s, ik_u32 sid, ik_u64 iova, ik_u
 		return xlate_fault(s, sid, t->tag, iova, access, fresh, fresh->fault, x);
 	if (!t->hit && s->sets)
 		tlb_fill(s, t->tag, iova, fresh);
-	if (!t->wc_table || fresh->leaf_table != t->wc_table)
+	/* Page-table streams cache last-level tables only: the table holding
+	 * a block leaf may later hold a table pointer in that entry (the block
+	 * unmapped with a leaf-only invalidation, then a table installed in
+	 * the empty entry, which needs none), and a walk restarted there would
+	 * no longer end at it; hardware caches that table as a non-leaf step,
+	 * which stays valid. */
+	if ((!t->st.pt || fresh->level == 0) && (!t->wc_table || fresh->leaf_table != t->wc_table))
 		wc_fill(s, t->tag, iova, fresh->leaf_table, fresh->leaf_table_lg2);
 	*x = t->hit ? t->cached : *fresh;
 	return xlate_permit(s, sid, t->tag, iova, access, x);

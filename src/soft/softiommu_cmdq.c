@@ -99,6 +99,7 @@ IK_API int ik_softiommu_exec_vtd(struct ik_softiommu *s, const struct ik_vtd_des
 		return run(s, IK_SOFTIOMMU_OP_SYNC, 0, 0, 0, false);
 	case IK_VTD_DESC_CC:
 	case IK_VTD_DESC_DEVTLB:
+	case IK_VTD_DESC_PC:
 		return run(s, IK_SOFTIOMMU_OP_NOP, 0, 0, 0, false);
 	default:
 		return -EINVAL;
@@ -119,6 +120,8 @@ static ik_u32 cq_handler(void *ctx, ik_u32 index, const void *ent, int kind)
 		struct ik_vtd_desc d;
 
 		err = ik_vtd_desc_decode(w, cq->vtd_words, &d);
+		if (!err && cq->have_rules)
+			err = ik_vtd_desc_validate(&d, &cq->rules);
 		if (!err)
 			err = ik_softiommu_exec_vtd(cq->s, &d);
 	} else {
@@ -171,6 +174,21 @@ IK_API int ik_softiommu_cq_init(struct ik_softiommu_cq *cq, struct ik_softiommu 
 	cq->vtd_words = cfg->fmt == &ik_cmdq_fmt_smmuv3 ? 0u : cfg->fmt->entry_size / 8u;
 	cq->write32 = cfg->write32;
 	cq->write_ctx = cfg->write_ctx;
+	if (cfg->vtd_rules) {
+		struct ik_vtd_desc nop;
+
+		/* Refuse rules that no descriptor could satisfy (unknown
+		 * flags): ik_vtd_desc_validate() says -EINVAL for them. */
+		IK_ENV_MEMSET(&nop, 0, sizeof(nop));
+		nop.type = IK_VTD_DESC_WAIT;
+		nop.iflag = 1;
+		if (!cq->vtd_words || ik_vtd_desc_validate(&nop, cfg->vtd_rules)) {
+			IK_ENV_MEMSET(cq, 0, sizeof(*cq));
+			return -EINVAL;
+		}
+		cq->have_rules = true;
+		cq->rules = *cfg->vtd_rules;
+	}
 	IK_ENV_MEMSET(&sc, 0, sizeof(sc));
 	sc.fmt = cfg->fmt;
 	sc.log2_entries = cfg->log2_entries;

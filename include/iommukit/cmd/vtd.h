@@ -23,6 +23,18 @@
  *   PIOTLB (0x6) PASID-based IOTLB: G [5:4] (2 all of a PASID, 3 page)
  *                DID [31:16]  PASID [51:32] | AM [69:64]  IH [70]
  *                ADDR[63:12] at [127:76]
+ *   PC (0x7)     PASID-cache invalidate (scalable mode): G [5:4] (0 every
+ *                PASID of a domain, 1 one PASID of a domain, 3 global; 2 is
+ *                reserved)  DID [31:16]  PASID [51:32]
+ *
+ * A wait descriptor signals its completion by a status write (SW: the 32-bit
+ * STATUS DATA written at STATUS ADDR) and/or an interrupt (IF: the
+ * invalidation completion event, ICS.IWC, raised as IECTL says).  The
+ * specification defines no other way for it to complete, and QEMU 7.2
+ * rejects a wait with neither (FSTS.IQE), so the encoder and the decoder
+ * refuse one with SW = IF = 0.  ik_vtd_desc_validate() checks what a
+ * particular unit accepts beyond the encoding (CAP.MAMV, ECAP.PDS, and what
+ * QEMU 7.2's emulation refuses).
  *
  * Page-selective invalidations cover 2^AM pages from ADDR, which must be
  * aligned to 2^AM pages; ik_vtd_psi_mask() computes the smallest such block
@@ -45,6 +57,7 @@ IK_BEGIN_DECLS
 #define IK_VTD_DESC_DEVTLB 0x3
 #define IK_VTD_DESC_WAIT 0x5
 #define IK_VTD_DESC_PIOTLB 0x6
+#define IK_VTD_DESC_PC 0x7
 
 /* Granularities (G). */
 #define IK_VTD_G_GLOBAL 1
@@ -53,6 +66,9 @@ IK_BEGIN_DECLS
 #define IK_VTD_G_PAGE 3	  /* IOTLB */
 #define IK_VTD_G_PASID 2  /* PIOTLB: everything of a PASID in a domain */
 #define IK_VTD_G_PASID_PAGE 3
+#define IK_VTD_G_PC_DOMAIN 0 /* PC: every PASID of the domain */
+#define IK_VTD_G_PC_PASID 1  /* PC: one PASID of the domain */
+#define IK_VTD_G_PC_GLOBAL 3 /* PC: everything */
 
 struct ik_vtd_desc {
 	ik_u8 type;	/* IK_VTD_DESC_* */
@@ -77,15 +93,57 @@ struct ik_vtd_desc {
 /*
  * Encode into w[0 .. words) where words is 2 (128-bit form) or 4 (256-bit;
  * w[2], w[3] = 0).  -EINVAL (w untouched): unknown type, a value that does
- * not fit, a field the type does not define set, a misaligned address,
- * words not 2 or 4, or a NULL d or w.  O(1).
+ * not fit, a field the type does not define set, a misaligned address, a
+ * reserved granularity (G = 0 for CC/IOTLB, < 2 for PIOTLB, 2 for PC), a
+ * wait with neither SW nor IF, words not 2 or 4, or a NULL d or w.  O(1).
  */
 IK_API int ik_vtd_desc_encode(const struct ik_vtd_desc *d, ik_u64 *w, unsigned words);
 
 /* Decode w[0 .. words).  -EINVAL for an invalid descriptor (unknown type,
- * reserved bit set, which the hardware reports as an Invalidation Queue
- * Error), or for a NULL w or d (then nothing is written). */
+ * reserved bit set, reserved granularity, a wait with neither SW nor IF:
+ * what the hardware reports as an Invalidation Queue Error), or for a NULL
+ * w or d (then nothing is written). */
 IK_API int ik_vtd_desc_decode(const ik_u64 *w, unsigned words, struct ik_vtd_desc *d);
+
+/*
+ * struct ik_vtd_desc_rules - what one remapping unit accepts beyond the
+ * encoding, for ik_vtd_desc_validate():
+ *   mamv    CAP.MAMV: the largest AM of a page-selective IOTLB or PASID-based
+ *           IOTLB invalidation (iommukit applies it to both);
+ *   flags   IK_VTD_RULE_*:
+ *     PSI     the unit has page-selective IOTLB invalidation (CAP.PSI);
+ *             without it a page-selective IOTLB/PIOTLB is invalid;
+ *     PDS     the unit accepts a wait's PD (ECAP.PDS);
+ *     SCALABLE the unit runs in scalable mode: PIOTLB and PC are defined
+ *             (in legacy mode they are invalid types);
+ *     QEMU72  also refuse what QEMU 7.2's intel-iommu refuses or mishandles
+ *             although the specification allows it: a wait with both SW
+ *             and IF (QEMU asserts), a device-TLB PFSID other than 0 (its
+ *             reserved-field mask covers the PFSID bits).
+ * ik_vtd_desc_rules_qemu72() gives the rules of QEMU 7.2's default
+ * intel-iommu (PSI, MAMV 18, no PDS; SCALABLE with x-scalable-mode=on).
+ */
+struct ik_vtd_desc_rules {
+	ik_u32 flags;
+	ik_u8 mamv;
+};
+#define IK_VTD_RULE_PSI 0x1u
+#define IK_VTD_RULE_PDS 0x2u
+#define IK_VTD_RULE_SCALABLE 0x4u
+#define IK_VTD_RULE_QEMU72 0x8u
+#define IK_VTD_QEMU72_MAMV 18u
+
+/*
+ * ik_vtd_desc_validate - 0 if the unit described by `r` executes the decoded
+ * descriptor `d` (which ik_vtd_desc_encode() accepts), -EINVAL if it would
+ * report an Invalidation Queue Error for it (see struct ik_vtd_desc_rules),
+ * or for a NULL argument or unknown flags in r.  Pure, O(1).
+ */
+IK_API int ik_vtd_desc_validate(const struct ik_vtd_desc *d, const struct ik_vtd_desc_rules *r);
+
+/* The rules of QEMU 7.2's intel-iommu (scalable: x-scalable-mode=on).
+ * -EINVAL for a NULL r. */
+IK_API int ik_vtd_desc_rules_qemu72(struct ik_vtd_desc_rules *r, bool scalable);
 
 /* The type's name ("IOTLB"), or NULL. */
 IK_API const char *ik_vtd_desc_name(unsigned type);

@@ -213,35 +213,96 @@ IK_BEGIN_DECLS
 /* Ignored bits software may use: 11:9, 62:52. */
 #define IK_VTD_FL_SW_MASK (((ik_u64)0x7 << 9) | ((ik_u64)0x7ff << 52))
 
-/* ---- capability registers ---- */
+/* ---- capability registers ----
+ * Every CAP_REG and ECAP_REG field, at the positions of the VT-d
+ * specification's "Register descriptions" (revision 3 and later; reserved
+ * and deprecated bits omitted).  Multi-bit fields are macros of the register
+ * value returning the field; single bits are masks.  The driver core
+ * (<iommukit/drv/vtd.h>, ik_vtd_hwcaps_decode()) decodes them all into named
+ * fields. */
+/* CAP_REG (offset 0x08) */
+#define IK_VTD_CAP_ND(cap) ((unsigned)((cap) & 0x7))	/* 2:0: 2^(4 + 2 ND) domains */
+#define IK_VTD_CAP_AFL ((ik_u64)1 << 3)			/* advanced fault logging */
+#define IK_VTD_CAP_RWBF ((ik_u64)1 << 4)		/* write-buffer flush required */
+#define IK_VTD_CAP_PLMR ((ik_u64)1 << 5)		/* protected low-memory region */
+#define IK_VTD_CAP_PHMR ((ik_u64)1 << 6)		/* protected high-memory region */
+#define IK_VTD_CAP_CM ((ik_u64)1 << 7)			/* caching mode */
 #define IK_VTD_CAP_SAGAW(cap) ((unsigned)(((cap) >> 8) & 0x1f))
 #define IK_VTD_CAP_MGAW(cap) ((unsigned)(((cap) >> 16) & 0x3f) + 1)
+#define IK_VTD_CAP_ZLR ((ik_u64)1 << 22)		/* zero-length read */
+/* 33:24 FRO: offset of the first fault-recording register, in 16-byte
+ * units; this macro gives bytes. */
+#define IK_VTD_CAP_FRO(cap) ((ik_u32)(((cap) >> 24) & 0x3ff) * 16u)
 #define IK_VTD_CAP_SLLPS(cap) ((unsigned)(((cap) >> 34) & 0xf))
+#define IK_VTD_CAP_PSI ((ik_u64)1 << 39)		/* page-selective invalidation */
+/* 47:40 NFR: number of fault-recording registers - 1; this macro gives the
+ * number. */
+#define IK_VTD_CAP_NFR(cap) ((unsigned)(((cap) >> 40) & 0xff) + 1)
+#define IK_VTD_CAP_MAMV(cap) ((unsigned)(((cap) >> 48) & 0x3f)) /* max address mask */
+#define IK_VTD_CAP_DWD ((ik_u64)1 << 54)		/* write draining */
+#define IK_VTD_CAP_DRD ((ik_u64)1 << 55)		/* read draining */
 #define IK_VTD_CAP_FL1GP ((ik_u64)1 << 56)
+#define IK_VTD_CAP_PI ((ik_u64)1 << 59)			/* posted interrupts */
 #define IK_VTD_CAP_FL5LP ((ik_u64)1 << 60)
+#define IK_VTD_CAP_ECMDS ((ik_u64)1 << 61)		/* enhanced command */
+#define IK_VTD_CAP_ESIRTPS ((ik_u64)1 << 62)		/* enhanced SIRTP */
+#define IK_VTD_CAP_ESRTPS ((ik_u64)1 << 63)		/* enhanced SRTP */
 #define IK_VTD_SLLPS_2M 0x1u
 #define IK_VTD_SLLPS_1G 0x2u
-#define IK_VTD_ECAP_C ((ik_u64)1 << 0)
-#define IK_VTD_ECAP_SC ((ik_u64)1 << 7)
+/* ECAP_REG (offset 0x10) */
+#define IK_VTD_ECAP_C ((ik_u64)1 << 0)			/* page-walk coherency */
+#define IK_VTD_ECAP_QI ((ik_u64)1 << 1)			/* queued invalidation */
+#define IK_VTD_ECAP_DT ((ik_u64)1 << 2)			/* device-TLB */
+#define IK_VTD_ECAP_IR ((ik_u64)1 << 3)			/* interrupt remapping */
+#define IK_VTD_ECAP_EIM ((ik_u64)1 << 4)		/* extended interrupt mode */
+#define IK_VTD_ECAP_PT ((ik_u64)1 << 6)			/* pass-through */
+#define IK_VTD_ECAP_SC ((ik_u64)1 << 7)			/* snoop control */
+/* 17:8 IRO: offset of the IOTLB registers, in 16-byte units; bytes here. */
+#define IK_VTD_ECAP_IRO(ecap) ((ik_u32)(((ecap) >> 8) & 0x3ff) * 16u)
+#define IK_VTD_ECAP_MHMV(ecap) ((unsigned)(((ecap) >> 20) & 0xf)) /* max handle mask */
+#define IK_VTD_ECAP_MTS ((ik_u64)1 << 25)		/* memory-type support */
+#define IK_VTD_ECAP_NEST ((ik_u64)1 << 26)		/* nested translation */
+#define IK_VTD_ECAP_PRS ((ik_u64)1 << 29)		/* page requests */
+#define IK_VTD_ECAP_ERS ((ik_u64)1 << 30)		/* execute requests */
+#define IK_VTD_ECAP_SRS ((ik_u64)1 << 31)		/* supervisor requests */
+#define IK_VTD_ECAP_NWFS ((ik_u64)1 << 33)		/* no-write flag */
+#define IK_VTD_ECAP_EAFS ((ik_u64)1 << 34)		/* extended accessed flag */
+/* 39:35 PSS: PASID size supported - 1 (PSS + 1 PASID bits). */
+#define IK_VTD_ECAP_PSS(ecap) ((unsigned)(((ecap) >> 35) & 0x1f))
+#define IK_VTD_ECAP_PASID ((ik_u64)1 << 40)		/* PASID support */
+#define IK_VTD_ECAP_DIT ((ik_u64)1 << 41)		/* device-TLB invalidation throttle */
+#define IK_VTD_ECAP_PDS ((ik_u64)1 << 42)		/* page-request drain */
 #define IK_VTD_ECAP_SMTS ((ik_u64)1 << 43)
+#define IK_VTD_ECAP_VCS ((ik_u64)1 << 44)		/* virtual command */
 #define IK_VTD_ECAP_SLADS ((ik_u64)1 << 45)
 #define IK_VTD_ECAP_SLTS ((ik_u64)1 << 46)
 #define IK_VTD_ECAP_FLTS ((ik_u64)1 << 47)
 #define IK_VTD_ECAP_SMPWC ((ik_u64)1 << 48)
+#define IK_VTD_ECAP_RPS ((ik_u64)1 << 49)		/* RID_PASID support */
+#define IK_VTD_ECAP_PMS ((ik_u64)1 << 51)		/* performance monitoring */
+#define IK_VTD_ECAP_ADMS ((ik_u64)1 << 52)		/* abort DMA mode */
+#define IK_VTD_ECAP_RPRIVS ((ik_u64)1 << 53)		/* RID_PRIV support */
 
 /* ---- context and PASID entries (what ik_vtd_get_regs() fills) ---- */
 /* Context entry (legacy mode, 128 bits). */
 #define IK_VTD_CTX_P ((ik_u64)1 << 0)
+#define IK_VTD_CTX_FPD ((ik_u64)1 << 1) /* lo 1: fault processing disable */
 #define IK_VTD_CTX_TT_SHIFT 2	/* lo 3:2: 0 = untranslated only, 1 = + device-TLB */
+#define IK_VTD_CTX_TT_UNTRANSLATED 0u /* second-level translation of untranslated requests */
+#define IK_VTD_CTX_TT_DEVTLB 1u	      /* ... and translation/translated requests (ATS) */
+#define IK_VTD_CTX_TT_PASSTHROUGH 2u  /* untranslated requests pass through (ECAP.PT) */
 #define IK_VTD_CTX_AW_SHIFT 0	/* hi 2:0 */
 #define IK_VTD_CTX_DID_SHIFT 8	/* hi 23:8 */
 /* Scalable-mode PASID entry (512 bits); word 0. */
 #define IK_VTD_PE_P ((ik_u64)1 << 0)
+#define IK_VTD_PE_FPD ((ik_u64)1 << 1) /* fault processing disable */
 #define IK_VTD_PE_AW_SHIFT 2	/* 4:2 */
 #define IK_VTD_PE_PGTT_SHIFT 6	/* 8:6: 1 FL only, 2 SL only, 3 nested, 4 pass-through */
 #define IK_VTD_PE_SLADE ((ik_u64)1 << 9)
 #define IK_VTD_PGTT_FL 1u
 #define IK_VTD_PGTT_SL 2u
+#define IK_VTD_PGTT_NESTED 3u
+#define IK_VTD_PGTT_PT 4u	/* pass-through (ECAP.PT) */
 /* word 1 */
 #define IK_VTD_PE_PWSNP ((ik_u64)1 << 23)
 #define IK_VTD_PE_PGSNP ((ik_u64)1 << 24)
