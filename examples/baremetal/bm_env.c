@@ -88,12 +88,17 @@ static bool in_pool(const void *p)
 	return (const ik_u8 *)p >= pool && (const ik_u8 *)p < pool + sizeof(pool);
 }
 
-/* First fit of `n` free pages starting at a multiple of `align` pages. */
+/* First fit of `n` free pages whose address is a multiple of `align` pages
+ * (a power of two).  The pool itself is only page-aligned (where it lands
+ * depends on the image), so the first candidate is the first aligned
+ * address in it, not page index 0. */
 static void *run_alloc(unsigned n, unsigned align)
 {
+	ik_uptr a = (ik_uptr)align * IK_BM_PAGE_SIZE, base = (ik_uptr)pool;
 	unsigned i, j;
 
-	for (i = 0; i + n <= IK_BM_POOL_PAGES; i += align) {
+	for (i = (unsigned)((((base + a - 1) & ~(a - 1)) - base) / IK_BM_PAGE_SIZE);
+	     i + n <= IK_BM_POOL_PAGES; i += align) {
 		for (j = 0; j < n && page_tag[i + j] == BM_TAG_FREE; j++)
 			;
 		if (j == n) {

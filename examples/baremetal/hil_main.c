@@ -346,11 +346,29 @@ static void dma_free(void *ctx, void *cpu, ik_u64 dma, ik_size size)
 	bm_free_pages(cpu);
 }
 
+/* Clean AND invalidate: the driver cores also call `clean` before they read
+ * what the IOMMU wrote (ik_smmu_event_pop() over an event record), and
+ * <iommukit/drv/smmuv3.h> asks the hook to invalidate then, or the CPU could
+ * read a stale cached line of the record.  AArch64: dc civac (a clean alone,
+ * dc cvac, would leave the line valid); x86-64: clflush already invalidates. */
 static void dma_clean(void *ctx, const void *cpu, ik_u64 dma, ik_size size)
 {
 	(void)ctx;
 	(void)dma;
+#if defined(__aarch64__)
+	{
+		ik_uptr a, end = (ik_uptr)cpu + size;
+		ik_u64 ctr, line;
+
+		__asm__ __volatile__("mrs %0, ctr_el0" : "=r"(ctr));
+		line = 4ull << ((ctr >> 16) & 0xf);	/* CTR_EL0.DminLine */
+		for (a = (ik_uptr)cpu & ~(ik_uptr)(line - 1); a < end; a += line)
+			__asm__ __volatile__("dc civac, %0" : : "r"(a) : "memory");
+		__asm__ __volatile__("dsb sy" ::: "memory");
+	}
+#else
 	bm_clean_dcache(cpu, size);
+#endif
 }
 
 /* ---------------------------------------------------------------- runner */
