@@ -71,6 +71,15 @@ static void vtd_wait(void *ent, unsigned words, ik_u64 addr, ik_u32 data)
 		d.status_data = data;
 	}
 	err = ik_vtd_desc_encode(&d, (ik_u64 *)ent, words);
+	if (err) {
+		/* An address the descriptor cannot hold (not 4-byte aligned):
+		 * a wait without the status write, as the format contract asks;
+		 * ik_cmdq_init() refuses such a ring for MSI. */
+		d.sw = 0;
+		d.status_addr = 0;
+		d.status_data = 0;
+		err = ik_vtd_desc_encode(&d, (ik_u64 *)ent, words);
+	}
 	IK_ASSERT(err == 0);
 	(void)err;
 }

@@ -756,6 +756,39 @@ START_TEST(bad_arguments_change_nothing)
 }
 END_TEST
 
+/* An encode_sync() address the format cannot hold gives a sync without the
+ * completion write (the ik_cmdq_fmt contract), for VT-d too: a ring at a
+ * device address that is not 4-byte aligned is then refused by init with
+ * MSI (fuzz_cmdq: vtd_wait() asserted on the failed encode instead). */
+START_TEST(msi_ring_at_a_misaligned_device_address_is_refused)
+{
+	static const struct ik_cmdq_fmt *const fmts[] = { &ik_cmdq_fmt_smmuv3, &ik_cmdq_fmt_vtd128,
+							  &ik_cmdq_fmt_vtd256 };
+	static _Alignas(64) unsigned char mem[8192];
+
+	for (unsigned i = 0; i < 3; i++) {
+		struct ik_cmdq_sync_info si = { true, 1, 1 };
+		uint64_t ent[4] = { 0, 0, 0, 0 };
+		struct ik_cmdq_config c;
+		struct ik_cmdq *q = NULL;
+		struct rig r;
+
+		fmts[i]->encode_sync(ent, 0x80000002ull, 0x1234);
+		ck_assert_int_eq(fmts[i]->classify(ent, &si), IK_CMDQ_KIND_SYNC);
+		ck_assert(!si.write);
+		rig_init(&r, fmts[i], 3, 0, 0);
+		c = r.cfg;
+		c.flags = IK_CMDQ_CFG_MSI;
+		c.ring = NULL;
+		c.ring_dma = 0x80000002ull;
+		ck_assert_int_eq(ik_cmdq_init(mem, sizeof(mem), &c, &q), -EINVAL);
+		c.ring_dma = 0x80000000ull;
+		ck_assert_int_eq(ik_cmdq_init(mem, sizeof(mem), &c, &q), 0);
+		rig_fini(&r);
+	}
+}
+END_TEST
+
 START_TEST(create_and_set_create_survive_allocation_failure)
 {
 	struct ik_fault_alloc fa;
@@ -1742,6 +1775,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(q, issue_consume_in_order_with_wrap);
 	tcase_add_test(q, msi_sync_completion_word_is_written_in_the_sync_slot);
 	tcase_add_test(q, bad_arguments_change_nothing);
+	tcase_add_test(q, msi_ring_at_a_misaligned_device_address_is_refused);
 	tcase_add_test(q, create_and_set_create_survive_allocation_failure);
 	tcase_add_test(q, full_queue_times_out_then_recovers_without_loss);
 	tcase_add_test(q, stuck_consumer_sync_times_out_and_queue_stays_usable);
