@@ -1207,7 +1207,10 @@ static void pt_dirty_tbl(struct pt_dirty *d, struct _ik_pt_tbl *t, unsigned l, i
 		if (!fmt_leaf_dirty(g, e, l))
 			continue;
 		d->count++;
-		pt_set_bits(d->bitmap, (rs - d->base) >> d->lg2_page, (re - rs) >> d->lg2_page);
+		/* Every page of 2^lg2_page bytes the leaf's in-range part
+		 * touches: a leaf smaller than a page still sets its page's bit. */
+		pt_set_bits(d->bitmap, (rs - d->base) >> d->lg2_page,
+			    ((re - 1 - d->base) >> d->lg2_page) - ((rs - d->base) >> d->lg2_page) + 1);
 		if (!d->clear)
 			continue;
 		/* The IOMMU may update the entry concurrently (access flag,
