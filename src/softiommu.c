@@ -605,15 +605,57 @@ static void pt_to_xlate(const struct ik_pt_geometry *full, const struct ik_pt_wa
 	}
 }
 
-static void do_walk(const struct sio_stream *st, ik_u64 iova, struct ik_softiommu_xlate *x)
+/*
+ * Checking a walk-cache hit on a page-table stream: the full walk notes
+ * whether it read an entry of the cached table.  A walk restarted at that
+ * table (as the hardware does) ends there or below it - a cached upper
+ * table that holds a block also covers the addresses whose leaves are in a
+ * lower table - so the entry is stale only if the walk no longer passes
+ * through the table.
+ */
+struct wc_probe {
+	const struct ik_pt_mem *inner;
+	ik_u64 table, mask;
+	bool seen;
+};
+
+static int probe_read64(void *ctx, ik_u64 addr, ik_u64 *val)
+{
+	struct wc_probe *p = (struct wc_probe *)ctx;
+
+	if ((addr & ~p->mask) == p->table)
+		p->seen = true;
+	return p->inner->read64(p->inner->ctx, addr, val);
+}
+
+static int probe_cas64(void *ctx, ik_u64 addr, ik_u64 old, ik_u64 val)
+{
+	struct wc_probe *p = (struct wc_probe *)ctx;
+
+	return p->inner->cas64(p->inner->ctx, addr, old, val);
+}
+
+/* `probe` (may be NULL): note whether the walk reads its table. */
+static void do_walk(const struct sio_stream *st, ik_u64 iova, struct ik_softiommu_xlate *x,
+		    struct wc_probe *probe)
 {
 	int err;
 
 	if (st->pt) {
 		struct ik_pt_walk_result r;
+		struct ik_pt_mem pm;
 
 		IK_ENV_MEMSET(&r, 0, sizeof(r));
-		err = ik_pt_walk(&st->ptw, &st->mem, iova, 0, &r);
+		if (probe) {
+			pm.read64 = probe_read64;
+			pm.cas64 = st->mem.cas64 ? probe_cas64 : NULL;
+			pm.ctx = probe;
+			probe->inner = &st->mem;
+			probe->seen = false;
+			err = ik_pt_walk(&st->ptw, &pm, iova, 0, &r);
+		} else {
+			err = ik_pt_walk(&st->ptw, &st->mem, iova, 0, &r);
+		}
 		if (!err)
 			pt_to_xlate(&st->ptw.geom, &r, x);
 	} else {
@@ -697,7 +739,8 @@ static ik_u32 xlate_access(struct ik_softiommu *s, ik_u32 sid, ik_u64 iova, ik_u
 		struct sio_wce *wce;
 		ik_u64 gen, wc_table = 0;
 		ik_u32 tag, wc_lg2 = 0;
-		bool check, hit;
+		bool check, hit, probed;
+		struct wc_probe probe = { NULL, 0, 0, false };
 
 		ik_lock(&s->lock);
 		if (!counted)
@@ -742,10 +785,15 @@ static ik_u32 xlate_access(struct ik_softiommu *s, ik_u32 sid, ik_u64 iova, ik_u
 		/* Walk outside the lock.  A walk-cache hit starts at the cached
 		 * leaf table, as hardware does, unless checking (then the full
 		 * walk is the reference and the cached table is compared). */
+		probed = check && wc_table && st.pt;
+		if (probed) {
+			probe.table = wc_table;
+			probe.mask = (8ull << st.ptw.geom.bits) - 1; /* a non-root table */
+		}
 		if (wc_table && can_walk_leaf(&st) && !check)
 			do_walk_leaf(&st, wc_table, wc_lg2, iova, &fresh);
 		else
-			do_walk(&st, iova, &fresh);
+			do_walk(&st, iova, &fresh, probed ? &probe : NULL);
 
 		ik_lock(&s->lock);
 		if (s->gen != gen) {
@@ -764,7 +812,7 @@ static ik_u32 xlate_access(struct ik_softiommu *s, ik_u32 sid, ik_u64 iova, ik_u
 			x->fault = IK_SOFTIOMMU_FAULT_STALE;
 			return x->fault;
 		}
-		if (check && wc_table && fresh.leaf_table != wc_table) {
+		if (check && wc_table && (probed ? !probe.seen : fresh.leaf_table != wc_table)) {
 			struct ik_softiommu_xlate wcx;
 
 			IK_ENV_MEMSET(&wcx, 0, sizeof(wcx));
