@@ -1416,6 +1416,39 @@ START_TEST(sw_consumer_status_address_anywhere_in_64_bits)
 }
 END_TEST
 
+/* A ring (CPU or device address) not aligned to the entry size is refused:
+ * a sync completing at a 4-byte aligned device address would otherwise be
+ * a misaligned 32-bit atomic store into the ring, which faults on
+ * strict-alignment hosts (fuzz_cmdq: ring_dma 0xfff, completion at 0x1000). */
+START_TEST(sw_consumer_refuses_a_misaligned_ring)
+{
+	static _Alignas(64) uint64_t ring[16][4];
+	static const struct ik_cmdq_fmt *const fmts[] = { &ik_cmdq_fmt_smmuv3, &ik_cmdq_fmt_vtd256 };
+	struct ik_cmdq_sw sw;
+	struct ik_cmdq_sw_config sc;
+
+	for (unsigned i = 0; i < 2; i++) {
+		unsigned es = fmts[i]->entry_size;
+
+		memset(&sc, 0, sizeof(sc));
+		sc.fmt = fmts[i];
+		sc.log2_entries = 3;
+		sc.ring = ring;
+		sc.ring_dma = 0xfff;
+		ck_assert_int_eq(ik_cmdq_sw_init(&sw, &sc), -EINVAL);
+		sc.ring_dma = 0x1000 + es / 2;
+		ck_assert_int_eq(ik_cmdq_sw_init(&sw, &sc), -EINVAL);
+		sc.ring_dma = 0x1000 + es;
+		ck_assert_int_eq(ik_cmdq_sw_init(&sw, &sc), 0);
+		sc.ring_dma = 0; /* the CPU address, misaligned */
+		sc.ring = (char *)ring + 4;
+		ck_assert_int_eq(ik_cmdq_sw_init(&sw, &sc), -EINVAL);
+		sc.ring = (char *)ring + es;
+		ck_assert_int_eq(ik_cmdq_sw_init(&sw, &sc), 0);
+	}
+}
+END_TEST
+
 /* ================================================================ stress */
 
 #define SP_MAX 4
@@ -1791,6 +1824,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(q, stale_cons_read_never_lets_producers_overrun_the_consumer);
 	tcase_add_test(q, sw_consumer_config_and_external_completion_write);
 	tcase_add_test(q, sw_consumer_status_address_anywhere_in_64_bits);
+	tcase_add_test(q, sw_consumer_refuses_a_misaligned_ring);
 	tcase_add_test(q, null_pointer_arguments_are_einval);
 	tcase_set_timeout(q, 120);
 	suite_add_tcase(s, q);
