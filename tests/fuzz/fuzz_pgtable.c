@@ -67,6 +67,7 @@ struct page {
 	uint64_t snap;		/* content hash when unlinked */
 };
 
+static struct ik_pgtable_hooks HOOKS; /* the config's hooks */
 static struct page PG[MAX_PAGES];
 static size_t NPG;
 static struct fz_alloc FA;
@@ -144,7 +145,9 @@ static void pg_del(struct page *p, const char *what)
 {
 	size_t i = (size_t)(p - PG);
 
-	if (p->visible)
+	/* Without flush_walk and flush_all the caller accepted that a map
+	 * replacing an empty table frees it without an invalidation. */
+	if (p->visible && (HOOKS.flush_walk || HOOKS.flush_all))
 		FZ_CHECK(H.in_sync || H.flushed,
 			 "%s: page %#llx freed while the walker may still cache it (no sync, no flush)",
 			 what, (unsigned long long)p->addr);
@@ -181,7 +184,7 @@ static void a_free(void *ctx, void *ptr, ik_size size)
 		{
 			size_t i = (size_t)(p - PG);
 
-			if (p->visible)
+			if (p->visible && (HOOKS.flush_walk || HOOKS.flush_all))
 				FZ_CHECK(H.in_sync || H.flushed,
 					 "block %p freed while the walker may still cache it", ptr);
 			if (p->pending)
@@ -302,7 +305,6 @@ static void h_iotlb_sync(void *cookie, struct ik_gather *g)
 	H.iotlb_syncs++;
 }
 
-static struct ik_pgtable_hooks HOOKS;
 
 /* ---- the walker's memory ---- */
 
