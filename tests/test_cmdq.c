@@ -470,6 +470,31 @@ START_TEST(vtd_encoder_rejects_bad_descriptors_and_psi_mask)
 }
 END_TEST
 
+/* A page-selective block of 2^AM pages with AM >= 52 spans the whole 64-bit
+ * space: only ADDR 0 is aligned to it (fuzz_cmd found 0x1000 accepted). */
+START_TEST(vtd_psi_address_aligned_also_for_am_52_and_above)
+{
+	uint64_t w[2] = { 0, 0 };
+	struct ik_vtd_desc d;
+
+	for (unsigned type = IK_VTD_DESC_IOTLB; type <= IK_VTD_DESC_PIOTLB; type += 4) {
+		for (unsigned am = 50; am < 64; am++) {
+			d = vdesc((uint8_t)type);
+			/* 2^63 is aligned to 2^(am + 12) bytes only below am 52 */
+			d.g = IK_VTD_G_PAGE, d.am = (uint8_t)am, d.addr = 1ull << 63;
+			ck_assert_int_eq(ik_vtd_desc_encode(&d, w, 2), (am < 52 ? 0 : -EINVAL));
+			d.addr = 0x1000;
+			ck_assert_int_eq(ik_vtd_desc_encode(&d, w, 2), -EINVAL);
+			d.addr = 0;
+			ck_assert_int_eq(ik_vtd_desc_encode(&d, w, 2), 0);
+			/* the decoder judges the same words with ADDR 2^63 alike */
+			w[1] |= 1ull << 63;
+			ck_assert_int_eq(ik_vtd_desc_decode(w, 2, &d), (am < 52 ? 0 : -EINVAL));
+		}
+	}
+}
+END_TEST
+
 /* ================================================================ queue rig */
 
 struct rig {
@@ -753,6 +778,39 @@ START_TEST(bad_arguments_change_nothing)
 	c.ring_dma = 0xffffffffffffff80ull;
 	ck_assert_int_eq(ik_cmdq_init(mem, sizeof(mem), &c, &q), -EINVAL);
 	rig_fini(&r);
+}
+END_TEST
+
+/* An encode_sync() address the format cannot hold gives a sync without the
+ * completion write (the ik_cmdq_fmt contract), for VT-d too: a ring at a
+ * device address that is not 4-byte aligned is then refused by init with
+ * MSI (fuzz_cmdq: vtd_wait() asserted on the failed encode instead). */
+START_TEST(msi_ring_at_a_misaligned_device_address_is_refused)
+{
+	static const struct ik_cmdq_fmt *const fmts[] = { &ik_cmdq_fmt_smmuv3, &ik_cmdq_fmt_vtd128,
+							  &ik_cmdq_fmt_vtd256 };
+	static _Alignas(64) unsigned char mem[8192];
+
+	for (unsigned i = 0; i < 3; i++) {
+		struct ik_cmdq_sync_info si = { true, 1, 1 };
+		uint64_t ent[4] = { 0, 0, 0, 0 };
+		struct ik_cmdq_config c;
+		struct ik_cmdq *q = NULL;
+		struct rig r;
+
+		fmts[i]->encode_sync(ent, 0x80000002ull, 0x1234);
+		ck_assert_int_eq(fmts[i]->classify(ent, &si), IK_CMDQ_KIND_SYNC);
+		ck_assert(!si.write);
+		rig_init(&r, fmts[i], 3, 0, 0);
+		c = r.cfg;
+		c.flags = IK_CMDQ_CFG_MSI;
+		c.ring = NULL;
+		c.ring_dma = 0x80000002ull;
+		ck_assert_int_eq(ik_cmdq_init(mem, sizeof(mem), &c, &q), -EINVAL);
+		c.ring_dma = 0x80000000ull;
+		ck_assert_int_eq(ik_cmdq_init(mem, sizeof(mem), &c, &q), 0);
+		rig_fini(&r);
+	}
 }
 END_TEST
 
@@ -1623,6 +1681,39 @@ START_TEST(sw_consumer_status_address_anywhere_in_64_bits)
 }
 END_TEST
 
+/* A ring (CPU or device address) not aligned to the entry size is refused:
+ * a sync completing at a 4-byte aligned device address would otherwise be
+ * a misaligned 32-bit atomic store into the ring, which faults on
+ * strict-alignment hosts (fuzz_cmdq: ring_dma 0xfff, completion at 0x1000). */
+START_TEST(sw_consumer_refuses_a_misaligned_ring)
+{
+	static _Alignas(64) uint64_t ring[16][4];
+	static const struct ik_cmdq_fmt *const fmts[] = { &ik_cmdq_fmt_smmuv3, &ik_cmdq_fmt_vtd256 };
+	struct ik_cmdq_sw sw;
+	struct ik_cmdq_sw_config sc;
+
+	for (unsigned i = 0; i < 2; i++) {
+		unsigned es = fmts[i]->entry_size;
+
+		memset(&sc, 0, sizeof(sc));
+		sc.fmt = fmts[i];
+		sc.log2_entries = 3;
+		sc.ring = ring;
+		sc.ring_dma = 0xfff;
+		ck_assert_int_eq(ik_cmdq_sw_init(&sw, &sc), -EINVAL);
+		sc.ring_dma = 0x1000 + es / 2;
+		ck_assert_int_eq(ik_cmdq_sw_init(&sw, &sc), -EINVAL);
+		sc.ring_dma = 0x1000 + es;
+		ck_assert_int_eq(ik_cmdq_sw_init(&sw, &sc), 0);
+		sc.ring_dma = 0; /* the CPU address, misaligned */
+		sc.ring = (char *)ring + 4;
+		ck_assert_int_eq(ik_cmdq_sw_init(&sw, &sc), -EINVAL);
+		sc.ring = (char *)ring + es;
+		ck_assert_int_eq(ik_cmdq_sw_init(&sw, &sc), 0);
+	}
+}
+END_TEST
+
 /* ================================================================ stress */
 
 #define SP_MAX 4
@@ -1976,11 +2067,13 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, vtd_fields_at_spec_positions);
 	tcase_add_test(tc, vtd_random_words_roundtrip_and_reserved_bits_rejected);
 	tcase_add_test(tc, vtd_encoder_rejects_bad_descriptors_and_psi_mask);
+	tcase_add_test(tc, vtd_psi_address_aligned_also_for_am_52_and_above);
 	suite_add_tcase(s, tc);
 
 	tcase_add_test(q, issue_consume_in_order_with_wrap);
 	tcase_add_test(q, msi_sync_completion_word_is_written_in_the_sync_slot);
 	tcase_add_test(q, bad_arguments_change_nothing);
+	tcase_add_test(q, msi_ring_at_a_misaligned_device_address_is_refused);
 	tcase_add_test(q, create_and_set_create_survive_allocation_failure);
 	tcase_add_test(q, full_queue_times_out_then_recovers_without_loss);
 	tcase_add_test(q, stuck_consumer_sync_times_out_and_queue_stays_usable);
@@ -2000,6 +2093,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(q, stale_cons_read_never_lets_producers_overrun_the_consumer);
 	tcase_add_test(q, sw_consumer_config_and_external_completion_write);
 	tcase_add_test(q, sw_consumer_status_address_anywhere_in_64_bits);
+	tcase_add_test(q, sw_consumer_refuses_a_misaligned_ring);
 	tcase_add_test(q, null_pointer_arguments_are_einval);
 	tcase_set_timeout(q, 120);
 	suite_add_tcase(s, q);

@@ -1675,6 +1675,50 @@ START_TEST(dirty_tracking_reports_device_writes)
 }
 END_TEST
 
+/* A dirty leaf smaller than the bitmap's page sets the bit of the page that
+ * holds it (fuzz_pgtable: pages of 2^lg2_page bytes with 4K leaves in them
+ * were reported clean, their count rounded down to zero bits). */
+START_TEST(dirty_small_leaf_sets_the_bit_of_its_larger_page)
+{
+	const struct fmt_case *fc = &fmt_cases[_i];
+	struct th *h;
+	uint64_t g, base, bm[2];
+	struct ik_pt_walker w;
+	struct ik_pt_mem mem;
+	struct ik_pt_walk_result r;
+
+	if (!(fc->quirks & IK_PT_QUIRK_DIRTY))
+		return;
+	h = th_new_cfg(fc, false, 0);
+	g = G(h);
+	base = BASE(h);
+	ik_pgtable_walker(h->pt, &w);
+	th_mem(h, &mem, true);
+	ck_assert_int_eq(ik_pgtable_map(h->pt, base, 0x1000000, 16 * g, PROT_RW), 0);
+	/* the device writes granule pages 1 and 6 */
+	ck_assert_int_eq(ik_pt_walk(&w, &mem, base + g, IK_ACCESS_WRITE, &r), 0);
+	ck_assert_int_eq(r.fault, IK_PT_FAULT_NONE);
+	ck_assert_int_eq(ik_pt_walk(&w, &mem, base + 6 * g, IK_ACCESS_WRITE, &r), 0);
+	ck_assert_int_eq(r.fault, IK_PT_FAULT_NONE);
+	/* in pages of 4 granules: bits 0 and 1 */
+	memset(bm, 0, sizeof(bm));
+	ck_assert_int_eq(ik_pgtable_read_and_clear_dirty(h->pt, base, 16 * g, IK_DIRTY_NO_CLEAR, bm,
+							 h->g.lg2_granule + 2, NULL), 2);
+	ck_assert_uint_eq(bm[0], 3);
+	/* in one page of 16 granules: bit 0, and cleared */
+	memset(bm, 0, sizeof(bm));
+	ck_assert_int_eq(ik_pgtable_read_and_clear_dirty(h->pt, base, 16 * g, 0, bm,
+							 h->g.lg2_granule + 4, NULL), 2);
+	ck_assert_uint_eq(bm[0], 1);
+	memset(bm, 0, sizeof(bm));
+	ck_assert_int_eq(ik_pgtable_read_and_clear_dirty(h->pt, base, 16 * g, 0, bm,
+							 h->g.lg2_granule + 4, NULL), 0);
+	ck_assert_uint_eq(bm[0], 0);
+	ck_assert_int_eq(unmap_sync(h, base, 16 * g), (ik_s64)(16 * g));
+	th_destroy(h);
+}
+END_TEST
+
 /* ------------------------------------------------------------ LPAE specifics */
 
 START_TEST(lpae_geometry_and_registers)
@@ -2397,6 +2441,7 @@ Suite *ik_test_suite(void)
 	tcase_add_loop_test(gen, without_walk_flush_empty_tables_are_kept, 0, NCASES);
 	tcase_add_loop_test(gen, walker_reports_faults_like_hardware, 0, NCASES);
 	tcase_add_loop_test(gen, dirty_tracking_reports_device_writes, 0, NCASES);
+	tcase_add_loop_test(gen, dirty_small_leaf_sets_the_bit_of_its_larger_page, 0, NCASES);
 	tcase_add_loop_test(gen, random_ops_match_shadow_model, 0, NCASES);
 	tcase_add_loop_test(gen, random_ops_match_shadow_model_without_walk_flush, 0, NCASES);
 	tcase_add_loop_test(gen, losing_table_install_merges_into_winner, 0, NCASES);

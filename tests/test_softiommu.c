@@ -1387,6 +1387,42 @@ START_TEST(table_installed_where_a_block_was_is_not_stale)
 }
 END_TEST
 
+/* A walk-cache entry for an upper-level table that holds a block also
+ * covers addresses whose leaf is in a lower table below it: a walk
+ * restarted there descends, which is not a stale translation.  The
+ * checking mode reported it as one (fuzz_softiommu: it compared the cached
+ * table with the table holding the leaf, not with the tables walked). */
+START_TEST(walk_cache_of_a_block_table_is_not_stale_for_leaves_below_it)
+{
+	struct sys y;
+	struct ik_softiommu_xlate x;
+	unsigned char *buf = xmemalign(4096, 4 * 4096), *big = xmemalign(2u << 20, 2u << 20);
+	uint64_t blk = 0x40000000, pages = 0x40200000;
+
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_ptr_nonnull(big);
+	sys_init_fmts(&y, IK_SOFTIOMMU_CHECK, IK_PT_LPAE_S1, 12, &ik_cmdq_fmt_smmuv3, CQ_INLINE);
+	ck_assert_int_eq(ik_pgtable_map(y.pt, blk, (uint64_t)(uintptr_t)big, 2u << 20,
+					IK_PROT_READ | IK_PROT_WRITE), 0);
+	ck_assert_int_eq(ik_pgtable_map(y.pt, pages, (uint64_t)(uintptr_t)buf, 4 * 4096,
+					IK_PROT_READ | IK_PROT_WRITE), 0);
+	/* the block's walk caches its table (the one for [1G, 2G)) */
+	ck_assert_int_eq(ik_softiommu_translate(y.s, 0, blk + 0x1234, IK_SOFTIOMMU_READ, &x), 0);
+	ck_assert_uint_eq(x.lg2_size, 21);
+	/* pages below that table, and a hole next to them */
+	for (int p = 0; p < 4; p++) {
+		ck_assert_int_eq(ik_softiommu_translate(y.s, 0, pages + p * 4096u, IK_SOFTIOMMU_READ, &x), 0);
+		ck_assert_uint_eq(x.oa, (uint64_t)(uintptr_t)buf + p * 4096u);
+	}
+	ck_assert_int_eq(ik_softiommu_translate(y.s, 0, pages + 8 * 4096u, IK_SOFTIOMMU_READ, &x), -EFAULT);
+	ck_assert_uint_eq(x.fault, IK_SOFTIOMMU_FAULT_TRANSLATION);
+	ck_assert_uint_eq(stats(y.s).stale, 0);
+	sys_fini(&y);
+	free(buf);
+	free(big);
+}
+END_TEST
+
 START_TEST(every_built_format_and_granule_translates_like_iova_to_phys)
 {
 	/* A page-table format, a granule, and the command set its IOMMU takes. */
@@ -2179,6 +2215,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, block_mappings_are_cached_with_their_block_size);
 	tcase_add_test(tc, walk_cache_restarts_walks_at_the_leaf_table);
 	tcase_add_test(tc, table_installed_where_a_block_was_is_not_stale);
+	tcase_add_test(tc, walk_cache_of_a_block_table_is_not_stale_for_leaves_below_it);
 	tcase_add_test(tc, every_built_format_and_granule_translates_like_iova_to_phys);
 	tcase_add_test(tc, vtd_queue_invalidation_and_wait_through_the_consumer);
 	tcase_add_test(tc, vtd_consumer_with_qemu_rules_rejects_what_qemu_rejects);

@@ -458,9 +458,9 @@ struct ik_cmdq_sw {
 IK_API extern const struct ik_cmdq_regs ik_cmdq_sw_regs;
 
 /* Initialise (no allocation): registers at 0.  -EINVAL for a NULL sw or cfg
- * or a bad config (no entry format, ring or classify, a size out of range, unknown
- * flags, or a ring whose device addresses [ring_dma, ring_dma + size) would
- * wrap past 2^64).
+ * or a bad config (no entry format, ring or classify, a size out of range,
+ * unknown flags, a ring or ring_dma not aligned to the entry size, or a ring
+ * whose device addresses [ring_dma, ring_dma + size) would wrap past 2^64).
  * Entries and the completion addresses in them are untrusted (a guest wrote
  * them): a completion write lands in the ring only when all 4 bytes lie
  * inside it, else it goes to write32; no address is ever summed unchecked. */

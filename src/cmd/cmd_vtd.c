@@ -85,8 +85,9 @@ static int vtd_check(const struct ik_vtd_desc *d)
 	default:
 		break;
 	}
-	/* A page-selective address is aligned to its 2^AM pages. */
-	if (d->am && d->am < 52 && (d->addr & ((((ik_u64)1 << d->am) << 12) - 1)))
+	/* A page-selective address is aligned to its 2^AM pages; from AM 52
+	 * on the block is the whole 64-bit space, so only ADDR 0 is. */
+	if (d->am && (d->am >= 52 ? d->addr != 0 : (d->addr & ((((ik_u64)1 << d->am) << 12) - 1))))
 		return -EINVAL;
 	return 0;
 }

@@ -51,6 +51,11 @@ IK_API int ik_cmdq_sw_init(struct ik_cmdq_sw *sw, const struct ik_cmdq_sw_config
 	/* The ring's device addresses must not wrap past 2^64. */
 	if ((ik_u64)cfg->fmt->entry_size * size - 1 > IK_U64_MAX - ring_dma)
 		return -EINVAL;
+	/* Both addresses aligned to the entry size: a completion write at an
+	 * aligned device address is then an aligned store into the ring. */
+	if (!cfg->fmt->entry_size || !IK_IS_POW2(cfg->fmt->entry_size) ||
+	    ((ring_dma | (ik_u64)(ik_uptr)cfg->ring) & (cfg->fmt->entry_size - 1)))
+		return -EINVAL;
 	IK_ENV_MEMSET(sw, 0, sizeof(*sw));
 	sw->cfg = *cfg;
 	sw->cfg.ring_dma = ring_dma;

@@ -1315,7 +1315,10 @@ static void pt_dirty_tbl(struct pt_dirty_req *d, struct ik_pt_tbl *t, unsigned l
 		if (!fmt_leaf_dirty(g, e, l))
 			continue;
 		d->count++;
-		pt_set_bits(d->bitmap, (s.rs - d->base) >> d->lg2_page, (s.re - s.rs) >> d->lg2_page);
+		/* Every page of 2^lg2_page bytes the leaf's in-range part
+		 * touches: a leaf smaller than a page still sets its page's bit. */
+		pt_set_bits(d->bitmap, (s.rs - d->base) >> d->lg2_page,
+			    ((s.re - 1 - d->base) >> d->lg2_page) - ((s.rs - d->base) >> d->lg2_page) + 1);
 		if (!d->clear)
 			continue;
 		/* The IOMMU may update the entry concurrently (access flag,

@@ -135,7 +135,10 @@ static void *fz_alloc_fn(void *ctx, ik_size size, ik_size align)
 	}
 	if (align < sizeof(void *))
 		align = sizeof(void *);
-	if (posix_memalign(&p, align, size ? size : 1) != 0)
+	/* C11 aligned_alloc (the harnesses are built with -std=c11, which
+	 * hides posix_memalign): the size must be a multiple of align. */
+	p = aligned_alloc(align, ((size ? size : 1) + align - 1) & ~(ik_size)(align - 1));
+	if (!p)
 		return NULL;
 	fa->live++;
 	fa->live_bytes += (long)size;

@@ -1,0 +1,1011 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * fuzz_softiommu - the soft IOMMU (include/iommukit/softiommu.h) as an
+ * emulator runs it.
+ *
+ * Mode A (a driver).  Up to three contexts, each an ik_pgtable (LPAE stage
+ * 1 or 2, VT-d second- or first-level, 4K granule, blocks possible) whose
+ * table pages sit at harness-chosen IOMMU addresses and are read through
+ * the read64 hook; streams attached to them (some sharing a context);
+ * device memory is a 4 MiB arena at a fixed physical address (phys_to_host).
+ * The driver maps and unmaps, and after each unmap invalidates the gather
+ * (leaf-only when the gather says no walk changed) by ik_softiommu_exec() or
+ * through a command queue drained inline by the soft IOMMU (SMMUv3 TLBI
+ * ranges from ik_smmu_tlbi_range, VT-d page-selective descriptors from
+ * ik_vtd_psi_mask), syncs, then syncs the gather.  The input may also make
+ * it a sloppy driver (invalidation skipped, leaf-only where walks changed,
+ * tables freed before the invalidation).  Model: per context, iova page ->
+ * (arena page, prot); the arena's expected contents.
+ *   - correct driver: every DMA read/write and translate does exactly what
+ *     the model says: the bytes of mapped pages move, the first page the
+ *     access may not use stops it with the right fault record (type, iova,
+ *     stream, access; BAD_STREAM for streams not attached), and the
+ *     stale-translation checker never fires; the IOMMU never reads a freed
+ *     table page;
+ *   - sloppy driver: with checking on, an access that succeeds agrees with
+ *     the tables as they are now (a stale one is refused); without, nothing
+ *     is checked but memory safety.
+ * Mode B (guest tables).  A guest-memory buffer with arbitrary contents
+ * holds the tables; walkers come from fuzzed TCR/TTBR, VT-d context and
+ * PASID entries, or configs; table memory is read (and A/D-updated) only
+ * through read64/cas64, which refuse anything outside the buffer; DMA at
+ * any address and length, translations, invalidations, and guest writes to
+ * the tables in between.  Nothing may crash or write outside the buffers
+ * (guard bytes around each), and with checking on a translation that
+ * succeeds agrees with a fresh walk.
+ */
+#include <iommukit/softiommu.h>
+#include <iommukit/pgtable.h>
+#include <iommukit/fmt/lpae.h>
+#include <iommukit/fmt/vtd.h>
+#include <iommukit/cmdq.h>
+#include <iommukit/cmd/smmuv3.h>
+#include <iommukit/cmd/vtd.h>
+#include "fuzzlib.h"
+
+#define GUARD 256
+#define GUARD_BYTE 0x3c
+#define ARENA_PHYS 0x40000000ull
+#define ARENA_SIZE (4ull << 20)
+#define PAGE 4096ull
+#define WIN_PAGES 2048 /* 8 MiB of IOVA per context */
+#define MAX_CTX 3
+#define MAX_SID 8
+#define MAX_TPAGES 512
+
+static struct fz_alloc FA;
+static int trace = -1;
+#define TRACE(...)                                                        \
+	do {                                                              \
+		if (trace < 0)                                            \
+			trace = getenv("FZ_TRACE") != NULL;               \
+		if (trace)                                                \
+			fprintf(stderr, __VA_ARGS__);                     \
+	} while (0)
+static uint8_t *arena_buf, *arena;	 /* arena inside guards */
+static uint8_t *gm_buf, *gm;		 /* guest memory (mode B) */
+static uint64_t GM_PHYS, GM_SIZE;
+static struct ik_softiommu *S;
+static bool mode_b, check_mode;
+
+static void *phys_to_host(void *ctx, ik_u64 oa, ik_size len)
+{
+	(void)ctx;
+	if (oa >= ARENA_PHYS && oa - ARENA_PHYS < ARENA_SIZE && len <= ARENA_SIZE - (oa - ARENA_PHYS))
+		return arena + (oa - ARENA_PHYS);
+	if (gm && oa >= GM_PHYS && oa - GM_PHYS < GM_SIZE && len <= GM_SIZE - (oa - GM_PHYS))
+		return gm + (oa - GM_PHYS);
+	return NULL;
+}
+
+static void check_guards(void)
+{
+	for (unsigned i = 0; i < GUARD; i++) {
+		FZ_CHECK(arena_buf[i] == GUARD_BYTE && arena[ARENA_SIZE + i] == GUARD_BYTE,
+			 "a guard byte of the DMA arena was overwritten");
+		if (gm)
+			FZ_CHECK(gm_buf[i] == GUARD_BYTE && gm[GM_SIZE + i] == GUARD_BYTE,
+				 "a guard byte of the guest memory was overwritten");
+	}
+}
+
+/* ================================================================ mode A */
+
+struct tpage {
+	uint64_t iommu, size;
+	uint8_t *cpu;
+};
+
+struct ctx {
+	struct ik_pgtable *pt;
+	struct ik_pgtable_cfg cfg;
+	struct ik_pt_walker w;
+	uint32_t tag;
+	int32_t page[WIN_PAGES];	/* arena page, -1: unmapped */
+	uint8_t prot[WIN_PAGES];
+	uint64_t win;
+	bool rd_always;			/* the format cannot deny reads */
+};
+
+static struct {
+	struct ctx c[MAX_CTX];
+	unsigned nctx;
+	int sid_ctx[MAX_SID];		/* -1: detached */
+	struct tpage tp[MAX_TPAGES];
+	unsigned ntp;
+	uint64_t next_iommu;
+	unsigned sloppy;		/* 0: correct driver */
+	bool use_queue;
+	struct ik_cmdq *q;
+	struct ik_softiommu_cq cq;
+	uint8_t *ring;
+	const struct ik_cmdq_fmt *qfmt;
+	/* expected fault records, oldest first */
+	struct ik_softiommu_fault exp[4096];
+	unsigned nexp, exp_head;
+	uint64_t faults;		/* faults the model predicted */
+	bool faults_exact;
+	uint32_t max_streams, fault_depth;
+	uint64_t freed_reads;
+} A;
+
+static struct tpage *tp_find(uint64_t addr)
+{
+	for (unsigned i = 0; i < A.ntp; i++)
+		if (addr >= A.tp[i].iommu && addr - A.tp[i].iommu < A.tp[i].size)
+			return &A.tp[i];
+	return NULL;
+}
+
+static void *t_alloc(void *cookie, ik_size size, ik_u64 *iommu)
+{
+	struct tpage *t;
+
+	(void)cookie;
+	if (A.ntp >= MAX_TPAGES)
+		return NULL;
+	t = &A.tp[A.ntp++];
+	t->size = size;
+	t->cpu = aligned_alloc(size, size);
+	memset(t->cpu, 0xee, size);
+	A.next_iommu = (A.next_iommu + size - 1) & ~(uint64_t)(size - 1);
+	t->iommu = A.next_iommu;
+	A.next_iommu += size;
+	*iommu = t->iommu;
+	return t->cpu;
+}
+
+static void t_free(void *cookie, void *cpu, ik_u64 iommu, ik_size size)
+{
+	struct tpage *t = tp_find(iommu);
+
+	(void)cookie;
+	FZ_CHECK(t && t->cpu == cpu && t->size == size, "free_table of an unknown page");
+	memset(cpu, 0x6b, size);
+	free(cpu);
+	*t = A.tp[--A.ntp];
+}
+
+static int t_read64(void *ctx, ik_u64 addr, ik_u64 *val)
+{
+	struct tpage *t = tp_find(addr);
+
+	(void)ctx;
+	if (!t || (addr & 7)) {
+		/* a freed table: only a sloppy driver lets the IOMMU go there */
+		FZ_CHECK(A.sloppy, "the IOMMU read %#llx, no live table page (correct driver)",
+			 (unsigned long long)addr);
+		A.freed_reads++;
+		return -EFAULT;
+	}
+	memcpy(val, t->cpu + (addr - t->iommu), 8);
+	return 0;
+}
+
+static const struct ik_pt_mem TMEM = { t_read64, NULL, NULL };
+
+/* The driver's invalidation of [iova, iova + size) for context c. */
+static void invalidate(struct ctx *c, uint64_t iova, uint64_t size, bool leaf)
+{
+	int err;
+
+	if (!size)
+		return;
+	if (!A.use_queue) {
+		struct ik_softiommu_cmd cmd = { IK_SOFTIOMMU_OP_INV_RANGE, c->tag, iova, size, leaf };
+
+		FZ_CHECK(ik_softiommu_exec(S, &cmd) == 0, "exec INV_RANGE");
+		cmd.op = IK_SOFTIOMMU_OP_SYNC;
+		FZ_CHECK(ik_softiommu_exec(S, &cmd) == 0, "exec SYNC");
+		return;
+	}
+	if (A.qfmt == &ik_cmdq_fmt_smmuv3) {
+		static struct ik_smmu_cmd out[64];
+		static uint64_t w[65][2];
+		struct ik_smmu_cmd t;
+		int n;
+
+		memset(&t, 0, sizeof(t));
+		if (c->cfg.fmt == IK_PT_LPAE_S2) {
+			t.op = IK_SMMU_CMD_TLBI_S2_IPA;
+			t.vmid = (ik_u16)c->tag;
+		} else {
+			t.op = IK_SMMU_CMD_TLBI_NH_VA;
+			t.asid = (ik_u16)c->tag;
+		}
+		t.leaf = leaf;
+		n = ik_smmu_tlbi_range(&t, iova, size, 12, true, out, 64);
+		if (n < 0) {
+			/* too many: everything of the tag */
+			memset(&out[0], 0, sizeof(out[0]));
+			out[0].op = c->cfg.fmt == IK_PT_LPAE_S2 ? IK_SMMU_CMD_TLBI_S12_VMALL
+								: IK_SMMU_CMD_TLBI_NH_ASID;
+			if (out[0].op == IK_SMMU_CMD_TLBI_NH_ASID)
+				out[0].asid = (ik_u16)c->tag;
+			else
+				out[0].vmid = (ik_u16)c->tag;
+			n = 1;
+		}
+		for (int i = 0; i < n; i++)
+			FZ_CHECK(ik_smmu_cmd_encode(&out[i], w[i]) == 0, "encode TLBI");
+		err = ik_cmdq_issue(A.q, w, (unsigned)n, IK_CMDQ_SYNC);
+	} else {
+		struct ik_vtd_desc d;
+		uint64_t ent[4] = { 0, 0, 0, 0 }, base;
+		unsigned am;
+
+		memset(&d, 0, sizeof(d));
+		d.type = IK_VTD_DESC_IOTLB;
+		d.did = (ik_u16)c->tag;
+		if (ik_vtd_psi_mask(iova >> 12, size >> 12, 18, &base, &am) == 0) {
+			d.g = IK_VTD_G_PAGE;
+			d.am = (ik_u8)am;
+			d.addr = base << 12;
+			d.ih = leaf;
+		} else {
+			d.g = IK_VTD_G_DOMAIN;
+		}
+		FZ_CHECK(ik_vtd_desc_encode(&d, ent, A.qfmt->entry_size / 8) == 0, "encode IOTLB");
+		err = ik_cmdq_issue(A.q, ent, 1, IK_CMDQ_SYNC);
+	}
+	FZ_CHECK(err == 0, "invalidation through the queue = %d", err);
+}
+
+static void h_flush_walk(void *cookie, ik_u64 iova, ik_u64 size, ik_u64 granule)
+{
+	(void)granule;
+	invalidate((struct ctx *)cookie, iova, size, false);
+}
+
+static void h_flush_all(void *cookie)
+{
+	struct ctx *c = (struct ctx *)cookie;
+	struct ik_softiommu_cmd cmd = { IK_SOFTIOMMU_OP_INV_TAG, c->tag, 0, 0, false };
+
+	FZ_CHECK(ik_softiommu_exec(S, &cmd) == 0, "exec INV_TAG");
+}
+
+static const struct ik_pgtable_hooks THOOKS = {
+	t_alloc, t_free, NULL, h_flush_all, h_flush_walk, NULL, NULL, NULL,
+};
+
+static bool ctx_can_read(const struct ctx *c, unsigned pg)
+{
+	return c->page[pg] >= 0 && (c->rd_always || (c->prot[pg] & IK_PROT_READ));
+}
+
+static bool ctx_can_write(const struct ctx *c, unsigned pg)
+{
+	return c->page[pg] >= 0 && (c->prot[pg] & IK_PROT_WRITE);
+}
+
+static void op_map(struct fz *f)
+{
+	struct ctx *c = &A.c[fz_below(f, A.nctx)];
+	uint8_t k = fz_u8(f);
+	unsigned pg, npg, apg, prot = (k & 3) ? (k & 3) : 3;
+	int err;
+	bool busy = false;
+
+	if (k & 4) { /* a 2M block where it can be one */
+		pg = (fz_u8(f) % (WIN_PAGES / 512)) * 512;
+		npg = 512;
+		apg = (fz_u8(f) % (ARENA_SIZE / (2 << 20))) * 512;
+	} else {
+		npg = 1 + fz_u8(f) % 16;
+		pg = fz_u16(f) % (WIN_PAGES - npg);
+		apg = fz_u16(f) % (ARENA_SIZE / PAGE - npg);
+	}
+	for (unsigned i = 0; i < npg; i++)
+		busy |= c->page[pg + i] >= 0;
+	err = ik_pgtable_map(c->pt, c->win + pg * PAGE, ARENA_PHYS + apg * PAGE, npg * PAGE, prot);
+	TRACE("map ctx %u [%#llx, +%u pages) -> page %u prot %u = %d\n", (unsigned)(c - A.c),
+	      (unsigned long long)(c->win + pg * PAGE), npg, apg, prot, err);
+	if (busy) {
+		FZ_CHECK(err == -EEXIST, "map over a mapping = %d", err);
+		return;
+	}
+	FZ_CHECK(err == 0 || err == -ENOMEM, "map = %d", err); /* -ENOMEM: out of table pages */
+	if (err)
+		return;
+	(void)ik_softiommu_note(S, IK_SOFTIOMMU_EV_MAP, c->tag, c->win + pg * PAGE, npg * PAGE);
+	for (unsigned i = 0; i < npg; i++) {
+		c->page[pg + i] = (int32_t)(apg + i);
+		c->prot[pg + i] = (uint8_t)prot;
+	}
+}
+
+static void op_unmap(struct fz *f)
+{
+	struct ctx *c = &A.c[fz_below(f, A.nctx)];
+	unsigned npg = 1 + fz_u16(f) % 600, pg = fz_u16(f) % (WIN_PAGES - npg);
+	uint8_t how = A.sloppy ? fz_u8(f) % 4 : 0;
+	struct ik_gather g;
+	ik_s64 r;
+
+	ik_gather_init(&g);
+	r = ik_pgtable_unmap(c->pt, c->win + pg * PAGE, npg * PAGE, &g);
+	TRACE("unmap ctx %u [%#llx, +%u pages) = %lld; gather [%#llx, %#llx) walk %d how %u\n",
+	      (unsigned)(c - A.c), (unsigned long long)(c->win + pg * PAGE), npg, (long long)r,
+	      (unsigned long long)g.start, (unsigned long long)g.end, g.walk, how);
+	FZ_CHECK(r >= 0 || r == -ENOMEM, "unmap = %lld", (long long)r);
+	if (r < 0)
+		return;
+	(void)ik_softiommu_note(S, IK_SOFTIOMMU_EV_UNMAP, c->tag, c->win + pg * PAGE, npg * PAGE);
+	for (unsigned i = 0; i < npg; i++)
+		c->page[pg + i] = -1;
+	switch (how) {
+	case 0: /* correct */
+		if (g.end > g.start)
+			invalidate(c, g.start, g.end - g.start, !g.walk);
+		FZ_CHECK(ik_pgtable_gather_sync(c->pt, &g) == 0, "gather_sync");
+		break;
+	case 1: /* no invalidation at all */
+		FZ_CHECK(ik_pgtable_gather_sync(c->pt, &g) == 0, "gather_sync");
+		break;
+	case 2: /* leaf-only, even where walks changed */
+		if (g.end > g.start)
+			invalidate(c, g.start, g.end - g.start, true);
+		FZ_CHECK(ik_pgtable_gather_sync(c->pt, &g) == 0, "gather_sync");
+		break;
+	default: /* tables freed first, invalidated afterwards */
+		FZ_CHECK(ik_pgtable_gather_sync(c->pt, &g) == 0, "gather_sync");
+		if (g.end > g.start)
+			invalidate(c, g.start, g.end - g.start, !g.walk);
+		break;
+	}
+}
+
+/* The outcome the model predicts for an access of `len` bytes at iova by
+ * sid: the offset of the first byte that faults (len: none) and its type. */
+static uint64_t predict(uint32_t sid, uint64_t iova, uint64_t len, bool write, uint32_t *type)
+{
+	struct ctx *c;
+
+	if (sid >= A.max_streams || sid >= MAX_SID || A.sid_ctx[sid] < 0) {
+		*type = IK_SOFTIOMMU_FAULT_BAD_STREAM;
+		return 0;
+	}
+	c = &A.c[A.sid_ctx[sid]];
+	for (uint64_t at = iova; at - iova < len;) {
+		uint64_t next = (at | (PAGE - 1)) + 1;
+		bool in = at >= c->win && at - c->win < WIN_PAGES * PAGE;
+		unsigned pg = in ? (unsigned)((at - c->win) / PAGE) : 0;
+
+		if (!in || c->page[pg] < 0) {
+			*type = IK_SOFTIOMMU_FAULT_TRANSLATION;
+			return at - iova;
+		}
+		if (write ? !ctx_can_write(c, pg) : !ctx_can_read(c, pg)) {
+			*type = IK_SOFTIOMMU_FAULT_PERMISSION;
+			return at - iova;
+		}
+		if (next == 0)
+			break;
+		at = next;
+	}
+	*type = 0;
+	return len;
+}
+
+static uint64_t oa_of(uint32_t sid, uint64_t iova)
+{
+	struct ctx *c = &A.c[A.sid_ctx[sid]];
+	unsigned pg = (unsigned)((iova - c->win) / PAGE);
+
+	return ARENA_PHYS + (uint64_t)c->page[pg] * PAGE + (iova & (PAGE - 1));
+}
+
+static void expect_fault(uint32_t sid, uint64_t iova, uint32_t type, uint32_t access)
+{
+	A.faults++;
+	if (A.nexp - A.exp_head >= A.fault_depth || A.nexp >= IK_ARRAY_SIZE(A.exp))
+		return; /* dropped (queue full), or beyond what we track */
+	A.exp[A.nexp].sid = sid;
+	A.exp[A.nexp].iova = iova;
+	A.exp[A.nexp].type = type;
+	A.exp[A.nexp].access = access;
+	A.nexp++;
+}
+
+static uint64_t gen_dma_iova(struct fz *f, uint32_t sid)
+{
+	uint8_t k = fz_u8(f);
+	struct ctx *c = &A.c[(sid < MAX_SID && A.sid_ctx[sid] >= 0) ? A.sid_ctx[sid] : 0];
+
+	if (k < 220)
+		return c->win + (fz_u16(f) % WIN_PAGES) * PAGE + (k & 1 ? fz_u16(f) % PAGE : 0);
+	return fz_edgy(f);
+}
+
+static void op_dma(struct fz *f, bool write)
+{
+	static uint8_t buf[3 * 4096 + 64];
+	uint32_t sid = fz_u8(f) % (MAX_SID + 1), type;
+	uint64_t iova = gen_dma_iova(f, sid), len = fz_u16(f) % sizeof(buf), ok;
+	int err;
+
+	if (fz_u8(f) == 0)
+		len = 0;
+	for (uint64_t i = 0; i < len; i++)
+		buf[i] = (uint8_t)(iova + i * 7);
+	if (len && iova + (len - 1) < iova) {
+		err = write ? ik_softiommu_dma_write(S, sid, iova, buf, len)
+			    : ik_softiommu_dma_read(S, sid, iova, buf, len);
+		FZ_CHECK(err == -EINVAL, "dma wrapping 2^64 = %d", err);
+		return;
+	}
+	if (!write)
+		memset(buf, 0xa7, len);
+	err = write ? ik_softiommu_dma_write(S, sid, iova, buf, len)
+		    : ik_softiommu_dma_read(S, sid, iova, buf, len);
+	TRACE("dma %s sid %u [%#llx, +%llu) = %d\n", write ? "write" : "read", sid,
+	      (unsigned long long)iova, (unsigned long long)len, err);
+	check_guards();
+	if (A.sloppy && (!check_mode || err))
+		return; /* possibly stale: only memory safety counts */
+	ok = len ? predict(sid, iova, len, write, &type) : 0;
+	if (ok < len) {
+		FZ_CHECK(err == -EFAULT, "dma %s sid %u [%#llx, +%llu): %d, model faults at +%llu (type %u)",
+			 write ? "write" : "read", sid, (unsigned long long)iova,
+			 (unsigned long long)len, err, (unsigned long long)ok, type);
+		if (!A.sloppy)
+			expect_fault(sid, iova + ok, type, write ? IK_SOFTIOMMU_WRITE : IK_SOFTIOMMU_READ);
+	} else {
+		FZ_CHECK(err == 0, "dma %s sid %u [%#llx, +%llu): %d, model: all mapped",
+			 write ? "write" : "read", sid, (unsigned long long)iova,
+			 (unsigned long long)len, err);
+	}
+	/* the bytes before the fault moved, to and from the right places;
+	 * the buffer past them is untouched */
+	for (uint64_t i = 0; i < ok; i++) {
+		uint64_t oa = oa_of(sid, iova + i) - ARENA_PHYS;
+
+		if (write)
+			FZ_CHECK(arena[oa] == buf[i], "dma write: arena byte %#llx is %#x, wrote %#x",
+				 (unsigned long long)oa, arena[oa], buf[i]);
+		else
+			FZ_CHECK(buf[i] == arena[oa], "dma read of %#llx byte %llu: %#x, memory has %#x",
+				 (unsigned long long)iova, (unsigned long long)i, buf[i], arena[oa]);
+	}
+	if (!write && !A.sloppy)
+		for (uint64_t i = ok; i < len; i++)
+			FZ_CHECK(buf[i] == 0xa7, "dma read wrote the buffer past the fault");
+}
+
+static void op_translate(struct fz *f)
+{
+	uint32_t sid = fz_u8(f) % (MAX_SID + 1), type, access = fz_bool(f) ? IK_SOFTIOMMU_WRITE : IK_SOFTIOMMU_READ;
+	uint64_t iova = gen_dma_iova(f, sid);
+	struct ik_softiommu_xlate x;
+	int err = ik_softiommu_translate(S, sid, iova, access, &x);
+
+	TRACE("translate sid %u %#llx access %u = %d\n", sid, (unsigned long long)iova, access, err);
+	if (A.sloppy && (!check_mode || err))
+		return;
+	if (predict(sid, iova, 1, access == IK_SOFTIOMMU_WRITE, &type) == 0) {
+		FZ_CHECK(err == -EFAULT && x.fault == type, "translate sid %u %#llx: %d fault %u, model %u",
+			 sid, (unsigned long long)iova, err, x.fault, type);
+		if (!A.sloppy)
+			expect_fault(sid, iova, type, access);
+		return;
+	}
+	FZ_CHECK(err == 0 && x.oa == oa_of(sid, iova), "translate sid %u %#llx: %d oa %#llx, model %#llx",
+		 sid, (unsigned long long)iova, err, (unsigned long long)x.oa,
+		 (unsigned long long)oa_of(sid, iova));
+}
+
+static void op_fault_pop(void)
+{
+	struct ik_softiommu_fault fr;
+
+	for (;;) {
+		int err = ik_softiommu_fault_pop(S, &fr);
+
+		if (A.sloppy) {
+			if (err)
+				return;
+			continue;
+		}
+		if (A.exp_head == A.nexp) {
+			FZ_CHECK(err == -ENOENT || !A.faults_exact, "an unexpected fault: sid %u iova %#llx type %u",
+				 fr.sid, (unsigned long long)fr.iova, fr.type);
+			return;
+		}
+		FZ_CHECK(err == 0, "fault_pop = %d, %u records expected", err, A.nexp - A.exp_head);
+		{
+			const struct ik_softiommu_fault *e = &A.exp[A.exp_head++];
+			struct ik_softiommu_stale st;
+
+			if (fr.type == IK_SOFTIOMMU_FAULT_STALE && ik_softiommu_stale_pop(S, &st) == 0) {
+				fprintf(stderr, "stale: iova %#llx walk_cache %d cached oa %#llx lg2 %u table %#llx fresh fault %u oa %#llx table %#llx\n",
+					(unsigned long long)st.iova, st.walk_cache, (unsigned long long)st.cached.oa,
+					st.cached.lg2_size, (unsigned long long)st.cached.leaf_table, st.fresh.fault,
+					(unsigned long long)st.fresh.oa, (unsigned long long)st.fresh.leaf_table);
+				for (unsigned h = 0; h < st.nhist; h++)
+					fprintf(stderr, "  hist %llu op %u tag %#x [%#llx, +%#llx)\n",
+						(unsigned long long)st.hist[h].seq, st.hist[h].op, st.hist[h].tag,
+						(unsigned long long)st.hist[h].iova, (unsigned long long)st.hist[h].size);
+			}
+
+			FZ_CHECK(fr.sid == e->sid && fr.iova == e->iova && fr.type == e->type &&
+					 fr.access == e->access,
+				 "fault record sid %u iova %#llx type %u access %u; expected %u %#llx %u %u",
+				 fr.sid, (unsigned long long)fr.iova, fr.type, fr.access, e->sid,
+				 (unsigned long long)e->iova, e->type, e->access);
+		}
+		if (A.exp_head == A.nexp)
+			A.exp_head = A.nexp = 0;
+	}
+}
+
+static void op_attach(struct fz *f)
+{
+	uint32_t sid = fz_u8(f) % (MAX_SID + 1);
+	uint8_t k = fz_u8(f);
+
+	if (k & 1) {
+		int err = ik_softiommu_detach(S, sid);
+
+		if (sid >= A.max_streams) {
+			FZ_CHECK(err == -EINVAL, "detach of sid %u = %d", sid, err);
+			return;
+		}
+		FZ_CHECK(err == (sid < MAX_SID && A.sid_ctx[sid] >= 0 ? 0 : -ENOENT) || sid >= MAX_SID,
+			 "detach of sid %u = %d", sid, err);
+		if (sid < MAX_SID)
+			A.sid_ctx[sid] = -1;
+	} else {
+		unsigned ci = (k >> 1) % A.nctx;
+		int err = ik_softiommu_attach_pt(S, sid, A.c[ci].tag, &A.c[ci].w, &TMEM);
+
+		TRACE("attach sid %u ctx %u = %d\n", sid, ci, err);
+
+		FZ_CHECK(err == (sid < A.max_streams ? 0 : -EINVAL), "attach_pt sid %u = %d", sid, err);
+		if (!err && sid < MAX_SID) {
+			/* a context switch: the old tag's entries belong to
+			 * another context; the tag is the context's, so nothing
+			 * to invalidate */
+			A.sid_ctx[sid] = (int)ci;
+		} else if (!err) {
+			/* beyond what the model tracks: detach again */
+			FZ_CHECK(ik_softiommu_detach(S, sid) == 0, "detach");
+		}
+	}
+}
+
+static void op_exec(struct fz *f)
+{
+	struct ik_softiommu_cmd c;
+	uint8_t k = fz_u8(f);
+	int err;
+
+	memset(&c, 0, sizeof(c));
+	c.op = 1 + k % 8;
+	c.tag = A.c[fz_below(f, A.nctx)].tag;
+	c.iova = fz_u8(f) & 1 ? fz_edgy(f) : A.c[0].win + fz_u16(f) * PAGE;
+	c.size = fz_u8(f) & 1 ? fz_edgy(f) : fz_u16(f) * PAGE;
+	c.leaf = k & 0x80;
+	err = ik_softiommu_exec(S, &c);
+	if (c.op > 5 || (c.op == IK_SOFTIOMMU_OP_INV_RANGE && (c.size == 0 || c.iova + (c.size - 1) < c.iova)))
+		FZ_CHECK(err == -EINVAL, "exec op %u size %#llx = %d", c.op, (unsigned long long)c.size, err);
+	else
+		FZ_CHECK(err == 0, "exec op %u = %d", c.op, err);
+}
+
+/* Commands through the queue that the soft IOMMU must refuse: the queue
+ * replaces them and the issuer hears -EIO. */
+static void op_bad_queue(struct fz *f)
+{
+	uint64_t w[4] = { fz_u64(f), fz_u64(f), 0, 0 };
+	int err;
+
+	if (!A.use_queue)
+		return;
+	if (A.qfmt == &ik_cmdq_fmt_smmuv3) {
+		struct ik_smmu_cmd c;
+
+		if (!ik_smmu_cmd_decode(w, &c))
+			return;
+	} else {
+		struct ik_vtd_desc d;
+
+		if (!ik_vtd_desc_decode(w, A.qfmt->entry_size / 8, &d))
+			return;
+	}
+	err = ik_cmdq_issue(A.q, w, 1, IK_CMDQ_SYNC);
+	FZ_CHECK(err == -EIO, "an illegal command through the queue = %d", err);
+}
+
+static void create_ctx(struct fz *f, struct ctx *c, unsigned i)
+{
+	static const enum ik_pt_fmt fmts[] = { IK_PT_LPAE_S1, IK_PT_LPAE_S2, IK_PT_VTD_SL, IK_PT_VTD_FL };
+	uint8_t k = fz_u8(f);
+	int err;
+
+	memset(c, 0, sizeof(*c));
+	c->cfg.fmt = A.qfmt == &ik_cmdq_fmt_smmuv3 ? fmts[k & 1] : fmts[2 + (k & 1)];
+	if (!A.use_queue)
+		c->cfg.fmt = fmts[k % 4];
+	if (c->cfg.fmt <= IK_PT_LPAE_S2) {
+		c->cfg.ias = 32 + fz_u8(f) % 17;
+		c->cfg.oas = 40;
+	} else {
+		c->cfg.ias = 32 + fz_u8(f) % (c->cfg.fmt == IK_PT_VTD_SL ? 26 : 25);
+		c->cfg.oas = 46;
+		c->cfg.fmt_flags = IK_VTD_FLAG_SP_2M;
+	}
+	c->cfg.pgsize_bitmap = (1ull << 12) | (k & 2 ? 1ull << 21 : 0);
+	c->cfg.coherent = true;
+	c->cfg.hooks = &THOOKS;
+	c->cfg.cookie = c;
+	c->cfg.allocator = &FA.a;
+	err = ik_pgtable_create(&c->cfg, &c->pt);
+	FZ_CHECK(err == 0, "pgtable_create = %d", err);
+	ik_pgtable_walker(c->pt, &c->w);
+	c->tag = 0x100 + i;
+	c->rd_always = c->cfg.fmt == IK_PT_LPAE_S1 || c->cfg.fmt == IK_PT_VTD_FL;
+	c->win = (k & 4) ? 0 : ((1ull << c->cfg.ias) - WIN_PAGES * PAGE) & ~((2ull << 20) - 1);
+	for (unsigned p = 0; p < WIN_PAGES; p++)
+		c->page[p] = -1;
+}
+
+static void run_driver(struct fz *f)
+{
+	unsigned ops;
+
+	A.next_iommu = 1ull << 32;
+	A.faults_exact = true;
+	A.sloppy = fz_u8(f) % 4 == 3;
+	A.use_queue = fz_bool(f);
+	A.qfmt = fz_bool(f) ? &ik_cmdq_fmt_smmuv3 : (fz_bool(f) ? &ik_cmdq_fmt_vtd128 : &ik_cmdq_fmt_vtd256);
+	A.nctx = 1 + fz_u8(f) % MAX_CTX;
+	for (unsigned i = 0; i < A.nctx; i++)
+		create_ctx(f, &A.c[i], i);
+	for (unsigned i = 0; i < MAX_SID; i++)
+		A.sid_ctx[i] = -1;
+	if (A.use_queue) {
+		struct ik_softiommu_cq_config qc;
+		struct ik_cmdq_config cc;
+		unsigned log2 = 3 + fz_u8(f) % 3;
+
+		A.ring = aligned_alloc(64, (size_t)A.qfmt->entry_size << log2);
+		memset(&qc, 0, sizeof(qc));
+		qc.fmt = A.qfmt;
+		qc.log2_entries = log2;
+		qc.ring = A.ring;
+		FZ_CHECK(ik_softiommu_cq_init(&A.cq, S, &qc) == 0, "cq_init");
+		memset(&cc, 0, sizeof(cc));
+		cc.fmt = A.qfmt;
+		cc.log2_entries = log2;
+		cc.ring = A.ring;
+		cc.regs = &ik_softiommu_cq_regs;
+		cc.regs_ctx = &A.cq;
+		cc.alloc = &FA.a;
+		FZ_CHECK(ik_cmdq_create(&cc, &A.q) == 0, "cmdq_create");
+	}
+
+	for (ops = 0; fz_left(f) && ops < 96; ops++) {
+		uint8_t op = fz_u8(f);
+
+		switch (op % 12) {
+		case 0:
+		case 1:
+		case 2: op_map(f); break;
+		case 3: op_unmap(f); break;
+		case 4:
+		case 5: op_dma(f, false); break;
+		case 6: op_dma(f, true); break;
+		case 7: op_translate(f); break;
+		case 8: op_fault_pop(); break;
+		case 9: op_attach(f); break;
+		case 10: op_exec(f); break;
+		default:
+			if (op & 0x80) {
+				op_bad_queue(f);
+			} else {
+				check_mode = !check_mode;
+				FZ_CHECK(ik_softiommu_set_flags(S, check_mode ? IK_SOFTIOMMU_CHECK : 0) == 0,
+					 "set_flags");
+			}
+			break;
+		}
+	}
+	op_fault_pop();
+	{
+		struct ik_softiommu_stale st;
+		struct ik_softiommu_stats stats;
+
+		FZ_CHECK(ik_softiommu_stats(S, &stats) == 0, "stats");
+		if (!A.sloppy) {
+			FZ_CHECK(ik_softiommu_stale_pop(S, &st) == -ENOENT && stats.stale == 0,
+				 "a correct driver got a stale-translation report (iova %#llx)",
+				 (unsigned long long)st.iova);
+			FZ_CHECK(stats.faults == A.faults, "stats: %llu faults, model %llu",
+				 (unsigned long long)stats.faults, (unsigned long long)A.faults);
+		}
+		while (ik_softiommu_stale_pop(S, &st) == 0)
+			FZ_CHECK(st.nhist <= IK_SOFTIOMMU_REPORT_HIST, "stale report history");
+	}
+	ik_cmdq_destroy(A.q);
+	free(A.ring);
+	for (unsigned i = 0; i < A.nctx; i++)
+		ik_pgtable_destroy(A.c[i].pt);
+	FZ_CHECK(A.ntp == 0, "%u table pages left", A.ntp);
+}
+
+/* ================================================================ mode B */
+
+struct gstream {
+	struct ik_pt_walker w;
+	bool on;
+};
+
+static struct gstream GSTR[MAX_SID];
+static uint32_t MAXS; /* the soft IOMMU's max_streams */
+
+static int g_read64(void *ctx, ik_u64 addr, ik_u64 *val)
+{
+	(void)ctx;
+	if (addr < GM_PHYS || addr - GM_PHYS >= GM_SIZE || GM_SIZE - (addr - GM_PHYS) < 8 || (addr & 7))
+		return -EFAULT;
+	memcpy(val, gm + (addr - GM_PHYS), 8);
+	return 0;
+}
+
+static int g_cas64(void *ctx, ik_u64 addr, ik_u64 old, ik_u64 val)
+{
+	uint64_t cur;
+
+	if (g_read64(ctx, addr, &cur))
+		return -EFAULT;
+	if (cur != old)
+		return -EAGAIN;
+	memcpy(gm + (addr - GM_PHYS), &val, 8);
+	return 0;
+}
+
+static const struct ik_pt_mem GMEM = { g_read64, g_cas64, NULL };
+
+/* An entry a guest might write: a table or leaf pointing into the guest
+ * memory or the arena, or junk. */
+static uint64_t gen_entry(struct fz *f)
+{
+	uint8_t k = fz_u8(f);
+	uint64_t a;
+
+	switch (k % 5) {
+	case 0: a = GM_PHYS + (fz_u16(f) % (GM_SIZE / PAGE)) * PAGE; break;
+	case 1: a = ARENA_PHYS + (fz_u16(f) % (ARENA_SIZE / PAGE)) * PAGE; break;
+	case 2: a = ARENA_PHYS + (fz_u8(f) % 2) * (2ull << 20); break;
+	case 3: return fz_edgy(f);
+	default: return fz_u64(f);
+	}
+	return a | (fz_u16(f) & 0xfff) | ((uint64_t)(fz_u8(f) & 0xf8) << 56);
+}
+
+static void b_attach(struct fz *f)
+{
+	uint32_t sid = fz_u8(f) % MAX_SID;
+	uint8_t k = fz_u8(f);
+	uint64_t root = GM_PHYS + (fz_u8(f) % (GM_SIZE / PAGE)) * PAGE;
+	struct ik_pt_walker w;
+	int err = -EINVAL;
+
+	if (fz_u8(f) > 240)
+		root = fz_edgy(f);
+	switch (k % 4) {
+	case 0: {
+		uint64_t tcr = fz_u64(f);
+
+		if (fz_bool(f)) /* mostly sane: T0SZ, TG0, IPS */
+			tcr = (64 - (32 + fz_u8(f) % 17)) | ((uint64_t)(fz_u8(f) % 3) << 14) |
+			      ((uint64_t)(fz_u8(f) % 6) << 32) | ((uint64_t)(fz_u8(f) % 3) << 6) |
+			      ((uint64_t)(fz_u8(f) % 6) << 16);
+		err = ik_lpae_walker_from_regs(&w, 1 + fz_u8(f) % 2, tcr, root,
+					       fz_bool(f) ? IK_PT_QUIRK_DIRTY : 0);
+		break;
+	}
+	case 1: {
+		ik_u64 ce[2] = { IK_VTD_CTX_P | root | (fz_u8(f) & 0xc), (ik_u64)(fz_u8(f) % 5) };
+
+		err = ik_vtd_walker_from_context(&w, ce, fz_u8(f) & 0xf, 32 + fz_u8(f) % 21);
+		break;
+	}
+	case 2: {
+		ik_u64 pe[8] = { 0 };
+
+		pe[0] = IK_VTD_PE_P | ((ik_u64)(fz_u8(f) % 5) << IK_VTD_PE_AW_SHIFT) |
+			((ik_u64)(1 + fz_u8(f) % 3) << IK_VTD_PE_PGTT_SHIFT) | (fz_bool(f) ? IK_VTD_PE_SLADE : 0) |
+			root;
+		pe[2] = root | ((ik_u64)(fz_u8(f) % 3) << IK_VTD_PE_FLPM_SHIFT);
+		err = ik_vtd_walker_from_pasid(&w, pe, fz_u8(f) & 0xf, 32 + fz_u8(f) % 21);
+		break;
+	}
+	default: {
+		struct ik_pgtable_cfg c;
+
+		memset(&c, 0, sizeof(c));
+		c.fmt = (enum ik_pt_fmt)(1 + fz_u8(f) % 4);
+		c.ias = 32 + fz_u8(f) % 26;
+		c.oas = 32 + fz_u8(f) % 21;
+		c.pgsize_bitmap = fz_u64(f) | (1ull << (12 + 2 * (fz_u8(f) % 3)));
+		c.pgsize_bitmap &= ~((1ull << 12) - 1);
+		c.quirks = fz_u8(f) & 1;
+		c.fmt_flags = c.fmt >= IK_PT_VTD_SL ? fz_u8(f) & 3 : 0;
+		err = ik_pt_walker_init(&w, &c, root);
+		break;
+	}
+	}
+	if (err)
+		return;
+	err = ik_softiommu_attach_pt(S, sid, fz_u8(f), &w, &GMEM);
+	FZ_CHECK(err == 0 || sid >= MAXS, "attach_pt of an accepted walker (case %u, fmt %d, %u levels) = %d",
+		 k % 4, w.geom.fmt, w.geom.nlevels, err);
+	if (err)
+		return;
+	GSTR[sid].w = w;
+	GSTR[sid].on = true;
+}
+
+static void b_dma(struct fz *f, bool write)
+{
+	static uint8_t buf[3 * 4096 + 64];
+	uint32_t sid = fz_u8(f) % (MAX_SID + 1);
+	uint64_t iova = fz_u8(f) & 1 ? fz_edgy(f) : (uint64_t)fz_u32(f) << (fz_u8(f) % 24),
+		 len = fz_u16(f) % sizeof(buf);
+
+	memset(buf, 0x11, sizeof(buf));
+	if (write)
+		(void)ik_softiommu_dma_write(S, sid, iova, buf, len);
+	else
+		(void)ik_softiommu_dma_read(S, sid, iova, buf, len);
+	check_guards();
+}
+
+static void b_translate(struct fz *f)
+{
+	uint32_t sid = fz_u8(f) % MAX_SID;
+	uint64_t iova = fz_u8(f) & 1 ? fz_edgy(f) : (uint64_t)fz_u32(f) << (fz_u8(f) % 24);
+	struct ik_softiommu_xlate x;
+	int err = ik_softiommu_translate(S, sid, iova, IK_SOFTIOMMU_READ, &x);
+
+	if (!err && check_mode && GSTR[sid].on) {
+		struct ik_pt_walk_result r;
+
+		/* a checked translation is what the tables say now */
+		FZ_CHECK(ik_pt_walk(&GSTR[sid].w, &GMEM, iova, 0, &r) == 0, "walk");
+		FZ_CHECK(r.fault == IK_PT_FAULT_NONE && r.oa == x.oa,
+			 "checked translate %#llx = %#llx, a fresh walk says fault %d oa %#llx",
+			 (unsigned long long)iova, (unsigned long long)x.oa, r.fault,
+			 (unsigned long long)r.oa);
+	}
+}
+
+static void run_guest(struct fz *f)
+{
+	GM_SIZE = (uint64_t)(1 + fz_u8(f) % 16) * PAGE * 4;
+	GM_PHYS = 0x80000000ull + (uint64_t)fz_u8(f) * (1ull << 21);
+	gm_buf = malloc(GM_SIZE + 2 * GUARD);
+	memset(gm_buf, GUARD_BYTE, GM_SIZE + 2 * GUARD);
+	gm = gm_buf + GUARD;
+	memset(gm, 0, GM_SIZE);
+	memset(GSTR, 0, sizeof(GSTR));
+	for (uint64_t i = 0; i < GM_SIZE / 8 && fz_left(f) && i < 64; i++) {
+		uint64_t e = gen_entry(f);
+
+		memcpy(gm + (fz_u16(f) % (GM_SIZE / 8)) * 8, &e, 8);
+	}
+	for (unsigned ops = 0; fz_left(f) && ops < 96; ops++) {
+		uint8_t op = fz_u8(f);
+
+		switch (op % 9) {
+		case 0: b_attach(f); break;
+		case 1:
+		case 2: {
+			uint64_t e = gen_entry(f);
+
+			memcpy(gm + (fz_u16(f) % (GM_SIZE / 8)) * 8, &e, 8);
+			break;
+		}
+		case 3: b_dma(f, false); break;
+		case 4: b_dma(f, true); break;
+		case 5: b_translate(f); break;
+		case 6: {
+			struct ik_softiommu_cmd c = { 1 + fz_u8(f) % 5, fz_u8(f), fz_edgy(f), fz_edgy(f), fz_bool(f) };
+
+			(void)ik_softiommu_exec(S, &c);
+			break;
+		}
+		case 7: {
+			struct ik_softiommu_fault fr;
+
+			while (ik_softiommu_fault_pop(S, &fr) == 0)
+				;
+			break;
+		}
+		default:
+			check_mode = !check_mode;
+			FZ_CHECK(ik_softiommu_set_flags(S, check_mode ? IK_SOFTIOMMU_CHECK : 0) == 0, "set_flags");
+			break;
+		}
+	}
+	check_guards();
+	free(gm_buf);
+	gm = gm_buf = NULL;
+}
+
+/* ================================================================ driver */
+
+static bool pow2_in(uint32_t v, uint32_t lo, uint32_t hi)
+{
+	return IK_IS_POW2(v) && v >= lo && v <= hi;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct ik_softiommu_config cfg;
+	struct fz f;
+	uint8_t k;
+	bool valid;
+	int err;
+
+	if (!arena_buf) {
+		arena_buf = malloc(ARENA_SIZE + 2 * GUARD);
+		memset(arena_buf, GUARD_BYTE, ARENA_SIZE + 2 * GUARD);
+		arena = arena_buf + GUARD;
+		memset(arena, 0, ARENA_SIZE);
+	}
+	fz_init(&f, data, size);
+	fz_alloc_init(&FA);
+	mode_b = fz_u8(&f) & 1;
+	ik_softiommu_config_init(&cfg);
+	k = fz_u8(&f);
+	cfg.iotlb_entries = k < 240 ? (k & 7 ? 1u << (k & 7) : 0) : fz_u32(&f);
+	cfg.iotlb_ways = k < 240 ? 1u << (fz_u8(&f) % 4) : fz_u32(&f);
+	if (cfg.iotlb_entries && cfg.iotlb_ways > cfg.iotlb_entries && k < 240)
+		cfg.iotlb_ways = cfg.iotlb_entries;
+	cfg.walk_cache_entries = fz_u8(&f) % 9;
+	cfg.max_streams = 1 + fz_u8(&f) % (MAX_SID + 2);
+	cfg.fault_depth = 1u << (fz_u8(&f) % 7);
+	cfg.stale_depth = 1u << (fz_u8(&f) % 4);
+	cfg.history_depth = 16u << (fz_u8(&f) % 3);
+	check_mode = fz_bool(&f);
+	cfg.flags = check_mode ? IK_SOFTIOMMU_CHECK : 0;
+	cfg.phys_to_host = phys_to_host;
+	cfg.allocator = &FA.a;
+	if (fz_u8(&f) == 0xff) /* the odd bad value */
+		cfg.history_depth = 8;
+	valid = (!cfg.iotlb_entries || (pow2_in(cfg.iotlb_entries, 1, 65536) && IK_IS_POW2(cfg.iotlb_ways) &&
+					cfg.iotlb_ways <= cfg.iotlb_entries)) &&
+		cfg.walk_cache_entries <= 256 && cfg.max_streams >= 1 && cfg.max_streams <= 65536 &&
+		pow2_in(cfg.fault_depth, 1, 65536) && pow2_in(cfg.stale_depth, 1, 4096) &&
+		pow2_in(cfg.history_depth, 16, 65536);
+	fz_alloc_arm(&FA, fz_u8(&f) % 16 == 0 ? 1 + fz_u8(&f) % 7 : 0);
+	err = ik_softiommu_create(&cfg, &S);
+	fz_alloc_arm(&FA, 0);
+	if (!valid) {
+		FZ_CHECK(err == -EINVAL, "create of a bad config = %d", err);
+		return 0;
+	}
+	if (err == -ENOMEM) {
+		FZ_CHECK(FA.live == 0, "a failed create left %ld blocks", FA.live);
+		err = ik_softiommu_create(&cfg, &S);
+	}
+	FZ_CHECK(err == 0, "create = %d", err);
+	if (mode_b) {
+		MAXS = cfg.max_streams;
+		run_guest(&f);
+	} else {
+		memset(&A, 0, sizeof(A));
+		A.max_streams = cfg.max_streams;
+		A.fault_depth = cfg.fault_depth;
+		run_driver(&f);
+	}
+	ik_softiommu_destroy(S);
+	S = NULL;
+	FZ_CHECK(FA.live == 0, "%ld blocks left after destroy", FA.live);
+	return 0;
+}
