@@ -258,7 +258,7 @@ static int handle_error(struct ik_cmdq *q)
 			 * after the status above), so that the waiter wakes and
 			 * returns -EIO.  The no-op now in the slot belongs to no
 			 * one: that waiter may return before it is consumed. */
-			ik_store_relaxed(&q->owner[i & q->mask], (struct owner *)NULL);
+			ik_store_relaxed(&q->owner[i & q->mask], (struct ik_cmdq_owner *)NULL);
 			ik_store_release(&q->status[i & q->mask], done_word(q, i));
 		}
 	} else {
