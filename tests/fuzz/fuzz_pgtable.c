@@ -51,6 +51,7 @@ typedef unsigned __int128 u128;
 #define MAX_PAGES 6000
 #define MAX_EXT 3000
 #define LEAF_CAP 12000
+#define MAX_TBL 8192
 #define MAX_OPS 40
 #define TRAVERSE_BUDGET 20000 /* entries a traversal may read */
 
@@ -357,6 +358,12 @@ static struct {
 	uint64_t leaves;
 	uint64_t dirty[4 * LEAF_CAP]; /* bases of dirty leaves, sorted */
 	size_t ndirty;
+	/* Entries of a page size above the granule that hold a table, possibly
+	 * emptied by unmaps: (entry size, base).  Without flush_walk and
+	 * flush_all the engine keeps such a table, and a map there uses
+	 * smaller leaves instead of a block (pgtable.h, the hooks comment). */
+	struct tbl { uint64_t size, base; } tbl[MAX_TBL];
+	size_t ntbl;
 } M;
 
 static struct ik_pgtable *PT;
@@ -403,9 +410,58 @@ static bool model_overlaps(uint64_t iova, uint64_t size)
 	return i > 0 && M.e[i - 1].iova + M.e[i - 1].size > iova;
 }
 
+static bool tbl_has(uint64_t size, uint64_t base)
+{
+	for (size_t i = 0; i < M.ntbl; i++)
+		if (M.tbl[i].size == size && M.tbl[i].base == base)
+			return true;
+	return false;
+}
+
+/* Tables of entries inside [s, e) are gone (an unmap cleared their entries,
+ * or a block replaced them). */
+static void tbl_drop_within(uint64_t s, uint64_t e)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < M.ntbl; i++)
+		if (!(M.tbl[i].base >= s && M.tbl[i].base - s + M.tbl[i].size <= e - s))
+			M.tbl[j++] = M.tbl[i];
+	M.ntbl = j;
+}
+
+/* Leaves of size `leaf` over [iova, iova + size): every entry of a larger
+ * page size around them holds a table; an entry of their own size holds
+ * them, not a table. */
+static void tbl_note_leaves(uint64_t iova, uint64_t size, uint64_t leaf)
+{
+	if (leaf > (1ull << G.lg2_granule))
+		for (uint64_t o = 0; o < size; o += leaf)
+			tbl_drop_within(iova + o, iova + o + leaf);
+	for (int b = 0; b < 64; b++) {
+		uint64_t E = 1ull << b;
+
+		if (E <= leaf || !(G.pgsize_bitmap & E))
+			continue;
+		for (uint64_t at = iova & ~(E - 1); at < iova + size && at >= (iova & ~(E - 1));
+		     at += E) {
+			if (tbl_has(E, at))
+				continue;
+			FZ_CHECK(M.ntbl < MAX_TBL, "table model full");
+			M.tbl[M.ntbl].size = E;
+			M.tbl[M.ntbl].base = at;
+			M.ntbl++;
+			if (at + E < at)
+				break;
+		}
+	}
+}
+
 static void ext_insert(uint64_t iova, uint64_t size, uint64_t pa, uint64_t leaf, unsigned prot)
 {
 	size_t i = ext_lower(iova);
+
+	tbl_note_leaves(iova, size, leaf);
 
 	FZ_CHECK(M.n < MAX_EXT, "model full");
 	memmove(&M.e[i + 1], &M.e[i], (M.n - i) * sizeof(M.e[0]));
@@ -461,8 +517,15 @@ static void set_dirty(uint64_t leaf_base, bool on)
 	}
 }
 
+/* Whether a map may replace an emptied table by a block: only where it can
+ * invalidate walk caches first (flush_walk or flush_all). */
+static bool keeps_tables_ok(void)
+{
+	return HOOKS.flush_walk || HOOKS.flush_all;
+}
+
 /* The largest page size of the geometry that is <= limit, divides `at` and
- * `pa` and fits in `rem`. */
+ * `pa` and fits in `rem`, and that the engine may place there. */
 static uint64_t best_leaf(uint64_t at, uint64_t pa, uint64_t rem, uint64_t limit)
 {
 	for (int b = 63; b >= 0; b--) {
@@ -470,6 +533,8 @@ static uint64_t best_leaf(uint64_t at, uint64_t pa, uint64_t rem, uint64_t limit
 
 		if (!(G.pgsize_bitmap & sz) || sz > limit || sz > rem || ((at | pa) & (sz - 1)))
 			continue;
+		if (!keeps_tables_ok() && sz > (1ull << G.lg2_granule) && tbl_has(sz, at))
+			continue; /* a kept (empty) table: smaller leaves inside it */
 		return sz;
 	}
 	return 0;
@@ -546,7 +611,15 @@ static void model_map(uint64_t iova, const struct ik_seg *segs, size_t n, uint64
 		while (i < n && segs[i].paddr == pa + len)
 			len += segs[i++].len; /* physically contiguous: one range */
 		if (pgsize) {
-			ext_insert(iova, len, pa, pgsize, prot);
+			/* Forced pages, split into smaller leaves where an entry
+			 * of that size holds a table the engine must keep. */
+			for (uint64_t o = 0; o < len; o += pgsize) {
+				if (!keeps_tables_ok() && pgsize > (1ull << G.lg2_granule) &&
+				    tbl_has(pgsize, iova + o))
+					fill_leaves(iova + o, pa + o, pgsize, pgsize - 1, prot, false);
+				else
+					ext_insert(iova + o, pgsize, pa + o, pgsize, prot);
+			}
 		} else {
 			fill_leaves(iova, pa, len, ~0ull, prot, false);
 		}
@@ -616,6 +689,8 @@ static uint64_t model_unmap(uint64_t s, uint64_t e, uint64_t *minleaf, uint64_t 
 		if (i > 0)
 			i--;
 	}
+	/* An unmap that covers a table's whole entry clears the entry. */
+	tbl_drop_within(s, e);
 	return bytes;
 }
 
@@ -1169,7 +1244,8 @@ static void op_unmap(struct fz *f)
 {
 	static struct ext saved[MAX_EXT];
 	static uint64_t saved_dirty[4 * LEAF_CAP];
-	size_t saved_n = M.n, saved_nd = M.ndirty;
+	static struct tbl saved_tbl[MAX_TBL];
+	size_t saved_n = M.n, saved_nd = M.ndirty, saved_nt = M.ntbl;
 	uint64_t saved_leaves = M.leaves;
 	uint64_t iova = gen_iova(f), size = gen_size(f), gmask = (1ull << G.lg2_granule) - 1;
 	uint64_t bytes = 0, minleaf = 0, first = 0, last_end = 0, h0 = 0, h1 = 0;
@@ -1183,6 +1259,7 @@ static void op_unmap(struct fz *f)
 	if (valid) {
 		memcpy(saved, M.e, M.n * sizeof(M.e[0]));
 		memcpy(saved_dirty, M.dirty, M.ndirty * sizeof(M.dirty[0]));
+		memcpy(saved_tbl, M.tbl, M.ntbl * sizeof(M.tbl[0]));
 		dirty_overflow = false;
 		bytes = model_unmap(iova, iova + size, &minleaf, &first, &last_end, &split);
 		if (M.leaves > LEAF_CAP || M.n > MAX_EXT - 64 || dirty_overflow) {
@@ -1192,6 +1269,8 @@ static void op_unmap(struct fz *f)
 			M.n = saved_n;
 			M.ndirty = saved_nd;
 			M.leaves = saved_leaves;
+			memcpy(M.tbl, saved_tbl, saved_nt * sizeof(M.tbl[0]));
+			M.ntbl = saved_nt;
 			return;
 		}
 	}
@@ -1215,6 +1294,8 @@ static void op_unmap(struct fz *f)
 		M.n = saved_n;
 		M.ndirty = saved_nd;
 		M.leaves = saved_leaves;
+		memcpy(M.tbl, saved_tbl, saved_nt * sizeof(M.tbl[0]));
+		M.ntbl = saved_nt;
 		FZ_CHECK(g->start == before.start && g->end == before.end && g->nr_tables == before.nr_tables &&
 				 g->nr_ranges == before.nr_ranges,
 			 "a failed unmap changed the gather");
