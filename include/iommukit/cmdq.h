@@ -80,6 +80,8 @@
  *   ik_cmdq_poll_errors                 any thread, any time (try-lock).
  *   ik_cmdq_get_stats                   any time; counters are approximate
  *                                       while issuers run.
+ *   ik_cmdq_set_timeout                 any time; waits that begin after it
+ *                                       returns use the new bound.
  *   ik_cmdq_init/create/destroy         exclusive: no other call on the queue.
  *   ik_cmdq_set_*                       as the queue functions they wrap.
  *   ik_cmdq_sw_consume/inject           one consumer thread; concurrent with
@@ -298,6 +300,16 @@ IK_API ik_u64 ik_cmdq_ring_dma(const struct ik_cmdq *q);
 IK_API ik_u32 ik_cmdq_entries(const struct ik_cmdq *q);
 /* Free-space capacity: entries, or entries - 1 with IK_CMDQ_CFG_NO_WRAP. */
 IK_API ik_u32 ik_cmdq_capacity(const struct ik_cmdq *q);
+
+/*
+ * ik_cmdq_set_timeout - bound every wait that begins from now on (a full
+ * queue, a sync, a batch) by timeout_ns nanoseconds; 0 restores the default
+ * (IK_CMDQ_DEFAULT_TIMEOUT_NS).  Waits already under way keep their bound.
+ * For a driver that tightens the bound once the device is known to be
+ * healthy, or relaxes it while a slow device (or an emulator) catches up.
+ * Returns the previous bound.  O(1), no callback.
+ */
+IK_API ik_u64 ik_cmdq_set_timeout(struct ik_cmdq *q, ik_u64 timeout_ns);
 
 /*
  * ik_cmdq_issue - append n commands (cmds: n entries of the entry format's size,

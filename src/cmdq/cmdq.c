@@ -100,7 +100,7 @@ struct waiter {
 static void waiter_init(struct waiter *w, const struct ik_cmdq *q)
 {
 	w->deadline = 0;
-	w->timeout = q->timeout_ns;
+	w->timeout = ik_load_relaxed(&q->timeout_ns); /* ik_cmdq_set_timeout() */
 	w->step = 0;
 }
 
@@ -730,6 +730,13 @@ IK_API ik_u32 ik_cmdq_capacity(const struct ik_cmdq *q)
 {
 	IK_ASSERT(q);
 	return q->cap;
+}
+
+IK_API ik_u64 ik_cmdq_set_timeout(struct ik_cmdq *q, ik_u64 timeout_ns)
+{
+	IK_ASSERT(q);
+	return ik_atomic_xchg(&q->timeout_ns, timeout_ns ? timeout_ns : IK_CMDQ_DEFAULT_TIMEOUT_NS,
+			      IK_MO_RELAXED);
 }
 
 IK_API void ik_cmdq_get_stats(const struct ik_cmdq *q, struct ik_cmdq_stats *st)
