@@ -382,7 +382,8 @@ static void rig_down(struct rig *r)
 {
 	struct hil *h = r->h;
 	struct ik_vtd_fault f;
-	unsigned i, left = 0, levels = 0;
+	unsigned i, left = 0, depths = 0, n = 0;
+	char lv[16];
 	int detach = 0;
 
 	if (r->u) {
@@ -395,8 +396,8 @@ static void rig_down(struct rig *r)
 		ik_vtd_destroy(r->u); /* translation and QI off, tables freed */
 	}
 	for (i = 0; i < RIG_SETS; i++) {
-		if (r->s[i].pt && !levels)
-			levels = r->s[i].levels;
+		if (r->s[i].pt)
+			depths |= 1u << r->s[i].levels;
 		ik_pgtable_destroy(r->s[i].pt);
 	}
 	if (r->iova_live)
@@ -404,8 +405,16 @@ static void rig_down(struct rig *r)
 	for (i = 0; i < r->nbuf; i++)
 		ik_dma_free(&h->dma, r->b[i].cpu, r->b[i].bus, r->b[i].size);
 	ik_dma_free(&h->dma, r->scratch, r->scratch_bus, PG);
+	for (i = 2; i <= 6 && n + 2 < sizeof(lv); i++) {
+		if (!(depths & (1u << i)))
+			continue;
+		if (n)
+			lv[n++] = '+';
+		lv[n++] = (char)('0' + i);
+	}
+	lv[n] = '\0';
 	if (r->dmas)
-		hil_diag("%u edu DMAs, %u-level %s tables", r->dmas, levels,
+		hil_diag("%u edu DMAs, %s-level %s tables", r->dmas, lv,
 			 r->m->fmt == IK_PT_VTD_FL ? "first-level" : "second-level");
 	HIL_CHECK_EQ(h, detach, 0);
 	HIL_CHECK_EQ(h, left, 0);
