@@ -94,6 +94,10 @@
  * Nothing here calls back into the caller except the ik_mmio, ik_dma_mem and
  * allocator hooks.
  *
+ * docs/vtd-bringup.md walks through bringing a unit up with this API, in
+ * the code of the hardware-in-the-loop checks (examples/baremetal/hil_vtd.c)
+ * that run it on QEMU's intel-iommu.
+ *
  * Pointer arguments follow the rule of <iommukit/env.h> ("Conventions:
  * pointer arguments").
  */
