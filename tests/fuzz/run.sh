@@ -64,9 +64,39 @@ if [ -z "$cfgdir" ]; then
 	else cfgdir=$out/config; mkdir -p "$cfgdir"; [ -f "$cfgdir/config.h" ] || : > "$cfgdir/config.h"
 	fi
 fi
-flags="-std=c11 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined
- -fno-sanitize-recover=all -DIK_DEBUG=1 -DIK_FUZZ=1 -I$top/include -I$here -I$cfgdir
- -Wall -Wextra -Werror"
+common="-std=c11 -g -O1 -fno-omit-frame-pointer -fno-sanitize-recover=all -DIK_DEBUG=1
+ -DIK_FUZZ=1 -I$top/include -I$here -I$cfgdir -Wall -Wextra -Werror"
+flags="$common -fsanitize=fuzzer,address,undefined"
+
+# The library's sources, compiled once for every harness (instrumented for
+# coverage and the sanitizers: -fsanitize=fuzzer-no-link), into $out/lib;
+# rebuilt when a source or header is newer than the last build.
+lib=$out/lib
+libobjs=
+build_lib() {
+	local s o
+	if [ -f "$lib/.stamp" ] &&
+		[ -z "$(find "$top/src" "$top/include" -newer "$lib/.stamp" -name '*.[ch]' | head -1)" ]; then
+		libobjs=$(ls "$lib"/*.o)
+		return 0
+	fi
+	rm -rf "$lib" && mkdir -p "$lib" || return 1
+	# shellcheck disable=SC2086
+	printf '%s\n' $srcs | IK_FZ_CC=$CLANG IK_FZ_FLAGS="$common -fsanitize=fuzzer-no-link,address,undefined" \
+		xargs -P "${FUZZ_BUILD_JOBS:-2}" -I{} sh -c \
+		'$IK_FZ_CC $IK_FZ_FLAGS -c "$2" -o "$1/$(basename "$2" .c).o"' sh "$lib" {} \
+		> "$out/build_lib.log" 2>&1 || return 1
+	for s in $srcs; do
+		o=$lib/$(basename "$s" .c).o
+		[ -f "$o" ] || return 1
+		libobjs="$libobjs $o"
+	done
+	touch "$lib/.stamp"
+}
+if ! build_lib; then
+	echo "FAIL: the library's sources do not build for fuzzing"; sed 's/^/  | /' "$out/build_lib.log" | head -40
+	echo "# PASS: 0"; echo "# FAIL: ${#names[@]}"; exit 1
+fi
 
 pass=0 fail=0
 for n in "${names[@]}"; do
@@ -74,11 +104,10 @@ for n in "${names[@]}"; do
 	if [ ! -f "$h" ]; then
 		echo "FAIL: fuzz_$n: no such harness ($h)"; fail=$((fail + 1)); continue
 	fi
-	# Build (the library's sources compiled into the harness, so the whole
-	# library is instrumented for coverage and the sanitizers).
+	# Build: the harness, linked with the library's instrumented objects.
 	if [ ! -x "$bin" ] || [ -n "$(find "$top/src" "$top/include" "$here" -newer "$bin" -name '*.[ch]' | head -1)" ]; then
 		# shellcheck disable=SC2086
-		if ! "$CLANG" $flags -o "$bin" "$h" $srcs -lpthread -lm > "$out/build_$n.log" 2>&1; then
+		if ! "$CLANG" $flags -o "$bin" "$h" $libobjs -lpthread -lm > "$out/build_$n.log" 2>&1; then
 			echo "FAIL: fuzz_$n: build failed"; sed 's/^/  | /' "$out/build_$n.log" | head -40
 			fail=$((fail + 1)); continue
 		fi
