@@ -258,13 +258,45 @@ static void l2_free_all(const struct ik_dma_mem *d, ik_u64 **l2, const ik_u64 *l
 			ik_dma_free(d, l2[i], l2_dma[i], l2_bytes);
 }
 
+/* The base table of a stream or CD table: allocated in the SMMU's reach
+ * (at least 64 bytes, *size raised to what was allocated); on failure the
+ * 2-level bookkeeping `l2` (NULL for a linear table) is freed too. */
+static int tab_base_get(const struct ik_dma_mem *d, const struct ik_allocator *a, unsigned oas,
+			ik_size *size, ik_u64 **l2, ik_u32 nl1, ik_u64 **base, ik_u64 *base_dma)
+{
+	void *cpu;
+	int err = dma_get(d, *size, oas, &cpu, base_dma);
+
+	if (err) {
+		if (l2)
+			l2_book_free(a, l2, nl1);
+		return err;
+	}
+	if (*size < 64)
+		*size = 64;
+	*base = (ik_u64 *)cpu;
+	return 0;
+}
+
+/* Free a stream or CD table: its L2 tables and their bookkeeping (when
+ * `l2`), then the base. */
+static void tab_free(const struct ik_dma_mem *d, const struct ik_allocator *a, ik_u64 **l2,
+		     const ik_u64 *l2_dma, ik_u32 nl1, ik_size l2_bytes, ik_u64 *base, ik_u64 base_dma,
+		     ik_size base_size)
+{
+	if (l2) {
+		l2_free_all(d, l2, l2_dma, nl1, l2_bytes);
+		l2_book_free(a, l2, nl1);
+	}
+	ik_dma_free(d, base, base_dma, base_size);
+}
+
 /* ---------------------------------------------------------------- stream table */
 
 IK_API int ik_smmu_strtab_init(struct ik_smmu_strtab *t, const struct ik_smmu_strtab_config *c)
 {
 	struct ik_smmu_strtab n;
 	unsigned split;
-	void *cpu;
 	int err;
 
 	if (!t || !c || !c->idr || !c->dma || !c->dma->alloc || !c->dma->free)
@@ -294,15 +326,9 @@ IK_API int ik_smmu_strtab_init(struct ik_smmu_strtab *t, const struct ik_smmu_st
 			return -EINVAL;
 		n.base_size = (ik_size)ENT_BYTES << c->log2size;
 	}
-	err = dma_get(c->dma, n.base_size, n.oas, &cpu, &n.base_dma);
-	if (err) {
-		if (n.l2)
-			l2_book_free(c->alloc, n.l2, n.nl1);
+	err = tab_base_get(c->dma, c->alloc, n.oas, &n.base_size, n.l2, n.nl1, &n.base, &n.base_dma);
+	if (err)
 		return err;
-	}
-	if (n.base_size < 64)
-		n.base_size = 64;
-	n.base = (ik_u64 *)cpu;
 	*t = n;
 	return 0;
 }
@@ -311,11 +337,8 @@ IK_API void ik_smmu_strtab_fini(struct ik_smmu_strtab *t)
 {
 	if (!t || !t->base)
 		return;
-	if (t->two_level) {
-		l2_free_all(t->dma, t->l2, t->l2_dma, t->nl1, (ik_size)ENT_BYTES << t->split);
-		l2_book_free(t->alloc, t->l2, t->nl1);
-	}
-	ik_dma_free(t->dma, t->base, t->base_dma, t->base_size);
+	tab_free(t->dma, t->alloc, t->two_level ? t->l2 : NULL, t->l2_dma, t->nl1,
+		 (ik_size)ENT_BYTES << t->split, t->base, t->base_dma, t->base_size);
 	IK_ENV_MEMSET(t, 0, sizeof(*t));
 }
 
@@ -400,7 +423,6 @@ IK_API int ik_smmu_strtab_read(const struct ik_smmu_strtab *t, ik_u32 sid, ik_u6
 IK_API int ik_smmu_cdtab_init(struct ik_smmu_cdtab *t, const struct ik_smmu_cdtab_config *c)
 {
 	struct ik_smmu_cdtab n;
-	void *cpu;
 	int err;
 
 	if (!t || !c || !c->idr || !c->dma || !c->dma->alloc || !c->dma->free)
@@ -425,15 +447,9 @@ IK_API int ik_smmu_cdtab_init(struct ik_smmu_cdtab *t, const struct ik_smmu_cdta
 	} else {
 		n.base_size = (ik_size)ENT_BYTES << c->log2_cds;
 	}
-	err = dma_get(c->dma, n.base_size, n.oas, &cpu, &n.base_dma);
-	if (err) {
-		if (n.l2)
-			l2_book_free(c->alloc, n.l2, n.nl1);
+	err = tab_base_get(c->dma, c->alloc, n.oas, &n.base_size, n.l2, n.nl1, &n.base, &n.base_dma);
+	if (err)
 		return err;
-	}
-	if (n.base_size < 64)
-		n.base_size = 64;
-	n.base = (ik_u64 *)cpu;
 	*t = n;
 	return 0;
 }
@@ -442,11 +458,8 @@ IK_API void ik_smmu_cdtab_fini(struct ik_smmu_cdtab *t)
 {
 	if (!t || !t->base)
 		return;
-	if (t->l2) {
-		l2_free_all(t->dma, t->l2, t->l2_dma, t->nl1, (ik_size)ENT_BYTES << t->l2_log2);
-		l2_book_free(t->alloc, t->l2, t->nl1);
-	}
-	ik_dma_free(t->dma, t->base, t->base_dma, t->base_size);
+	tab_free(t->dma, t->alloc, t->l2, t->l2_dma, t->nl1, (ik_size)ENT_BYTES << t->l2_log2,
+		 t->base, t->base_dma, t->base_size);
 	IK_ENV_MEMSET(t, 0, sizeof(*t));
 }
 
