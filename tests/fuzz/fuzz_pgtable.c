@@ -1187,8 +1187,17 @@ static void op_map(struct fz *f)
 		valid = false;
 		exists = true; /* -EEXIST expected */
 	}
-	if (valid && M.leaves + count_map_leaves(iova, segs, n, pgsize) > LEAF_CAP)
-		return;
+	if (valid) {
+		/* Keep the model within its arrays: a map adds at most one
+		 * extent per leaf, and without forced pages at most one per
+		 * leaf size per end of each physically contiguous run. */
+		uint64_t add = count_map_leaves(iova, segs, n, pgsize), ext = add;
+
+		if (!pgsize && ext > (uint64_t)n * 128)
+			ext = (uint64_t)n * 128;
+		if (M.leaves + add > LEAF_CAP || M.n + ext > MAX_EXT - 64)
+			return;
+	}
 	snap = snap_before(&h0);
 	fail = arm_fail(f);
 	op_begin();
