@@ -995,16 +995,20 @@ static bool snap_before(uint64_t *hash)
 	return true;
 }
 
-/* After it: pages reachable before and not now.  Returns their count and
- * marks them pending in gather `gid` (gid < 0: just count). */
-static uint64_t snap_after(uint64_t *hash, int gid)
+/* After it: pages reachable before and not now.  Stores their count in
+ * *lostp and marks them pending in gather `gid` (gid < 0: just count).
+ * Returns false when the tables have grown past the traversal budget: then
+ * nothing is known (and tracking stops). */
+static bool snap_after(uint64_t *hash, int gid, uint64_t *lostp)
 {
 	struct trav t;
 	uint64_t lost = 0;
 
+	*lostp = 0;
 	if (!traverse(&t)) {
+		FZ_TRACE("tables past the traversal budget: table tracking off");
 		track = false;
-		return 0;
+		return false;
 	}
 	*hash = t.hash;
 	for (size_t i = 0; i < NPG; i++) {
@@ -1018,7 +1022,8 @@ static uint64_t snap_after(uint64_t *hash, int gid)
 		}
 	}
 	check_accounting(&t);
-	return lost;
+	*lostp = lost;
+	return true;
 }
 
 /* ================================================================ operations */
@@ -1208,6 +1213,9 @@ static void op_map(struct fz *f)
 	else
 		err = ik_pgtable_map_sg(PT, iova, segs, n, prot, fz_u8(f) & 1 ? &mapped : NULL);
 	disarm();
+	FZ_TRACE("map form %d %#llx +%#llx pa %#llx pgsize %#llx segs %zu prot %#x fail %d = %d", form,
+		 (unsigned long long)iova, (unsigned long long)total, (unsigned long long)segs[0].paddr,
+		 (unsigned long long)pgsize, n, prot, fail, err);
 	if (form == 2 && mapped != 0x55)
 		FZ_CHECK(mapped == (err ? 0 : total), "map_sg: mapped %#llx, err %d, total %#llx",
 			 (unsigned long long)mapped, err, (unsigned long long)total);
@@ -1236,9 +1244,9 @@ static void op_map(struct fz *f)
 			 H.flush_walks, (unsigned long long)H.fw_iova, (unsigned long long)H.fw_size,
 			 (unsigned long long)H.fw_gran, (unsigned long long)iova,
 			 (unsigned long long)total, err);
-	if (snap) {
-		uint64_t lost = snap_after(&h1, -1);
+	uint64_t lost;
 
+	if (snap && snap_after(&h1, -1, &lost)) {
 		if (err)
 			FZ_CHECK(h0 == h1 && !lost, "a failed map (%d) changed the tables", err);
 		if (lost && (HOOKS.flush_walk || HOOKS.flush_all))
@@ -1289,6 +1297,8 @@ static void op_unmap(struct fz *f)
 	op_begin();
 	r = ik_pgtable_unmap(PT, iova, size, g);
 	disarm();
+	FZ_TRACE("unmap %#llx +%#llx gather %d fail %d = %lld", (unsigned long long)iova,
+		 (unsigned long long)size, gid, fail, (long long)r);
 	if (!valid) {
 		FZ_CHECK(r == -EINVAL, "unmap(%#llx, %#llx) = %lld, expected -EINVAL",
 			 (unsigned long long)iova, (unsigned long long)size, (long long)r);
@@ -1308,8 +1318,12 @@ static void op_unmap(struct fz *f)
 		FZ_CHECK(g->start == before.start && g->end == before.end && g->nr_tables == before.nr_tables &&
 				 g->nr_ranges == before.nr_ranges,
 			 "a failed unmap changed the gather");
-		if (snap)
-			FZ_CHECK(snap_after(&h1, -1) == 0 && h0 == h1, "a failed unmap changed the tables");
+		if (snap) {
+			uint64_t lost;
+
+			FZ_CHECK(!snap_after(&h1, -1, &lost) || (lost == 0 && h0 == h1),
+				 "a failed unmap changed the tables");
+		}
 		check_range(iova, size);
 		return;
 	}
@@ -1359,8 +1373,9 @@ static void op_unmap(struct fz *f)
 		if (split)
 			FZ_CHECK(g->walk, "a block was split but gather->walk is not set");
 	}
-	if (snap) {
-		uint64_t lost = snap_after(&h1, gid);
+	uint64_t lost;
+
+	if (snap && snap_after(&h1, gid, &lost)) {
 
 		FZ_CHECK(g->nr_tables - before.nr_tables == lost,
 			 "unmap unlinked %llu tables, the gather got %u", (unsigned long long)lost,
@@ -1376,6 +1391,7 @@ static void do_sync(int gid)
 	unsigned calls;
 	int err;
 
+	FZ_TRACE("sync gather %d", gid);
 	for (size_t i = 0; i < NPG; i++)
 		if (PG[i].pending && PG[i].gid == gid)
 			FZ_CHECK(hash_bytes(PG[i].cpu, PG[i].size) == PG[i].snap,
@@ -1747,6 +1763,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	H.oas = CFG.oas;
 	H.next_iommu = 1ull << 21;
 	want = cfg_expect(&CFG);
+	FZ_TRACE("config fmt %d ias %u oas %u sizes %#llx quirks %#x flags %#llx mode %d", CFG.fmt,
+		 CFG.ias, CFG.oas, (unsigned long long)CFG.pgsize_bitmap, CFG.quirks,
+		 (unsigned long long)CFG.fmt_flags, mode);
 	err = ik_pt_geometry_init(&g, &CFG);
 	FZ_CHECK(err == want, "geometry_init(fmt %d ias %u oas %u sizes %#llx quirks %#x flags %#llx) = %d, expected %d",
 		 CFG.fmt, CFG.ias, CFG.oas, (unsigned long long)CFG.pgsize_bitmap, CFG.quirks,
@@ -1821,6 +1840,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		default:
 			op_begin();
+			FZ_TRACE("drain cache");
 			ik_pgtable_drain_cache(PT);
 			{
 				struct ik_pgtable_stats st;
