@@ -138,7 +138,7 @@ struct bench_fmt {
 	bool stage2;		/* stage-2 invalidations (TLBI_S2_IPA, TLBI_S12_VMALL) */
 	bool dma_default;	/* in bench dma's default matrix */
 };
-#define BENCH_FMTS_MAX 8	/* rows at most */
+#define BENCH_FMTS_MAX 16	/* rows at most */
 extern const struct bench_fmt bench_fmts[];
 extern const size_t bench_nfmts;
 /* The row of fmt, or NULL. */

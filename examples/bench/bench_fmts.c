@@ -17,6 +17,10 @@ const struct bench_fmt bench_fmts[] = {
 	  false, true },
 	/* VT-d first-level (x86-64 paging), 4 levels, 1G pages (FL1GP) */
 	{ IK_PT_VTD_FL, 47, 48, 0, IK_VTD_FLAG_SP_1G, false, false, false },
+	/* RISC-V IOMMU first stage Sv48 and G-stage Sv48x4 (bench dma: the
+	 * software IOMMU's command front end takes VT-d descriptors for them) */
+	{ IK_PT_RISCV_S1, 47, 48, 0, 0, false, false, false },
+	{ IK_PT_RISCV_S2, 50, 48, 0, 0, false, false, false },
 };
 const size_t bench_nfmts = sizeof(bench_fmts) / sizeof(bench_fmts[0]);
 _Static_assert(sizeof(bench_fmts) / sizeof(bench_fmts[0]) <= BENCH_FMTS_MAX, "BENCH_FMTS_MAX");
