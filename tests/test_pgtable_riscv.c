@@ -625,6 +625,8 @@ START_TEST(atp_values_and_walkers_from_them)
 		ck_assert_int_eq(ik_riscv_walker_from_atp(&w, cs[i].fmt, atp, 48, 0, 0), 0);
 		ck_assert_uint_eq(w.geom.nlevels, info.geom.nlevels);
 		ck_assert_uint_eq(w.geom.ias, cs[i].ias);
+		/* the unit takes leaves at every level */
+		ck_assert_uint_eq(w.geom.leaf_levels, (1u << w.geom.nlevels) - 1);
 		ck_assert_int_eq(ik_pt_walk(&w, &t_mem, 0x40201008, IK_ACCESS_WRITE, &r1), 0);
 		ck_assert_int_eq(r1.fault, IK_PT_FAULT_NONE);
 		ck_assert_uint_eq(r1.oa, 0x1234008);

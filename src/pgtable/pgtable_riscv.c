@@ -49,7 +49,9 @@ IK_API int ik_riscv_walker_from_atp(struct ik_pt_walker *w, enum ik_pt_fmt fmt, 
 	/* the mode's whole (lower) input space */
 	c.ias = fmt == IK_PT_RISCV_S2 ? 14 + 9 * levels : 11 + 9 * levels;
 	c.oas = oas;
-	c.pgsize_bitmap = (ik_u64)1 << 12;
+	/* the unit takes a leaf at every level */
+	c.pgsize_bitmap = ((ik_u64)1 << 12) | ((ik_u64)1 << 21) | ((ik_u64)1 << 30) |
+			  ((ik_u64)1 << 39) | ((ik_u64)1 << 48);
 	c.coherent = true;
 	c.quirks = quirks;
 	c.fmt_flags = fmt_flags;
