@@ -409,14 +409,22 @@ START_TEST(fault_record_fields_at_spec_positions)
 	ck_assert_int_eq(ik_riscv_fault_encode(&f, back), 0);
 	ck_assert_int_eq(memcmp(back, w, sizeof(w)), 0);
 	ck_assert_str_eq(ik_riscv_fault_cause_name(f.cause), "read page fault");
-	/* a guest-page fault: iotval2 = GPA >> 2, bit 0 = implicit access */
+	/* a guest-page fault: iotval2[63:2] = GPA[63:2], bit 0 = implicit
+	 * access, bit 1 = it was a write */
 	w[0] = 23 | 3ull << 34 | 5ull << 40;
 	w[2] = 0x1000;
-	w[3] = (0x80002000ull >> 2) | 1;
+	w[3] = 0x80002ff8ull | 3;
 	ck_assert_int_eq(ik_riscv_fault_decode(w, &f), 0);
-	ck_assert(f.guest_page_fault && f.implicit && !f.pv && !f.page_fault);
-	ck_assert_uint_eq(f.gpa, 0x80002000ull);
+	ck_assert(f.guest_page_fault && f.implicit && f.implicit_write && !f.pv && !f.page_fault);
+	ck_assert_uint_eq(f.gpa, 0x80002ff8ull);
 	ck_assert_uint_eq(f.ttyp, IK_RISCV_TTYP_UW);
+	w[3] = 0x80002ff8ull | 2;	/* bit 1 without bit 0: not an implicit write */
+	ck_assert_int_eq(ik_riscv_fault_decode(w, &f), 0);
+	ck_assert(!f.implicit && !f.implicit_write);
+	/* not a guest-page fault: no GPA */
+	w[0] = 13 | 6ull << 34;
+	ck_assert_int_eq(ik_riscv_fault_decode(w, &f), 0);
+	ck_assert(!f.guest_page_fault && !f.implicit && f.gpa == 0);
 	/* names: every defined cause has one; reserved ones none */
 	ck_assert_str_eq(ik_riscv_fault_cause_name(258), "DDT entry not valid");
 	ck_assert_str_eq(ik_riscv_fault_cause_name(274), "first/second-stage PT data corruption");

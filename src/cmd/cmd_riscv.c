@@ -159,10 +159,11 @@ static void rv_fault_derive(struct ik_riscv_fault *f)
 	f->guest_page_fault = c == IK_RISCV_CAUSE_INST_GUEST_PAGE ||
 			      c == IK_RISCV_CAUSE_READ_GUEST_PAGE ||
 			      c == IK_RISCV_CAUSE_WRITE_GUEST_PAGE;
+	/* iotval2: GPA bits 63:2 in place; bit 0 implicit access, bit 1 an
+	 * implicit write */
 	f->implicit = f->guest_page_fault && (f->iotval2 & 1);
-	/* iotval2 = GPA >> 2 with bit 0 the implicit flag; the top two bits
-	 * of a 64-bit GPA do not fit and are 0 */
-	f->gpa = f->guest_page_fault ? (f->iotval2 & ~(ik_u64)1) << 2 : 0;
+	f->implicit_write = f->implicit && (f->iotval2 & 2);
+	f->gpa = f->guest_page_fault ? f->iotval2 & ~(ik_u64)3 : 0;
 }
 
 static int rv_fault_check(const struct ik_riscv_fault *f)

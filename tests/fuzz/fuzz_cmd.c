@@ -607,7 +607,9 @@ static void op_rv_fault(struct fz *f)
 			 r.priv == (w[0] >> 33 & 1) && r.pid == ((w[0] >> 12) & 0xfffff),
 		 "fault record fields");
 	FZ_CHECK(r.guest_page_fault == (cause == 20 || cause == 21 || cause == 23) &&
-			 (!r.guest_page_fault || r.gpa == (w[3] & ~1ull) << 2),
+			 (!r.guest_page_fault || r.gpa == (w[3] & ~3ull)) &&
+			 r.implicit == (r.guest_page_fault && (w[3] & 1)) &&
+			 r.implicit_write == (r.implicit && (w[3] & 2)),
 		 "guest-page fault fields");
 	FZ_CHECK(ik_riscv_fault_encode(&r, back) == 0 && !memcmp(back, w, sizeof(w)),
 		 "fault record re-encode");

@@ -47,9 +47,10 @@
  *         DID [63:40]
  *   w[1]  bits 31:0 custom use; bits 63:32 reserved
  *   w[2]  iotval  (per cause: the faulting IOVA for page and access faults)
- *   w[3]  iotval2 (guest-page faults: the guest-physical address >> 2, with
- *         bit 0 set when the fault was on an implicit access to a
- *         first-stage table entry)
+ *   w[3]  iotval2 (guest-page faults: bits 63:2 of the guest-physical
+ *         address in place; bit 0 set when the fault was on an implicit
+ *         access to a first-stage table entry, bit 1 then set when that
+ *         access was a write, an A/D update)
  *
  * Synchronization: pure functions; call them from any thread.
  *
@@ -169,14 +170,16 @@ enum ik_riscv_ttyp {
  *   iotval, iotval2  as recorded;
  *   page_fault, guest_page_fault   the cause is a (first-stage) page fault,
  *            a guest-page fault (G-stage: iotval2 holds the GPA);
- *   gpa      guest-page faults: iotval2 with bit 0 cleared, << 2;
- *   implicit guest-page faults: iotval2 bit 0 (the G-stage fault happened
- *            reading a first-stage table entry).
+ *   gpa      guest-page faults: iotval2 with bits 1:0 cleared (the GPA,
+ *            4-byte granular);
+ *   implicit, implicit_write  guest-page faults: iotval2 bit 0 (the
+ *            G-stage fault happened on an access to a first-stage table
+ *            entry) and bit 1 (that access was a write: an A/D update).
  */
 struct ik_riscv_fault {
 	ik_u16 cause;
 	ik_u8 ttyp;
-	bool pv, priv, page_fault, guest_page_fault, implicit;
+	bool pv, priv, page_fault, guest_page_fault, implicit, implicit_write;
 	ik_u32 did, pid, custom;
 	ik_u64 iotval, iotval2, gpa;
 };
@@ -193,8 +196,8 @@ IK_API int ik_riscv_fault_decode(const ik_u64 *w, struct ik_riscv_fault *f);
 
 /*
  * ik_riscv_fault_encode - the record for *f (what an emulated IOMMU writes
- * into a guest's fault queue); page_fault, guest_page_fault, gpa and
- * implicit are derived, not read.  -EINVAL (w untouched) for what
+ * into a guest's fault queue); page_fault, guest_page_fault, gpa, implicit
+ * and implicit_write are derived, not read.  -EINVAL (w untouched) for what
  * ik_riscv_fault_decode() refuses, a value that does not fit its field, or
  * a NULL argument.  O(1).
  */
