@@ -449,6 +449,9 @@ START_TEST(fault_record_reserved_values_are_refused)
 	memcpy(bad[n], good, sizeof(good)), bad[n++][0] ^= 3ull << 34;	/* TTYP 4 */
 	memcpy(bad[n], good, sizeof(good)), bad[n++][0] |= 10ull << 34;	/* TTYP 15 */
 	memcpy(bad[n], good, sizeof(good)), bad[n++][0] |= 1ull << 12;	/* PID without PV */
+	memcpy(bad[n], good, sizeof(good)), bad[n++][0] |= 1ull << 33;	/* PRIV without PV */
+	memcpy(bad[n], good, sizeof(good)), bad[n][0] &= ~(63ull << 34);
+	bad[n++][0] |= 1ull << 40;					/* DID, TTYP 0 */
 	ck_assert_int_eq(ik_riscv_fault_decode(good, &f), 0);
 	for (unsigned i = 0; i < n; i++) {
 		memset(&f, 0x5a, sizeof(f));
@@ -483,8 +486,11 @@ START_TEST(fault_record_reserved_values_are_refused)
 				w[0] &= ~GENMASK(31, 12);
 			cause = (unsigned)(w[0] & 0xfff);
 			t = (unsigned)((w[0] >> 34) & 63);
+			if (ik_rng_below(&rng, 2))
+				w[0] &= ~(GENMASK(33, 32) | GENMASK(63, 40));
 			legal = ik_riscv_fault_cause_name(cause) && t != 4 && (t < 10 || t >= 32) &&
-				((w[0] & BIT(32)) || !(w[0] & GENMASK(31, 12)));
+				((w[0] & BIT(32)) || !(w[0] & (GENMASK(31, 12) | BIT(33)))) &&
+				(t || !(w[0] & (GENMASK(63, 40) | BIT(32))));
 			IK_REQUIRE((ik_riscv_fault_decode(w, &f) == 0) == legal);
 			if (legal) {
 				uint64_t back[4];

@@ -168,8 +168,11 @@ static void rv_fault_derive(struct ik_riscv_fault *f)
 
 static int rv_fault_check(const struct ik_riscv_fault *f)
 {
-	if (!ik_riscv_fault_cause_name(f->cause) || !rv_ttyp_ok(f->ttyp) || (!f->pv && f->pid) ||
-	    f->did >> 24 || f->pid >> 20)
+	/* PID and PRIV are 0 without PV; DID, PV (so PID, PRIV) 0 without
+	 * a transaction (TTYP 0) */
+	if (!ik_riscv_fault_cause_name(f->cause) || !rv_ttyp_ok(f->ttyp) ||
+	    (!f->pv && (f->pid || f->priv)) || (!f->ttyp && (f->did || f->pv)) || f->did >> 24 ||
+	    f->pid >> 20)
 		return -EINVAL;
 	return 0;
 }

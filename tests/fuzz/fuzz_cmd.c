@@ -592,8 +592,14 @@ static void op_rv_fault(struct fz *f)
 	cause_ok = cause == 1 || (cause >= 4 && cause <= 7) || cause == 12 || cause == 13 ||
 		   cause == 15 || cause == 20 || cause == 21 || cause == 23 ||
 		   (cause >= 256 && cause <= 274) || cause >= 2048;
+	if (k & 32)	/* PV, PRIV, DID clear more often */
+		w[0] &= ~(3ull << 32 | 0xffffffull << 40);
+	if (k & 64)
+		w[0] |= 1ull << 34;	/* TTYP != 0 */
+	t = (unsigned)(w[0] >> 34) & 63;
 	legal = !(w[1] >> 32) && cause_ok && t != 4 && (t <= 9 || t >= 32) &&
-		((w[0] >> 32 & 1) || !(w[0] & (0xfffffull << 12)));
+		((w[0] >> 32 & 1) || !(w[0] & (0xfffffull << 12 | 1ull << 33))) &&
+		(t || !(w[0] & (0xffffffull << 40 | 1ull << 32)));
 	err = ik_riscv_fault_decode(w, &r);
 	FZ_CHECK((err == 0) == legal, "fault record %016llx %016llx: %d, legal %d",
 		 (unsigned long long)w[0], (unsigned long long)w[1], err, legal);

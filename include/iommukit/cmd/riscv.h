@@ -188,7 +188,8 @@ struct ik_riscv_fault {
  * ik_riscv_fault_decode - decode a 32-byte fault record w[0..3] (as the
  * IOMMU, or a guest's emulated IOMMU, wrote it: hostile input).  -EINVAL
  * for a NULL argument, a record with a reserved bit set (w[1] bits 63:32),
- * a reserved TTYP (4, 10..31), a PID with PV clear, or a cause in the
+ * a reserved TTYP (4, 10..31), a PID or PRIV with PV clear, a DID or PV
+ * with TTYP 0 (no transaction: the specification has them 0), or a cause in the
  * reserved ranges (0, 2, 3, 8..11, 14, 16..19, 22, 24..255, 275..2047:
  * 2048..4095 are custom, accepted); *f is then zeroed.  O(1).
  */
