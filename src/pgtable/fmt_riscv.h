@@ -50,15 +50,14 @@ IK_ALWAYS_INLINE ik_u64 riscv_lvl_size(unsigned lvl)
 	return (ik_u64)1 << (12 + 9 * lvl);
 }
 
-/* Levels for `ias` input bits: the mode's width is 12 + 9 * levels, minus
- * one (S1: lower half of a sign-extended space), plus two (G-stage x4). */
+/* Levels for `ias` input bits: a mode of n levels spans 12 + 9 n bits, of
+ * which the first stage maps the lower half (one bit less) and the x4
+ * G-stage two bits more. */
 IK_INLINE unsigned riscv_levels_for_ias(unsigned ias)
 {
-	unsigned adj = RISCV_G ? 2 : (unsigned)-1;
+	unsigned w3 = RISCV_G ? 41u : 38u, w4 = RISCV_G ? 50u : 47u;
 
-	if (ias <= 39 + adj)
-		return 3;
-	return ias <= 48 + adj ? 4 : 5;
+	return ias <= w3 ? 3u : ias <= w4 ? 4u : 5u;
 }
 
 IK_INLINE int fmt_geometry(struct ik_pt_geometry *g, const struct ik_pgtable_cfg *cfg)
