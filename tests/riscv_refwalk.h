@@ -53,6 +53,60 @@ struct rv_tables {
 	bool ade;		/* the IOMMU updates A/D (SADE / GADE) */
 };
 
+/* The checks and the translation of the leaf pte at level i (step 5 on of
+ * the specification's algorithm). */
+static inline void rv_leaf(const struct rv_tables *t, uint64_t va, unsigned acc, int i,
+			   uint64_t pte, struct rv_result *res)
+{
+	uint64_t ppn = (pte >> 10) & ((1ull << 44) - 1);
+	uint64_t lowmask = (1ull << (9 * (unsigned)i)) - 1;
+	bool u = (pte >> 4) & 1;
+	bool smode = (acc & RV_SMODE) != 0;
+
+	res->r = (pte >> 1) & 1;
+	res->w = (pte >> 2) & 1;
+	res->x = (pte >> 3) & 1;
+	res->u = u;
+	res->d = (pte >> 7) & 1;
+	res->pgsize = 1ull << (12 + 9 * (unsigned)i);
+	/* permission: G-stage accesses are all user-mode */
+	if (t->gstage) {
+		smode = false;
+		if (!u) {
+			res->fault = RV_PERMISSION;
+			return;
+		}
+	}
+	if (((acc & RV_READ) && !res->r) || ((acc & RV_WRITE) && !res->w) ||
+	    ((acc & RV_EXEC) && !res->x) || (!smode && !u) ||
+	    (smode && u && ((acc & RV_EXEC) || !t->sum))) {
+		res->fault = RV_PERMISSION;
+		return;
+	}
+	if (i > 0 && (ppn & lowmask)) {	/* misaligned superpage */
+		res->fault = RV_RESERVED;
+		return;
+	}
+	if (!((pte >> 6) & 1) || ((acc & RV_WRITE) && !res->d)) {
+		if (!t->ade) {
+			res->fault = RV_AD;
+			return;
+		}
+		pte |= 1ull << 6;
+		if (acc & RV_WRITE)
+			pte |= 1ull << 7;
+		t->write(t->ctx, res->pte_pa, pte);
+		res->pte = pte;
+		res->d = (pte >> 7) & 1;
+		res->updated = true;
+	}
+	res->pa = ((ppn & ~lowmask) << 12) | (va & (res->pgsize - 1));
+	if (t->pa_bits < 64 && (res->pa >> t->pa_bits)) {
+		res->fault = RV_ACCESS;
+		return;
+	}
+}
+
 static inline struct rv_result rv_walk(const struct rv_tables *t, uint64_t va, unsigned acc)
 {
 	struct rv_result res = { RV_OK, 0, 0, 0, false, false, false, false, false, 0, 0, false };
@@ -113,56 +167,7 @@ static inline struct rv_result rv_walk(const struct rv_tables *t, uint64_t va, u
 		}
 		break;
 	}
-	/* a leaf at level i */
-	{
-		uint64_t ppn = (pte >> 10) & ((1ull << 44) - 1);
-		uint64_t lowmask = (1ull << (9 * (unsigned)i)) - 1;
-		bool u = (pte >> 4) & 1;
-		bool smode = (acc & RV_SMODE) != 0;
-
-		res.r = (pte >> 1) & 1;
-		res.w = (pte >> 2) & 1;
-		res.x = (pte >> 3) & 1;
-		res.u = u;
-		res.d = (pte >> 7) & 1;
-		res.pgsize = 1ull << (12 + 9 * (unsigned)i);
-		/* permission: G-stage accesses are all user-mode */
-		if (t->gstage) {
-			smode = false;
-			if (!u) {
-				res.fault = RV_PERMISSION;
-				return res;
-			}
-		}
-		if (((acc & RV_READ) && !res.r) || ((acc & RV_WRITE) && !res.w) ||
-		    ((acc & RV_EXEC) && !res.x) || (!smode && !u) ||
-		    (smode && u && ((acc & RV_EXEC) || !t->sum))) {
-			res.fault = RV_PERMISSION;
-			return res;
-		}
-		if (i > 0 && (ppn & lowmask)) {	/* misaligned superpage */
-			res.fault = RV_RESERVED;
-			return res;
-		}
-		if (!((pte >> 6) & 1) || ((acc & RV_WRITE) && !res.d)) {
-			if (!t->ade) {
-				res.fault = RV_AD;
-				return res;
-			}
-			pte |= 1ull << 6;
-			if (acc & RV_WRITE)
-				pte |= 1ull << 7;
-			t->write(t->ctx, res.pte_pa, pte);
-			res.pte = pte;
-			res.d = (pte >> 7) & 1;
-			res.updated = true;
-		}
-		res.pa = ((ppn & ~lowmask) << 12) | (va & (res.pgsize - 1));
-		if (t->pa_bits < 64 && (res.pa >> t->pa_bits)) {
-			res.fault = RV_ACCESS;
-			return res;
-		}
-	}
+	rv_leaf(t, va, acc, i, pte, &res);
 	return res;
 }
 
