@@ -60,7 +60,8 @@ struct dsys {
 	pthread_t consumer;
 	bool consumer_running;
 	int stop;
-	bool smmu;	/* SMMUv3 commands (LPAE) or VT-d descriptors */
+	bool smmu;	/* SMMUv3 commands (LPAE) or VT-d descriptors ... */
+	bool riscv;	/* ... or RISC-V IOMMU commands */
 	bool stage2;	/* stage-2 invalidations (the format's bench_fmts row) */
 	uint32_t tag;	/* ASID / VMID / DID of the one context */
 	uint64_t granule, iova_limit_pfn;
