@@ -1390,10 +1390,7 @@ static void op_unmap(struct fz *f)
 	uint64_t lost;
 
 	if (snap && snap_after(&h1, gid, &lost)) {
-
-		/* (A split may grow the tables past the traversal budget: the
-		 * count is then unknown and tracking stops.) */
-		FZ_CHECK(!track || g->nr_tables - before.nr_tables == lost,
+		FZ_CHECK(g->nr_tables - before.nr_tables == lost,
 			 "unmap unlinked %llu tables, the gather got %u", (unsigned long long)lost,
 			 g->nr_tables - before.nr_tables);
 		if (lost)
