@@ -69,6 +69,12 @@
  *   FMT_HW_LEVELS_UP  1: the hardware numbers levels up from the leaves
  *   FMT_HAS_DIRTY     1: fmt_leaf_dirty/fmt_leaf_mkclean exist (hardware
  *                     dirty tracking: IK_PT_CAP_DIRTY); optional, default 0
+ *   FMT_LEAF_LINEAR_LG2  fmt_mk_leaf is linear in oa only within each
+ *                     aligned 2^N window of output addresses (the address
+ *                     field is split: ARM 52-bit OA keeps OA[51:48] or
+ *                     OA[51:50] in low bits); a run of leaves that crosses
+ *                     such a boundary is encoded entry by entry.  Optional,
+ *                     default 64 (linear everywhere, no check compiled in)
  *
  * The functions (g: const struct ik_pt_geometry *; pte, attrs, oa: ik_u64;
  * lvl: unsigned engine level):
@@ -107,8 +113,10 @@
  *       (aligned to the level's size).  The per-PTE hot path: keep it to a few
  *       ORs.  It must be linear in oa: fmt_mk_leaf(g, attrs, oa + d, lvl) ==
  *       fmt_mk_leaf(g, attrs, oa, lvl) + d for any multiple d of the level's
- *       size that keeps oa + d below 2^oas (the address field is one run of
- *       bits that no attribute overlaps); the engine fills runs by adding.
+ *       size that keeps oa + d below 2^oas and in the same aligned
+ *       2^FMT_LEAF_LINEAR_LG2 window as oa (within it, the address field is
+ *       one run of bits that no attribute overlaps); the engine fills runs
+ *       by adding.
  *   ik_u64 fmt_leaf_attrs(g, pte, lvl)
  *       attrs such that fmt_mk_leaf(g, attrs, fmt_leaf_addr(g, pte, lvl), lvl)
  *       == pte, and such that a leaf made at another level from them has the
