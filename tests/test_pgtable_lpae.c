@@ -602,6 +602,43 @@ START_TEST(stage2_dbm_dirty_bit_is_s2ap_write)
 }
 END_TEST
 
+/* Register values the library does not produce but an emulator may
+ * receive: a 4K stage 2 starting at level -1 (DS = 1, SL2 = 1, SL0 = 0)
+ * decodes to five levels, as the decoder reads it; the reserved SL2
+ * combinations and DS-only encodings without DS are refused. */
+START_TEST(stage2_level_minus_one_registers_decode)
+{
+	/* T0SZ 12, SL0 0, TG0 4K, PS 52, DS, SL2 */
+	uint64_t vtcr = 12 | 0ull << 6 | 0ull << 14 | 6ull << 16 | 1ull << 32 | 1ull << 33;
+	uint64_t vttbr = 0x40000ull | 0x3ull << 2; /* BADDR[51:48] = 3 */
+	struct ik_pt_walker w;
+	struct lr_regs r = { 2, vtcr, vttbr, 0, tm_read, NULL, NULL };
+	struct lr_shape sh;
+
+	ck_assert_int_eq(ik_lpae_walker_from_regs(&w, 2, vtcr, vttbr, 0), 0);
+	ck_assert_uint_eq(w.geom.nlevels, 5);
+	ck_assert_uint_eq(w.geom.hw_start_level, (ik_u32)-1);
+	ck_assert_uint_eq(w.geom.top_bits, 4);
+	ck_assert_uint_eq(w.geom.concat, 1);
+	ck_assert_uint_eq(w.root, (3ull << 48) | 0x40000);
+	ck_assert_uint_eq(w.geom.pgsize_bitmap, SZ_4K | SZ_2M | SZ_1G | SZ_512G);
+	ck_assert(lr_shape_of(&r, &sh));
+	ck_assert_int_eq(sh.start, -1);
+	ck_assert_uint_eq(sh.root, w.root);
+	/* SL2 with SL0 1: reserved */
+	ck_assert_int_eq(ik_lpae_walker_from_regs(&w, 2, vtcr | 1ull << 6, vttbr, 0), -EINVAL);
+	/* without DS: T0SZ 12 is beyond 48 bits at 4K */
+	ck_assert_int_eq(ik_lpae_walker_from_regs(&w, 2, vtcr & ~(1ull << 32), vttbr, 0), -EINVAL);
+	/* 16K SL0 3 (level 0) only with DS */
+	vtcr = 12 | 3ull << 6 | 2ull << 14 | 6ull << 16 | 1ull << 32;
+	ck_assert_int_eq(ik_lpae_walker_from_regs(&w, 2, vtcr, vttbr, 0), 0);
+	ck_assert_uint_eq(w.geom.nlevels, 4);
+	ck_assert_uint_eq(w.geom.top_bits, 5);
+	ck_assert_int_eq(ik_lpae_walker_from_regs(&w, 2, (vtcr & ~(1ull << 32)) | 16, vttbr, 0),
+			 -EINVAL);
+}
+END_TEST
+
 /* The library's own walker, set up from the registers as an emulator is,
  * agrees with the decoder on a 52-bit table set (output address, size,
  * write permission, faults). */
@@ -654,6 +691,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, sizes_and_addresses_beyond_the_config_are_einval_with_nothing_changed);
 	tcase_add_test(tc, stage2_dbm_dirty_bit_is_s2ap_write);
 	tcase_add_loop_test(tc, walker_from_registers_agrees_with_the_decoder, 0, NLCFG);
+	tcase_add_test(tc, stage2_level_minus_one_registers_decode);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -137,8 +137,12 @@ struct bench_fmt {
 	bool smmu;		/* SMMUv3 commands (else VT-d descriptors) */
 	bool stage2;		/* stage-2 invalidations (TLBI_S2_IPA, TLBI_S12_VMALL) */
 	bool dma_default;	/* in bench dma's default matrix */
+	/* NULL: the format's own row, named as the format; else a variant
+	 * of the format with another config, for bench map only (its name,
+	 * e.g. "lpae-s1-lpa2"; --fmt selects it by that name) */
+	const char *variant;
 };
-#define BENCH_FMTS_MAX 8	/* rows at most */
+#define BENCH_FMTS_MAX 16	/* rows at most */
 extern const struct bench_fmt bench_fmts[];
 extern const size_t bench_nfmts;
 /* The row of fmt, or NULL. */

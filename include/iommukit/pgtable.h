@@ -136,7 +136,7 @@ IK_API enum ik_pt_fmt ik_pt_fmt_from_name(const char *name);
  *                  some combinations are refused (VT-d: FORCE_SNP needs SC);
  *   ias_widths     bit n set: an input address width of n bits is accepted;
  *   oas_widths     bit n set: an output address width of n bits is accepted
- *                  (LPAE: the PARange values 32, 36, 40, 42, 44, 48);
+ *                  (LPAE: the PARange values 32, 36, 40, 42, 44, 48, 52);
  *   granules       smallest first; size 0 ends the list.  size: a granule
  *                  (the lowest bit of pgsize_bitmap selects it); leaf_sizes:
  *                  every page size the format can map with that granule
@@ -412,7 +412,9 @@ struct ik_pgtable_cfg {
  *   root_size      bytes of the root table (8 << top_bits, at least 64);
  *   hw_start_level format-specific first lookup level as the hardware
  *                  numbers it (ARM: 0..3 for stage 1, 0..2 for stage 2;
- *                  VT-d: nlevels);
+ *                  a 4K LPA2 stage 1 over 48 bits starts at level -1,
+ *                  stored as (ik_u32)-1 so that hw_start_level + nlevels
+ *                  is 4 in unsigned arithmetic; VT-d: nlevels);
  *   concat         number of concatenated root tables (1 if none).
  */
 struct ik_pt_geometry {
