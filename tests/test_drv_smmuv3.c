@@ -66,17 +66,17 @@ static struct ik_smmu_idr decode(const uint32_t idr[6])
 
 /* Table pages for an oas below the host's addresses: host memory, with
  * made-up IOMMU addresses under 2^36 (the descriptor tests only encode
- * them; walks use 48-bit table sets at host addresses). */
+ * them; walks use 48-bit table sets at host addresses), above the base
+ * the cookie points to, if any. */
 static uint64_t fake_next;
 
 static void *fake_alloc_table(void *cookie, ik_size size, ik_u64 *iommu)
 {
 	void *p = NULL;
 
-	(void)cookie;
 	if (posix_memalign(&p, size, size))
 		return NULL;
-	*iommu = ++fake_next << 20;
+	*iommu = (cookie ? *(const uint64_t *)cookie : 0) + (++fake_next << 20);
 	return p;
 }
 
@@ -970,23 +970,8 @@ START_TEST(cd_fields_at_spec_positions_not_tcr_positions)
 }
 END_TEST
 
-/* Table pages at made-up IOMMU addresses above 2^48 (BADDR[51:48] =
- * 0b1010), for the 52-bit descriptor tests. */
-static uint64_t high_next;
-
-static void *high_alloc_table(void *cookie, ik_size size, ik_u64 *iommu)
-{
-	void *p = NULL;
-
-	(void)cookie;
-	if (posix_memalign(&p, size, size))
-		return NULL;
-	*iommu = (0xaull << 48) + (++high_next << 20);
-	return p;
-}
-
-static const struct ik_pgtable_hooks high_hooks = { .alloc_table = high_alloc_table,
-						    .free_table = fake_free_table };
+/* 52-bit table sets: table pages above 2^48 (BADDR[51:48] = 0b1010). */
+static const uint64_t high_base = 0xaull << 48;
 
 static struct ik_pgtable *mk_pt52(enum ik_pt_fmt fmt, unsigned gshift, unsigned ias, uint32_t quirks)
 {
@@ -994,7 +979,8 @@ static struct ik_pgtable *mk_pt52(enum ik_pt_fmt fmt, unsigned gshift, unsigned 
 	struct ik_pgtable *pt = NULL;
 
 	memset(&pc, 0, sizeof(pc));
-	pc.hooks = &high_hooks;
+	pc.hooks = &fake_hooks;
+	pc.cookie = (void *)&high_base;
 	pc.fmt = fmt;
 	pc.ias = ias;
 	pc.oas = 52;

@@ -54,7 +54,8 @@ typedef unsigned __int128 u128;
 #define LEAF_CAP 12000
 #define MAX_TBL 8192
 #define MAX_OPS 40
-#define TRAVERSE_BUDGET 20000 /* entries a traversal may read */
+/* entries a traversal may read: some 64K tables (8192 entries) too */
+#define TRAVERSE_BUDGET (20000 + 4 * (1ull << G.bits))
 
 /* ================================================================ memory */
 
