@@ -1028,6 +1028,16 @@ START_TEST(cd_and_ste_carry_52_bit_tables_at_spec_positions)
 	ck_assert_uint_eq(CD_TTB0(cd[1]), info.root_iommu);
 	ck_assert_uint_ne(cd[1], r.ttbr & GENMASK(51, 4)); /* TTBR packs [51:48] at [5:2] */
 	ck_assert_uint_eq(cd[2], BIT(58));		      /* DS, CD bit 186 */
+	{
+		/* an emulator's walker from the CD: TCR fields and TTB0 */
+		struct ik_pt_walker wk;
+		uint64_t tcr = CD_T0SZ(cd[0]) | 0ull << 14 | CD_IPS(cd[0]) << 32 | 1ull << 59;
+
+		ck_assert_int_eq(ik_lpae_walker_from_regs(&wk, 1, tcr,
+							  ik_lpae_ttbr_from_addr(CD_TTB0(cd[1])), 0), 0);
+		ck_assert_uint_eq(wk.root, info.root_iommu);
+		ck_assert_uint_eq(wk.geom.nlevels, 5);
+	}
 	/* stage 1, 64K LPA: no DS */
 	c.pt = s1_64k;
 	ik_pgtable_get_info(s1_64k, &info);

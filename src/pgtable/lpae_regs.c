@@ -58,14 +58,6 @@ static ik_u64 lpae_tg0_enc(unsigned lg2)
 	return lg2 == 12 ? 0 : lg2 == 16 ? 1 : 2;
 }
 
-/* A root address as TTBR/VTTBR hold it: BADDR[51:48] moved to [5:2] (the
- * root is at least 64-byte aligned; identity below 2^48). */
-static ik_u64 lpae_ttbr_enc(ik_u64 root)
-{
-	return (root & 0x0000ffffffffffffull) |
-	       ((root >> 48) & 0xf) << IK_LPAE_TTBR_BADDR_HI_SHIFT;
-}
-
 static ik_u64 lpae_ttbr_dec(ik_u64 ttbr, bool pa52, ik_u64 root_size)
 {
 	ik_u64 a = ttbr & TTBR_BADDR_LO & ~0x3full;
@@ -103,7 +95,7 @@ int ik_lpae_get_regs(const struct ik_pgtable *pt, struct ik_lpae_regs *r)
 		if (ds)
 			tcr |= TCR_DS;
 		r->tcr = tcr;
-		r->ttbr = lpae_ttbr_enc(pt->root->iommu);
+		r->ttbr = ik_lpae_ttbr_from_addr(pt->root->iommu);
 		r->mair = IK_LPAE_MAIR_VALUE;
 	} else {
 		ik_u64 sl0;
@@ -119,7 +111,7 @@ int ik_lpae_get_regs(const struct ik_pgtable *pt, struct ik_lpae_regs *r)
 		if (ds)
 			tcr |= VTCR_DS;
 		r->vtcr = tcr;
-		r->vttbr = lpae_ttbr_enc(pt->root->iommu);
+		r->vttbr = ik_lpae_ttbr_from_addr(pt->root->iommu);
 	}
 	return 0;
 }

@@ -146,6 +146,18 @@ struct ik_lpae_regs {
 IK_API int ik_lpae_get_regs(const struct ik_pgtable *pt, struct ik_lpae_regs *r);
 
 /*
+ * ik_lpae_ttbr_from_addr - the TTBR/VTTBR base field for a root table at
+ * `addr` (at least 64-byte aligned): BADDR[47:6] in place and BADDR[51:48]
+ * in bits [5:2], as a 52-bit table needs (identity below 2^48).  An SMMU's
+ * CD.TTB0 and STE.S2TTB hold the address itself; an emulator passes them
+ * through this to ik_lpae_walker_from_regs().  O(1).
+ */
+IK_INLINE ik_u64 ik_lpae_ttbr_from_addr(ik_u64 addr)
+{
+	return (addr & 0x0000ffffffffffffull) | ((addr >> 48) & 0xf) << IK_LPAE_TTBR_BADDR_HI_SHIFT;
+}
+
+/*
  * ik_lpae_walker_from_regs - the walker a stage-1 (stage == 1: tcr, ttbr) or
  * stage-2 (stage == 2: vtcr, vttbr) SMMU would use, decoding T0SZ, TG0,
  * SL0 (with SL2), IPS/PS and DS from the register values, as an emulator
