@@ -219,7 +219,8 @@ enum ik_pt_fault {
 /* Quirks (ik_pgtable_cfg.quirks). */
 /* Hardware dirty tracking: writable leaves are written "writable-clean" so
  * that the IOMMU marks them dirty on the first write (LPAE stage 1: DBM with
- * AP[2] set; VT-d second-level: the D bit).  -EINVAL where unsupported. */
+ * AP[2] set; LPAE stage 2: DBM with S2AP[1] clear; VT-d second-level: the D
+ * bit).  -EINVAL where unsupported. */
 #define IK_PT_QUIRK_DIRTY		0x1u
 /* ARM stage 1: mark table and leaf entries non-secure (NSTable/NS). */
 #define IK_PT_QUIRK_ARM_NS		0x2u
