@@ -39,6 +39,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <iommukit/iova.h>
 #include "bench.h"
 
@@ -54,6 +57,10 @@ static uint64_t thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 static uint64_t node_bytes;
+/* Memory per live range for the rows being reported (0: not measured): the
+ * library's own count (ik_iova_stats bytes / ranges) and the system heap's
+ * growth over the fill (node sizes as malloc rounds them, its headers). */
+static double lib_bytes_per_range, heap_bytes_per_range;
 
 struct rng {
 	uint64_t s;
@@ -191,6 +198,10 @@ static void report(const struct bench_opts *o, const char *wl, const char *occ, 
 			printf("\"visits_mean\":null,\"visits_max\":null,");
 		if (batch_pair)
 			printf("\"batch_pair_p50_ns\":%llu,", (unsigned long long)batch_pair);
+		if (lib_bytes_per_range > 0)
+			printf("\"bytes_per_range\":%.1f,", lib_bytes_per_range);
+		if (heap_bytes_per_range > 0)
+			printf("\"heap_bytes_per_range\":%.1f,", heap_bytes_per_range);
 		printf("\"node_bytes\":%llu,\"timer_ns\":%llu}\n", (unsigned long long)node_bytes,
 		       (unsigned long long)timer_ns);
 	} else {
@@ -238,7 +249,18 @@ struct churn {
 	struct rng r;
 	uint64_t *live, *npg;	/* live ranges' first pfns and sizes */
 	uint64_t n, pages, end, maxsize, fails;
+	uint64_t heap_fill;	/* heap bytes the fill took (0: unknown) */
 };
+
+/* Bytes in use on the system heap (0 where the C library does not say). */
+static uint64_t heap_in_use(void)
+{
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
+	return (uint64_t)mallinfo2().uordblks;
+#else
+	return 0;
+#endif
+}
 
 /* One iteration: free a random live range, allocate one of a random size in
  * its place.  With sf and sa, each operation is timed (raw laps). */
@@ -281,12 +303,13 @@ static int churn_step(struct churn *c, struct series *sf, struct series *sa)
  * `target` pages (W3). */
 static int churn_fill(struct churn *c, uint64_t target)
 {
-	uint64_t cap = target;
+	uint64_t cap = target, h0;
 
 	c->live = malloc(cap * sizeof(*c->live));
 	c->npg = malloc(cap * sizeof(*c->npg));
 	if (!c->live || !c->npg)
 		return 1;
+	h0 = heap_in_use();
 	while (c->maxsize == 1 ? c->n < target : c->pages < target) {
 		uint64_t k = c->maxsize == 1 ? 1 : 1 + rbelow(&c->r, c->maxsize);
 		int err;
@@ -306,6 +329,8 @@ static int churn_fill(struct churn *c, uint64_t target)
 		c->npg[c->n++] = k;
 		c->pages += k;
 	}
+	/* (the arrays are not resized in practice: cap >= ranges) */
+	c->heap_fill = h0 && cap == target ? heap_in_use() - h0 : 0;
 	return 0;
 }
 
@@ -330,6 +355,15 @@ static int churn_batches(struct churn *c, uint64_t iters, uint64_t *pair_p50)
 	*pair_p50 = st.p50;
 	bench_samples_free(&b);
 	return err;
+}
+
+static void mem_per_range(struct churn *c)
+{
+	struct ik_iova_stats st;
+
+	ik_iova_stats(&c->d, &st);
+	lib_bytes_per_range = st.ranges ? (double)st.bytes / (double)st.ranges : 0;
+	heap_bytes_per_range = c->n ? (double)c->heap_fill / (double)c->n : 0;
 }
 
 static int churn(const struct bench_opts *o, const char *wl, const char *occ, uint64_t end,
@@ -357,11 +391,15 @@ static int churn(const struct bench_opts *o, const char *wl, const char *occ, ui
 	if (err)
 		return err;
 	calib_apply(&cal, both, 2);
+	mem_per_range(&c);
 	report(o, wl, occ, "alloc", &sa, c.n, pair);
 	report(o, wl, occ, "free", &sf, c.n, pair);
 	if (!o->json)
 		printf("    clock %llu ns; free+alloc pair timed in batches of 64, no clock per op:"
-		       " p50 %llu ns\n", (unsigned long long)timer_ns, (unsigned long long)pair);
+		       " p50 %llu ns\n    memory per live range: %.1f bytes (library), %.1f bytes"
+		       " (heap growth over the fill; 0: unknown)\n", (unsigned long long)timer_ns,
+		       (unsigned long long)pair, lib_bytes_per_range, heap_bytes_per_range);
+	lib_bytes_per_range = heap_bytes_per_range = 0;
 	if (c.fails && !o->json)
 		printf("    (%llu allocations found no room and were not replaced)\n",
 		       (unsigned long long)c.fails);
