@@ -379,8 +379,17 @@ static void unlink_range(struct ik_iova_domain *d, node_t *x, node_t *next, ik_u
 	if (d->hint == x)
 		d->hint = NULL;
 	if (next) {
+		/* next's gap grows over x's range and gap.  The erase below
+		 * recomputes, forced, the first node of its own propagation and
+		 * then climbs while values change: when that node is next (x
+		 * has two children: next, its successor, takes x's place; or x
+		 * has no right child and is next's left child: the climb
+		 * starts at next), next's change rides on that one pass and a
+		 * pass of its own would only repeat it. */
 		next->gap_lo = x->gap_lo;
-		aug_propagate(&next->rb, NULL);
+		if (!(x->rb.left && x->rb.right) &&
+		    !(!x->rb.right && ik_rb_parent(&x->rb) == &next->rb))
+			aug_propagate(&next->rb, NULL);
 	} else {
 		node_t *prev = N(ik_rb_prev(&x->rb));
 
