@@ -1829,6 +1829,41 @@ START_TEST(test_threads_share_a_domain_without_overlap)
 }
 END_TEST
 
+/*
+ * A free updates its successor's summary inside the erase's own pass when
+ * that pass starts at the successor (two children, or a left child with no
+ * right child): random frees of every shape, under random limits, sizes
+ * and alignment, with the checker (augmented values included) after each.
+ */
+START_TEST(test_free_summary_update_shares_the_erase_pass)
+{
+	struct ik_iova_domain d;
+	uint64_t live[1024], s = 99, p;
+	unsigned n = 0;
+	long i, iters = model_iters(20000);
+
+	dom_init(&d, 3, 3000, IK_IOVA_CFG_NO_RCACHE, NULL);
+	for (i = 0; i < iters; i++) {
+		s = s * 6364136223846793005ull + 1442695040888963407ull;
+		if (((s >> 33) % 10) < 5 && n < 1024) {
+			uint64_t k = 1 + (s >> 40) % (i & 1 ? 32 : 3);
+			uint64_t lim = (s >> 20) % 3 ? 3000 : 3 + (s >> 24) % 2998;
+			unsigned fl = (s >> 50) & 1 ? IK_IOVA_SIZE_ALIGNED : 0;
+
+			if (ik_iova_alloc(&d, k, lim, fl, &p) == 0)
+				live[n++] = p;
+		} else if (n) {
+			unsigned j = (unsigned)((s >> 36) % n);
+
+			ck_assert_int_eq(ik_iova_free(&d, live[j]), 0);
+			live[j] = live[--n];
+		}
+		CHECK_OK(&d);
+	}
+	ik_iova_destroy(&d);
+}
+END_TEST
+
 START_TEST(test_node_is_at_most_56_bytes)
 {
 	struct ik_iova_domain d;
@@ -2376,6 +2411,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, test_free_then_alloc_in_place_reuses_the_node);
 	tcase_add_test(tc, test_kept_node_op_by_op_matches_model);
 	tcase_add_test(tc, test_node_is_at_most_56_bytes);
+	tcase_add_test(tc, test_free_summary_update_shares_the_erase_pass);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("errors");
 	tcase_set_timeout(tc, 120);

@@ -929,6 +929,80 @@ START_TEST(enomem_at_every_allocation_rolls_back)
 END_TEST
 
 /* The known cases, non-coherent. */
+/*
+ * Requests inside one existing level-0 table take the engine's fast paths
+ * (one descent, no counting pass): the entries, cleans, sync, gather and
+ * errors must be exactly the general path's.  Covered per format/granule:
+ * one granule (map_pages and map), a run of 16, an entry in the way
+ * (-EEXIST, nothing changed), a table missing (general path), and unmaps
+ * of part of the table (fast) and of all of it (general: it unlinks).
+ */
+START_TEST(one_table_requests_match_the_general_path)
+{
+	struct th *h = th_new(_i, false);
+	uint64_t g = G(h), t = T(h), base = BASE(h) + 8 * t, pa = 0x30000000ull, got, sz, d;
+	struct ik_gather ga;
+	unsigned k;
+
+	/* the level-0 table exists: one page far from the ones used below */
+	ck_assert_int_eq(ik_pgtable_map(h->pt, base + (E(h) - 1) * g, pa, g, PROT_RW), 0);
+	th_reset_counts(h);
+	ck_assert_int_eq(ik_pgtable_map_pages(h->pt, base, pa + g, g, 1, PROT_RW), 0);
+	ck_assert_int_eq(h->cleans, 1);
+	ck_assert_int_eq(h->clean_bytes, 8);
+	ck_assert_int_eq(h->sync_maps, 1);
+	ck_assert_uint_eq(h->last_sync_iova, base);
+	ck_assert_uint_eq(h->last_sync_size, g);
+	th_reset_counts(h);
+	ck_assert_int_eq(ik_pgtable_map(h->pt, base + 16 * g, pa + 32 * g, 16 * g, PROT_RW), 0);
+	ck_assert_int_eq(h->cleans, 1);
+	ck_assert_int_eq(h->clean_bytes, 16 * 8);
+	ck_assert_int_eq(h->sync_maps, 1);
+	for (k = 0; k < 16; k++) {
+		ck_assert_int_eq(ik_pgtable_iova_to_phys(h->pt, base + (16 + k) * g, &got, &sz), 0);
+		ck_assert_uint_eq(got, pa + (32 + k) * g);
+		ck_assert_uint_eq(sz, g);
+	}
+	/* an entry in the way: -EEXIST, no entry, clean or sync */
+	d = th_digest(h);
+	th_reset_counts(h);
+	ck_assert_int_eq(ik_pgtable_map(h->pt, base + 8 * g, pa, 9 * g, PROT_RW), -EEXIST);
+	ck_assert_int_eq(ik_pgtable_map_pages(h->pt, base, pa, g, 1, PROT_RW), -EEXIST);
+	ck_assert_uint_eq(th_digest(h), d);
+	ck_assert_int_eq(h->cleans + h->sync_maps, 0);
+	ck_assert_int_eq(ik_pgtable_iova_to_phys(h->pt, base + 8 * g, &got, &sz), -ENOENT);
+	/* no table yet: the general path makes it (whole clean + parent entry) */
+	th_reset_counts(h);
+	ck_assert_int_eq(ik_pgtable_map(h->pt, base + 2 * t, pa, g, PROT_RW), 0);
+	ck_assert_int_eq(h->cleans, 2);
+	ck_assert_int_eq(h->clean_bytes, (long)(8 * E(h) + 8));
+	/* part of one table: one clean of the run, one gather range */
+	th_reset_counts(h);
+	ik_gather_init(&ga);
+	ck_assert_int_eq(ik_pgtable_unmap(h->pt, base + 16 * g, 16 * g, &ga), (ik_s64)(16 * g));
+	ck_assert_int_eq(h->cleans, 1);
+	ck_assert_int_eq(h->clean_bytes, 16 * 8);
+	ck_assert_uint_eq(ga.start, base + 16 * g);
+	ck_assert_uint_eq(ga.end, base + 32 * g);
+	ck_assert_uint_eq(ga.granule, g);
+	ck_assert(!ga.walk && !ga.tables);
+	ik_pgtable_gather_sync(h->pt, &ga);
+	ck_assert_int_eq(ik_pgtable_iova_to_phys(h->pt, base + 16 * g, &got, &sz), -ENOENT);
+	/* nothing mapped there any more: 0 bytes, nothing to invalidate */
+	ik_gather_init(&ga);
+	ck_assert_int_eq(ik_pgtable_unmap(h->pt, base + 16 * g, 16 * g, &ga), 0);
+	ck_assert_uint_eq(ga.nr_ranges, 0);
+	/* all of the table: the general path unlinks it */
+	ik_gather_init(&ga);
+	ck_assert_int_eq(ik_pgtable_unmap(h->pt, base, t, &ga), (ik_s64)(2 * g));
+	ck_assert(ga.walk);
+	ck_assert_uint_eq(ga.nr_tables, 1);
+	ik_pgtable_gather_sync(h->pt, &ga);
+	ck_assert_int_eq(unmap_sync(h, base + 2 * t, g), (ik_s64)g);
+	th_destroy(h);
+}
+END_TEST
+
 START_TEST(exact_clean_and_sync_counts)
 {
 	struct th *h = th_new(_i, false);
@@ -2460,6 +2534,7 @@ Suite *ik_test_suite(void)
 	tcase_add_loop_test(gen, overlap_is_eexist_with_nothing_changed, 0, NCASES);
 	tcase_add_loop_test(gen, enomem_at_every_allocation_rolls_back, 0, NCASES);
 	tcase_add_loop_test(gen, exact_clean_and_sync_counts, 0, NCASES);
+	tcase_add_loop_test(gen, one_table_requests_match_the_general_path, 0, NCASES);
 	tcase_add_loop_test(gen, whole_table_unmap_drops_table_after_gather_sync, 0, NCASES);
 	tcase_add_loop_test(gen, gather_sync_refuses_another_table_sets_pages, 0, NCASES);
 	tcase_add_loop_test(gen, page_size_choice, 0, NCASES);

@@ -18,7 +18,15 @@
  *           (JSON: lock_floor_ns on every W4 line).
  *
  * Each latency is one operation between two clock reads; the clock's own cost
- * (measured at start, printed as timer_ns) is subtracted.  Nodes visited per
+ * is subtracted (printed as timer_ns).  For W1-W3 that cost is measured in
+ * the loop itself: every iteration also times an empty interval, and the
+ * median of those is subtracted; a calibration taken once at start, in a hot
+ * loop, varied by +-20 ns between runs here, a 2x error on W2's failing
+ * allocation.  W2's failing allocation (it changes nothing) is timed 16 at a
+ * time.  W1-W3 also time the free+alloc pair in batches of 64 without a
+ * clock read per operation (batch_pair_p50_ns), an independent check on the
+ * per-operation figures: mean_ns includes every sample, preemption and
+ * interrupts too, and on a shared machine is far above the medians.  Nodes visited per
  * tree allocation come from ik_iova_stats() (a count: stable on a noisy
  * machine).  W1-W3 and growth use a domain without rcaches (they measure the
  * tree: ik_iova_alloc/ik_iova_free); W4 measures the rcaches.  The system
@@ -31,6 +39,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <iommukit/iova.h>
 #include "bench.h"
 
@@ -46,6 +57,10 @@ static uint64_t thread_cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 static uint64_t node_bytes;
+/* Memory per live range for the rows being reported (0: not measured): the
+ * library's own count (ik_iova_stats bytes / ranges) and the system heap's
+ * growth over the fill (node sizes as malloc rounds them, its headers). */
+static double lib_bytes_per_range, heap_bytes_per_range;
 
 struct rng {
 	uint64_t s;
@@ -100,11 +115,14 @@ static double trimmed_mean(const struct bench_samples *s, uint64_t upto)
 	return i ? sum / (double)i : 0;
 }
 
-/* Latency samples and visit counts for one (workload, occupancy, op). */
+/* Latency samples and visit counts for one (workload, occupancy, op).  The
+ * samples are raw clock differences for `per` operations until report()
+ * takes the clock's cost off and divides. */
 struct series {
 	struct bench_samples lat;
 	double visits_sum;
 	uint64_t visits_max, visits_n;
+	unsigned per;
 };
 
 static int series_init(struct series *s, size_t cap)
@@ -112,7 +130,38 @@ static int series_init(struct series *s, size_t cap)
 	s->visits_sum = 0;
 	s->visits_max = 0;
 	s->visits_n = 0;
+	s->per = 1;
 	return bench_samples_init(&s->lat, cap);
+}
+
+/* In-loop clock calibration: the cost of one clock read as the timed
+ * operations see it (same caches, same frequency), and batch figures. */
+struct calib {
+	struct bench_samples empty;	/* raw laps over nothing */
+	uint64_t batch_pair_p50;	/* ns per free+alloc pair, batches of 64; 0: none */
+};
+
+static void calib_lap(struct calib *c)
+{
+	uint64_t t0 = bench_now_ns();
+
+	bench_samples_add(&c->empty, bench_now_ns() - t0);
+}
+
+/* Sets timer_ns to the median empty lap and turns raw samples into ns/op. */
+static void calib_apply(struct calib *c, struct series *const *ss, unsigned n)
+{
+	struct bench_stats st;
+
+	bench_stats_compute(&c->empty, &st);
+	timer_ns = st.p50;
+	for (unsigned i = 0; i < n; i++) {
+		struct bench_samples *l = &ss[i]->lat;
+
+		for (size_t k = 0; k < l->n; k++)
+			l->v[k] = (l->v[k] > timer_ns ? l->v[k] - timer_ns : 0) / ss[i]->per;
+	}
+	bench_samples_free(&c->empty);
 }
 
 static void series_visit(struct series *s, struct ik_iova_domain *d)
@@ -127,7 +176,7 @@ static void series_visit(struct series *s, struct ik_iova_domain *d)
 }
 
 static void report(const struct bench_opts *o, const char *wl, const char *occ, const char *op,
-		   struct series *s, uint64_t ranges)
+		   struct series *s, uint64_t ranges, uint64_t batch_pair)
 {
 	struct bench_stats st;
 	double bound = ranges > 1 ? 2.0 * log2((double)ranges) + 4 : 4;
@@ -147,6 +196,12 @@ static void report(const struct bench_opts *o, const char *wl, const char *occ, 
 			       (unsigned long long)s->visits_max, bound);
 		else
 			printf("\"visits_mean\":null,\"visits_max\":null,");
+		if (batch_pair)
+			printf("\"batch_pair_p50_ns\":%llu,", (unsigned long long)batch_pair);
+		if (lib_bytes_per_range > 0)
+			printf("\"bytes_per_range\":%.1f,", lib_bytes_per_range);
+		if (heap_bytes_per_range > 0)
+			printf("\"heap_bytes_per_range\":%.1f,", heap_bytes_per_range);
 		printf("\"node_bytes\":%llu,\"timer_ns\":%llu}\n", (unsigned long long)node_bytes,
 		       (unsigned long long)timer_ns);
 	} else {
@@ -188,73 +243,169 @@ static int fail(const char *what, int err)
 
 /* ---- W1 and growth: size-1 churn at a given number of live ranges ---- */
 
-static int churn(const struct bench_opts *o, const char *wl, const char *occ, uint64_t end,
-		 uint64_t live_n, uint64_t iters, uint64_t maxsize)
-{
+/* The state of one churn run (W1, W3, growth). */
+struct churn {
 	struct ik_iova_domain d;
-	struct series sa, sf;
-	struct rng r = { o->seed * 0x1234567ull + live_n };
-	uint64_t *live = malloc(live_n * sizeof(*live)), *npg = malloc(live_n * sizeof(*npg));
-	uint64_t n = 0, pages = 0, target = live_n, fails = 0;
+	struct rng r;
+	uint64_t *live, *npg;	/* live ranges' first pfns and sizes */
+	uint64_t n, pages, end, maxsize, fails;
+	uint64_t heap_fill;	/* heap bytes the fill took (0: unknown) */
+};
+
+/* Bytes in use on the system heap (0 where the C library does not say). */
+static uint64_t heap_in_use(void)
+{
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
+	return (uint64_t)mallinfo2().uordblks;
+#else
+	return 0;
+#endif
+}
+
+/* One iteration: free a random live range, allocate one of a random size in
+ * its place.  With sf and sa, each operation is timed (raw laps). */
+static int churn_step(struct churn *c, struct series *sf, struct series *sa)
+{
+	uint64_t j = rbelow(&c->r, c->n), k = c->maxsize == 1 ? 1 : 1 + rbelow(&c->r, c->maxsize);
+	uint64_t t0 = 0, p;
 	int err;
 
-	if (!live || !npg || dom_make(&d, 1, end, false))
-		return free(live), free(npg), 1;
-	/* Fill: size 1 to live_n ranges (W1, growth) or mixed sizes to a page
-	 * count (W3: live_n is then the page target). */
-	while (maxsize == 1 ? n < target : pages < target) {
-		uint64_t k = maxsize == 1 ? 1 : 1 + rbelow(&r, maxsize);
+	if (sf)
+		t0 = bench_now_ns();
+	err = ik_iova_free(&c->d, c->live[j]);
+	if (sf)
+		bench_samples_add(&sf->lat, bench_now_ns() - t0);
+	if (err)
+		return fail("free", err);
+	c->pages -= c->npg[j];
+	if (sa)
+		t0 = bench_now_ns();
+	err = ik_iova_alloc(&c->d, k, c->end, IK_IOVA_SIZE_ALIGNED, &p);
+	if (sa) {
+		bench_samples_add(&sa->lat, bench_now_ns() - t0);
+		series_visit(sa, &c->d);
+	}
+	if (err == -ENOSPC) {
+		c->fails++;
+		c->live[j] = c->live[--c->n];
+		c->npg[j] = c->npg[c->n];
+		return 0;
+	}
+	if (err)
+		return fail("alloc", err);
+	c->live[j] = p;
+	c->npg[j] = k;
+	c->pages += k;
+	return 0;
+}
 
-		if (n == live_n) {
-			live_n *= 2;
-			live = realloc(live, live_n * sizeof(*live));
-			npg = realloc(npg, live_n * sizeof(*npg));
-			if (!live || !npg)
+/* Fill: size 1 to `target` ranges (maxsize 1: W1, growth) or mixed sizes to
+ * `target` pages (W3). */
+static int churn_fill(struct churn *c, uint64_t target)
+{
+	uint64_t cap = target, h0;
+
+	c->live = malloc(cap * sizeof(*c->live));
+	c->npg = malloc(cap * sizeof(*c->npg));
+	if (!c->live || !c->npg)
+		return 1;
+	h0 = heap_in_use();
+	while (c->maxsize == 1 ? c->n < target : c->pages < target) {
+		uint64_t k = c->maxsize == 1 ? 1 : 1 + rbelow(&c->r, c->maxsize);
+		int err;
+
+		if (c->n == cap) {
+			cap *= 2;
+			c->live = realloc(c->live, cap * sizeof(*c->live));
+			c->npg = realloc(c->npg, cap * sizeof(*c->npg));
+			if (!c->live || !c->npg)
 				return 1;
 		}
-		err = ik_iova_alloc(&d, k, end, IK_IOVA_SIZE_ALIGNED, &live[n]);
+		err = ik_iova_alloc(&c->d, k, c->end, IK_IOVA_SIZE_ALIGNED, &c->live[c->n]);
 		if (err == -ENOSPC)
 			break;
 		if (err)
 			return fail("fill", err);
-		npg[n++] = k;
-		pages += k;
+		c->npg[c->n++] = k;
+		c->pages += k;
 	}
-	if (series_init(&sa, iters) || series_init(&sf, iters))
-		return 1;
-	for (uint64_t i = 0; i < iters; i++) {
-		uint64_t j = rbelow(&r, n), k = maxsize == 1 ? 1 : 1 + rbelow(&r, maxsize), t0, p;
+	/* (the arrays are not resized in practice: cap >= ranges) */
+	c->heap_fill = h0 && cap == target ? heap_in_use() - h0 : 0;
+	return 0;
+}
 
-		t0 = bench_now_ns();
-		err = ik_iova_free(&d, live[j]);
-		bench_samples_add(&sf.lat, lap(t0));
-		if (err)
-			return fail("free", err);
-		pages -= npg[j];
-		t0 = bench_now_ns();
-		err = ik_iova_alloc(&d, k, end, IK_IOVA_SIZE_ALIGNED, &p);
-		bench_samples_add(&sa.lat, lap(t0));
-		series_visit(&sa, &d);
-		if (err == -ENOSPC) {
-			fails++;
-			live[j] = live[--n];
-			npg[j] = npg[n];
-			continue;
-		}
-		if (err)
-			return fail("alloc", err);
-		live[j] = p;
-		npg[j] = k;
-		pages += k;
+/* The independent check: iters/4 more iterations, no clock read per
+ * operation; the median over batches of 64 of ns per free+alloc pair. */
+static int churn_batches(struct churn *c, uint64_t iters, uint64_t *pair_p50)
+{
+	struct bench_samples b;
+	struct bench_stats st;
+	int err = 0;
+
+	if (bench_samples_init(&b, iters / 256 + 1))
+		return 1;
+	for (uint64_t i = 0; i + 64 <= iters / 4 && !err; i += 64) {
+		uint64_t t0 = bench_now_ns();
+
+		for (unsigned k = 0; k < 64 && !err; k++)
+			err = churn_step(c, NULL, NULL);
+		bench_samples_add(&b, (bench_now_ns() - t0 + 32) / 64);
 	}
-	report(o, wl, occ, "alloc", &sa, n);
-	report(o, wl, occ, "free", &sf, n);
-	if (fails && !o->json)
+	bench_stats_compute(&b, &st);
+	*pair_p50 = st.p50;
+	bench_samples_free(&b);
+	return err;
+}
+
+static void mem_per_range(struct churn *c)
+{
+	struct ik_iova_stats st;
+
+	ik_iova_stats(&c->d, &st);
+	lib_bytes_per_range = st.ranges ? (double)st.bytes / (double)st.ranges : 0;
+	heap_bytes_per_range = c->n ? (double)c->heap_fill / (double)c->n : 0;
+}
+
+static int churn(const struct bench_opts *o, const char *wl, const char *occ, uint64_t end,
+		 uint64_t live_n, uint64_t iters, uint64_t maxsize)
+{
+	struct churn c = { .r = { o->seed * 0x1234567ull + live_n }, .end = end,
+			   .maxsize = maxsize };
+	struct series sa, sf;
+	struct series *const both[2] = { &sa, &sf };
+	struct calib cal;
+	uint64_t pair = 0;
+	int err = 0;
+
+	if (dom_make(&c.d, 1, end, false))
+		return 1;
+	if (churn_fill(&c, live_n) || series_init(&sa, iters) || series_init(&sf, iters) ||
+	    bench_samples_init(&cal.empty, iters))
+		return 1;
+	for (uint64_t i = 0; i < iters && !err; i++) {
+		err = churn_step(&c, &sf, &sa);
+		calib_lap(&cal);
+	}
+	if (!err)
+		err = churn_batches(&c, iters, &pair);
+	if (err)
+		return err;
+	calib_apply(&cal, both, 2);
+	mem_per_range(&c);
+	report(o, wl, occ, "alloc", &sa, c.n, pair);
+	report(o, wl, occ, "free", &sf, c.n, pair);
+	if (!o->json)
+		printf("    clock %llu ns; free+alloc pair timed in batches of 64, no clock per op:"
+		       " p50 %llu ns\n    memory per live range: %.1f bytes (library), %.1f bytes"
+		       " (heap growth over the fill; 0: unknown)\n", (unsigned long long)timer_ns,
+		       (unsigned long long)pair, lib_bytes_per_range, heap_bytes_per_range);
+	lib_bytes_per_range = heap_bytes_per_range = 0;
+	if (c.fails && !o->json)
 		printf("    (%llu allocations found no room and were not replaced)\n",
-		       (unsigned long long)fails);
-	ik_iova_destroy(&d);
-	free(live);
-	free(npg);
+		       (unsigned long long)c.fails);
+	ik_iova_destroy(&c.d);
+	free(c.live);
+	free(c.npg);
 	return 0;
 }
 
@@ -264,6 +415,8 @@ static int w2(const struct bench_opts *o, uint64_t end, uint64_t iters)
 {
 	struct ik_iova_domain d;
 	struct series sa, sx, sf;
+	struct series *const all[3] = { &sa, &sx, &sf };
+	struct calib cal;
 	struct rng r = { o->seed * 77 + 2 };
 	uint64_t space = end, *live = malloc(space * sizeof(*live)), n = 0, p;
 	int err;
@@ -274,32 +427,42 @@ static int w2(const struct bench_opts *o, uint64_t end, uint64_t iters)
 		live[n++] = p;
 	if (err != -ENOSPC || n != space)
 		return fail("fill", err);
-	if (series_init(&sa, iters) || series_init(&sx, iters) || series_init(&sf, iters))
+	if (series_init(&sa, iters) || series_init(&sx, iters) || series_init(&sf, iters) ||
+	    bench_samples_init(&cal.empty, iters))
 		return 1;
+	sx.per = 16;
 	for (uint64_t i = 0; i < iters; i++) {
 		uint64_t j = rbelow(&r, n), t0;
 
 		t0 = bench_now_ns();
 		err = ik_iova_free(&d, live[j]);
-		bench_samples_add(&sf.lat, lap(t0));
+		bench_samples_add(&sf.lat, bench_now_ns() - t0);
 		if (err)
 			return fail("free", err);
 		t0 = bench_now_ns();
 		err = ik_iova_alloc(&d, 1, end, IK_IOVA_SIZE_ALIGNED, &live[j]);
-		bench_samples_add(&sa.lat, lap(t0));
+		bench_samples_add(&sa.lat, bench_now_ns() - t0);
 		series_visit(&sa, &d);
 		if (err)
 			return fail("alloc after free", err);
+		/* A failing allocation changes nothing: 16 in a row per sample,
+		 * as the clock costs about as much as one of them. */
 		t0 = bench_now_ns();
-		err = ik_iova_alloc(&d, 1, end, IK_IOVA_SIZE_ALIGNED, &p);
-		bench_samples_add(&sx.lat, lap(t0));
+		for (unsigned k = 0; k < 16; k++)
+			err |= ik_iova_alloc(&d, 1, end, IK_IOVA_SIZE_ALIGNED, &p) != -ENOSPC;
+		bench_samples_add(&sx.lat, bench_now_ns() - t0);
 		series_visit(&sx, &d);
-		if (err != -ENOSPC)
-			return fail("alloc on a full space did not fail", err ? err : -EEXIST);
+		if (err)
+			return fail("alloc on a full space did not fail", -EEXIST);
+		calib_lap(&cal);
 	}
-	report(o, "W2", "1", "alloc", &sa, n);
-	report(o, "W2", "1", "alloc_fail", &sx, n);
-	report(o, "W2", "1", "free", &sf, n);
+	calib_apply(&cal, all, 3);
+	report(o, "W2", "1", "alloc", &sa, n, 0);
+	report(o, "W2", "1", "alloc_fail", &sx, n, 0);
+	report(o, "W2", "1", "free", &sf, n, 0);
+	if (!o->json)
+		printf("    clock %llu ns; alloc_fail timed 16 at a time\n",
+		       (unsigned long long)timer_ns);
 	ik_iova_destroy(&d);
 	free(live);
 	return 0;
@@ -569,7 +732,8 @@ int bench_iova(int argc, char **argv, struct bench_opts *o)
 		ik_iova_destroy(&d);
 	}
 	if (!o->json)
-		printf("iova: ns per operation (clock cost %llu ns subtracted), tree nodes visited\n"
+		printf("iova: ns per operation (the clock's cost subtracted: W4 %llu ns, measured at\n"
+		       "start; W1-W3 measured in their loops, shown below each), tree nodes visited\n"
 		       "per allocation (bound 2*log2(ranges)+4); node %llu bytes per live range\n\n"
 		       "mean<=p99.9: the mean of the samples up to the 99.9th percentile (on a shared\n"
 		       "machine the largest samples are mostly time spent descheduled)\n\n"

@@ -522,7 +522,9 @@ IK_API void ik_pgtable_drain_cache(struct ik_pgtable *pt);
  * (or the engine's bookkeeping for one) cannot be allocated, -ERANGE if the
  * page's IOMMU address does not fit oas (nothing changed, nothing leaked).
  * Cost: O(pgcount + tables touched); one clean per run of changed entries per
- * table page (non-coherent), one iotlb_sync_map on success.
+ * table page (non-coherent), one iotlb_sync_map on success.  A request that
+ * fits in one existing table with all its entries empty (the commonest DMA
+ * size) takes one descent and no counting pass; ik_pgtable_map() too.
  * Calls: alloc_table, clean, iotlb_sync_map, free_table (a CAS loser's page
  * when the cache is full).
  */
@@ -587,7 +589,8 @@ IK_API int ik_pgtable_map_sg(struct ik_pgtable *pt, ik_u64 iova, const struct ik
  * cleared leaf size, to the gather through gather_add, when it cleared
  * anything.  The gather must be empty or hold only this table set's pages.
  * Cost: O(leaves cleared in partly covered tables + tables unlinked); one
- * clean per run of cleared entries per table page.
+ * clean per run of cleared entries per table page.  A range inside one
+ * level-0 table (short of all of it) takes one descent, no counting pass.
  * Calls: alloc_table and clean (splits), gather_add.
  */
 IK_API ik_s64 ik_pgtable_unmap(struct ik_pgtable *pt, ik_u64 iova, ik_u64 size,

@@ -165,7 +165,9 @@ static inline const node_t *sibling(const struct ik_rb_node *p, const struct ik_
 /*
  * Recompute rb and its ancestors, up to but not including `stop` (NULL: the
  * root): always up to and including `must` (rb or an ancestor of it), then
- * only while values change.
+ * only while values change.  Every level in full: used where values mostly
+ * go down (an allocation shrinks a gap), where update_grow()'s shortcut
+ * rarely applies and its checks only add to each level (measured).
  */
 static void update_up(struct ik_rb_node *rb, const struct ik_rb_node *stop,
 		      const struct ik_rb_node *must)
@@ -186,9 +188,54 @@ static void update_up(struct ik_rb_node *rb, const struct ik_rb_node *stop,
 	}
 }
 
+/*
+ * update_up(rb, stop, rb) for frees and the tree's callbacks.  Only rb's
+ * own data (gap, children) changed; every other node's summary is the
+ * maximum of its own values and its children's stored summaries.  So above
+ * a node whose summary went from old to new, the parent's becomes max(its
+ * old, new), without recomputing its own gap's afit, unless a value went
+ * down that was the parent's maximum: then the parent is computed in full.
+ */
+static void update_grow(struct ik_rb_node *rb, const struct ik_rb_node *stop)
+{
+	node_t *n = N(rb);
+	ik_u64 og = n->max_gap, of = node_afit(n), ng, nf;
+
+	if (rb == stop)
+		return;
+	compute(n, &ng, &nf);
+	set_summary(n, ng, nf);
+	for (rb = ik_rb_parent(rb); rb != stop; rb = ik_rb_parent(rb)) {
+		ik_u64 pg, pf, g, f;
+
+		n = N(rb);
+		pg = n->max_gap;
+		pf = node_afit(n);
+		if ((ng < og && og == pg) || (nf < of && of == pf)) {
+			compute(n, &g, &f);
+		} else {
+			g = IK_MAX(pg, ng);
+			f = IK_MAX(pf, nf);
+		}
+		if (pg == g && pf == f)
+			break;
+		set_summary(n, g, f);
+		og = pg;
+		of = pf;
+		ng = g;
+		nf = f;
+	}
+}
+
 static void aug_propagate(struct ik_rb_node *rb, struct ik_rb_node *stop)
 {
-	update_up(rb, stop, rb);
+	update_grow(rb, stop);
+}
+
+/* An allocation's update of one node's own gap and its ancestors. */
+static void shrunk_propagate(struct ik_rb_node *rb)
+{
+	update_up(rb, NULL, rb);
 }
 
 static void aug_copy(struct ik_rb_node *from, struct ik_rb_node *to)
@@ -364,7 +411,7 @@ static void link_range(struct ik_iova_domain *d, node_t *nn, node_t *owner, ik_u
 		if (pa && pa->len)
 			propagate_path(pa);
 		else
-			aug_propagate(&owner->rb, NULL);
+			shrunk_propagate(&owner->rb);
 	} else if (parent) {
 		update_up(parent, NULL, owner ? &owner->rb : parent);
 	}
@@ -379,8 +426,17 @@ static void unlink_range(struct ik_iova_domain *d, node_t *x, node_t *next, ik_u
 	if (d->hint == x)
 		d->hint = NULL;
 	if (next) {
+		/* next's gap grows over x's range and gap.  The erase below
+		 * recomputes, forced, the first node of its own propagation and
+		 * then climbs while values change: when that node is next (x
+		 * has two children: next, its successor, takes x's place; or x
+		 * has no right child and is next's left child: the climb
+		 * starts at next), next's change rides on that one pass and a
+		 * pass of its own would only repeat it. */
 		next->gap_lo = x->gap_lo;
-		aug_propagate(&next->rb, NULL);
+		if (!(x->rb.left && x->rb.right) &&
+		    !(!x->rb.right && ik_rb_parent(&x->rb) == &next->rb))
+			aug_propagate(&next->rb, NULL);
 	} else {
 		node_t *prev = N(ik_rb_prev(&x->rb));
 
@@ -795,7 +851,7 @@ static int alloc_locked(struct ik_iova_domain *d, const struct req *q, ik_u64 *p
 		d->tomb = NULL;
 		if (!pa.done) { /* found from the root: no path recorded */
 			owner->lo = s;
-			aug_propagate(&owner->rb, NULL);
+			shrunk_propagate(&owner->rb);
 		}
 		d->nr_ranges++;
 		d->nr_pages += q->n;
@@ -854,7 +910,11 @@ int ik_iova_free_locked(struct ik_iova_domain *d, ik_u64 pfn)
 	if (!d->tomb && next && next->gap_lo == next->lo) {
 		/* Keep x, empty: its own gap grows over its range. */
 		x->lo = next->lo;
-		aug_propagate(&x->rb, NULL);
+		/* In full, reading each sibling on the way: the allocation that
+		 * usually follows (W1: a driver without an rcache) climbs this
+		 * path from the kept node and finds them loaded (update_grow()
+		 * here moved misses into that allocation, measured). */
+		update_up(&x->rb, NULL, &x->rb);
 		d->tomb = x;
 		d->hint = x;
 		d->nr_ranges--;

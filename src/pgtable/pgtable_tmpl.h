@@ -707,6 +707,37 @@ static void pt_finalize(struct pt_map_req *m)
 	m->pend = NULL;
 }
 
+/* Write piece p's leaves into the visible table t at idx (entries empty,
+ * only this request writes them) and count them. */
+static inline void pt_store_leaves(const struct ik_pt_geometry *g, struct ik_pt_tbl *t, ik_u32 idx,
+				   const struct pt_piece *p, ik_u64 attrs)
+{
+	ik_u64 sz = pt_esize(g, p->lvl), *e = t->cpu + idx;
+	/* fmt_mk_leaf is linear in the output address within an aligned
+	 * 2^FMT_LEAF_LINEAR_LG2 window (contract); one leaf's step is
+	 * sz >> FMT_LEAF_OA_SHIFT.  A run leaving the window is encoded entry
+	 * by entry. */
+	ik_u64 v = fmt_mk_leaf(g, attrs, p->pa, p->lvl), st = sz >> FMT_LEAF_OA_SHIFT;
+	ik_u32 k;
+
+	if (IK_UNLIKELY(pt_leaf_nonlinear(p->pa, sz, p->count))) {
+		ik_u64 pa = p->pa;
+
+		for (k = 0; k < p->count; k++, pa += sz)
+			pt_store(&e[k], fmt_mk_leaf(g, attrs, pa, p->lvl));
+	} else {
+		for (k = 0; k + 4 <= p->count; k += 4, v += 4 * st) {
+			pt_store(&e[k], v);
+			pt_store(&e[k + 1], v + st);
+			pt_store(&e[k + 2], v + 2 * st);
+			pt_store(&e[k + 3], v + 3 * st);
+		}
+		for (; k < p->count; k++, v += st)
+			pt_store(&e[k], v);
+	}
+	ik_atomic_fetch_add(&t->nleaf, p->count, IK_MO_RELAXED);
+}
+
 static void pt_map_piece(struct pt_map_req *m, const struct pt_piece *p)
 {
 	const struct ik_pt_geometry *g = m->c.g;
@@ -788,27 +819,8 @@ static void pt_map_piece(struct pt_map_req *m, const struct pt_piece *p)
 		}
 		ik_atomic_fetch_add(&t->nleaf, p->count, IK_MO_RELAXED);
 		pt_run_add(&m->c, l, t, idx, idx + p->count - 1);
-	} else if (IK_UNLIKELY(pt_leaf_nonlinear(pa, sz, p->count))) {
-		for (k = 0; k < p->count; k++, pa += sz)
-			pt_store(&e[k], fmt_mk_leaf(g, attrs, pa, l));
-		ik_atomic_fetch_add(&t->nleaf, p->count, IK_MO_RELAXED);
-		if (!(m->c.pt->cfg.quirks & IK_PT_QUIRK_DEFER_LEAF_CLEAN))
-			pt_run_add(&m->c, l, t, idx, idx + p->count - 1);
 	} else {
-		/* fmt_mk_leaf is linear in the output address within an aligned
-		 * 2^FMT_LEAF_LINEAR_LG2 window (contract), which this run stays
-		 * in; one leaf's step is sz >> FMT_LEAF_OA_SHIFT. */
-		ik_u64 v = fmt_mk_leaf(g, attrs, pa, l), st = sz >> FMT_LEAF_OA_SHIFT;
-
-		for (k = 0; k + 4 <= p->count; k += 4, v += 4 * st) {
-			pt_store(&e[k], v);
-			pt_store(&e[k + 1], v + st);
-			pt_store(&e[k + 2], v + 2 * st);
-			pt_store(&e[k + 3], v + 3 * st);
-		}
-		for (; k < p->count; k++, v += st)
-			pt_store(&e[k], v);
-		ik_atomic_fetch_add(&t->nleaf, p->count, IK_MO_RELAXED);
+		pt_store_leaves(g, t, idx, p, attrs);
 		if (!(m->c.pt->cfg.quirks & IK_PT_QUIRK_DEFER_LEAF_CLEAN))
 			pt_run_add(&m->c, l, t, idx, idx + p->count - 1);
 	}
@@ -854,6 +866,56 @@ static void pt_map_flush_dead(struct pt_map_req *m, ik_u64 iova, ik_u64 size)
 	m->dead = NULL;
 }
 
+/*
+ * The fast path for the commonest request: one segment that is one piece
+ * (leaves of one size in one table, e.g. a 4 KiB or 64 KiB buffer of pages)
+ * whose tables all exist and whose entries are all empty.  Then one descent
+ * finds the table, the leaves are written, their run cleaned once and
+ * iotlb_sync_map called: what the general path does for such a request,
+ * without its counting pass, table pool, request stamp (the stamp only
+ * marks tables a request creates; this one creates none) or run bookkeeping.
+ * Returns false, having changed nothing, for anything else (a table
+ * missing, an entry in the way: the general path then decides, errors
+ * included).  O(levels + count).
+ */
+static bool pt_map_fast(struct ik_pgtable *pt, ik_u64 iova, const struct ik_seg *seg,
+			ik_u64 pgsize, ik_u64 attrs)
+{
+	const struct ik_pt_geometry *g = &pt->geom;
+	struct ik_pt_tbl *t = pt->root;
+	unsigned l = pt_top(g);
+	struct pt_iter it;
+	struct pt_piece p;
+	ik_u64 acc = 0;
+	ik_u32 idx, k;
+
+	pt_iter_init(&it, iova, seg, 1, pgsize, NULL);
+	if (!pt_iter_next(g, &it, &p) || it.rem)
+		return false;
+	for (; l > p.lvl; l--) {
+		ik_u64 e;
+
+		idx = pt_index(g, p.iova, l);
+		/* Acquire: pairs with C2 in pt_install(), as in every descent. */
+		e = pt_load_acq(&t->cpu[idx]);
+		if (!e || !fmt_is_table(g, e, l))
+			return false;
+		t = pt_child(t, idx);
+	}
+	idx = pt_index(g, p.iova, l);
+	/* Plain loads, as in pass 1: only this request writes these entries. */
+	for (k = 0; k < p.count; k++)
+		acc |= t->cpu[idx + k];
+	if (acc)
+		return false;
+	pt_store_leaves(g, t, idx, &p, attrs);
+	if (!pt->cfg.coherent)
+		pt_clean_entries(pt, t, idx, p.count);
+	if (pt->hooks.iotlb_sync_map)
+		pt->hooks.iotlb_sync_map(pt->cfg.cookie, iova, seg->len);
+	return true;
+}
+
 static int pt_map(struct ik_pgtable *pt, ik_u64 iova, const struct ik_seg *segs, ik_size n,
 		  ik_u64 pgsize, unsigned prot)
 {
@@ -868,6 +930,8 @@ static int pt_map(struct ik_pgtable *pt, ik_u64 iova, const struct ik_seg *segs,
 	ret = fmt_prot_attrs(g, prot, &m.attrs);
 	if (ret)
 		return ret;
+	if (n == 1 && pt_map_fast(pt, iova, segs, pgsize, m.attrs))
+		return 0;
 	m.replace = false;
 	m.keep = NULL;
 	m.dead = NULL;
@@ -1197,13 +1261,44 @@ static void pt_unmap_tbl(struct pt_unmap_req *u, struct ik_pt_tbl *t, unsigned l
 		ik_atomic_fetch_sub(&t->nleaf, cleared, IK_MO_RELAXED);
 }
 
+/*
+ * The unmap fast path: when [iova, iova + size) lies inside one level-0
+ * table, short of all of it, and every entry above on the way is a table,
+ * nothing in the range can be a block to split or a table to unlink, and
+ * no table page is needed: the level-0 table found by one descent is all
+ * pt_unmap_leaves() needs, without the counting pass or the walk of every
+ * level's spans.  NULL: not so (the general path then runs).  O(levels).
+ */
+static struct ik_pt_tbl *pt_unmap_leaf_table(const struct ik_pgtable *pt, ik_u64 iova,
+					     ik_u64 size)
+{
+	const struct ik_pt_geometry *g = &pt->geom;
+	unsigned l = pt_top(g), sh0 = g->lg2_granule + pt_nbits(g, 0);
+	struct ik_pt_tbl *t = pt->root;
+
+	if (l == 0 || (iova >> sh0) != ((iova + size - 1) >> sh0) || (size >> sh0) != 0)
+		return NULL;
+	for (; l > 0; l--) {
+		ik_u32 idx = pt_index(g, iova, l);
+		/* Acquire: pairs with C2 in pt_install(), as in every descent. */
+		ik_u64 e = pt_load_acq(&t->cpu[idx]);
+
+		if (!e || !fmt_is_table(g, e, l))
+			return NULL;
+		t = pt_child(t, idx);
+	}
+	return t;
+}
+
 static ik_s64 pt_unmap(struct ik_pgtable *pt, ik_u64 iova, ik_u64 size, struct ik_gather *gather)
 {
 	const struct ik_pt_geometry *g = &pt->geom;
 	struct pt_unmap_req u;
+	struct ik_pt_tbl *leaves = pt_unmap_leaf_table(pt, iova, size);
 	ik_u64 up = 0, leaf = 0;
 
-	pt_unmap_count(g, pt->root, pt_top(g), iova, iova + size, &up, &leaf);
+	if (!leaves)
+		pt_unmap_count(g, pt->root, pt_top(g), iova, iova + size, &up, &leaf);
 	pt_ctx_init(&u.c, pt);
 	if (up || leaf) {
 		int ret = ik_pt_pool_fill(pt, &u.c.pool, up, leaf);
@@ -1216,7 +1311,10 @@ static ik_s64 pt_unmap(struct ik_pgtable *pt, ik_u64 iova, ik_u64 size, struct i
 	u.walk = false;
 	u.freed = &gather->tables;	/* nothing fails from here on */
 	u.nfreed = 0;
-	pt_unmap_tbl(&u, pt->root, pt_top(g), iova, iova + size);
+	if (leaves)
+		pt_unmap_leaves(&u, leaves, iova, iova + size);
+	else
+		pt_unmap_tbl(&u, pt->root, pt_top(g), iova, iova + size);
 	pt_run_flush_all(&u.c);
 	pt_pool_done(&u.c);
 	if (u.nfreed) {
