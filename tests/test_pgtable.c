@@ -17,6 +17,7 @@
 #include <iommukit/pgtable.h>
 #include <iommukit/fmt/lpae.h>
 #include <iommukit/fmt/vtd.h>
+#include <iommukit/fmt/amd.h>
 #include "testlib.h"
 
 #define SZ_4K 0x1000ull
@@ -33,6 +34,8 @@
 #define PROT_VTD_SL (IK_PROT_READ | IK_PROT_WRITE | IK_PROT_CACHE)
 #define PROT_VTD_FL (PROT_LPAE | IK_PROT_PRIV)
 #define VTD_SP (IK_VTD_FLAG_SP_2M | IK_VTD_FLAG_SP_1G)
+/* AMD v1: IR/IW and CACHE (FC); no execute, privilege or memory type. */
+#define PROT_AMD_V1 (IK_PROT_READ | IK_PROT_WRITE | IK_PROT_CACHE)
 
 /* ------------------------------------------------------------ the formats */
 
@@ -70,6 +73,9 @@ static const struct fmt_case fmt_cases[] = {
 	{ "vtd-sl 5-level", IK_PT_VTD_SL, 57, 52, SZ_4K | SZ_2M | SZ_1G, 0, PROT_VTD_SL, VTD_SP | IK_VTD_FLAG_SC },
 	{ "vtd-fl 4-level", IK_PT_VTD_FL, 47, 48, SZ_4K | SZ_2M | SZ_1G, 0, PROT_VTD_FL, IK_VTD_FLAG_SP_1G },
 	{ "vtd-fl 5-level dirty", IK_PT_VTD_FL, 56, 52, SZ_4K | SZ_2M | SZ_1G, IK_PT_QUIRK_DIRTY, PROT_VTD_FL, 0 },
+	{ "amd-v1 mode 3", IK_PT_AMD_V1, 39, 48, SZ_4K | SZ_2M | SZ_1G, 0, PROT_AMD_V1, 0 },
+	{ "amd-v1 mode 4 dirty", IK_PT_AMD_V1, 48, 48, SZ_4K | SZ_2M | SZ_1G, IK_PT_QUIRK_DIRTY, PROT_AMD_V1, 0 },
+	{ "amd-v1 mode 6 4K only", IK_PT_AMD_V1, 63, 52, SZ_4K, 0, PROT_RW, IK_AMD_FLAG_U },
 };
 #define NCASES ((int)(sizeof(fmt_cases) / sizeof(fmt_cases[0])))
 

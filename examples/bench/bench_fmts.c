@@ -6,6 +6,7 @@
  * which IOMMU commands go with it.  A new format: one line here.
  */
 #include <iommukit/fmt/vtd.h>
+#include <iommukit/fmt/amd.h>
 #include "bench.h"
 
 const struct bench_fmt bench_fmts[] = {
@@ -17,6 +18,8 @@ const struct bench_fmt bench_fmts[] = {
 	  false, true },
 	/* VT-d first-level (x86-64 paging), 4 levels, 1G pages (FL1GP) */
 	{ IK_PT_VTD_FL, 47, 48, 0, IK_VTD_FLAG_SP_1G, false, false, false },
+	/* AMD v1 host table, Mode 4 (48-bit), 4K/2M/1G, FC on every leaf */
+	{ IK_PT_AMD_V1, 48, 48, 0, IK_AMD_FLAG_FORCE_FC, false, false, false },
 };
 const size_t bench_nfmts = sizeof(bench_fmts) / sizeof(bench_fmts[0]);
 _Static_assert(sizeof(bench_fmts) / sizeof(bench_fmts[0]) <= BENCH_FMTS_MAX, "BENCH_FMTS_MAX");
