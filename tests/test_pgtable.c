@@ -76,6 +76,8 @@ static const struct fmt_case fmt_cases[] = {
 	{ "amd-v1 mode 3", IK_PT_AMD_V1, 39, 48, SZ_4K | SZ_2M | SZ_1G, 0, PROT_AMD_V1, 0 },
 	{ "amd-v1 mode 4 dirty", IK_PT_AMD_V1, 48, 48, SZ_4K | SZ_2M | SZ_1G, IK_PT_QUIRK_DIRTY, PROT_AMD_V1, 0 },
 	{ "amd-v1 mode 6 4K only", IK_PT_AMD_V1, 63, 52, SZ_4K, 0, PROT_RW, IK_AMD_FLAG_U },
+	{ "amd-v2 4-level", IK_PT_AMD_V2, 47, 48, SZ_4K | SZ_2M | SZ_1G, 0, PROT_VTD_FL, 0 },
+	{ "amd-v2 5-level dirty", IK_PT_AMD_V2, 56, 52, SZ_4K | SZ_2M | SZ_1G, IK_PT_QUIRK_DIRTY, PROT_VTD_FL, 0 },
 };
 #define NCASES ((int)(sizeof(fmt_cases) / sizeof(fmt_cases[0])))
 

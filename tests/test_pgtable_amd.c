@@ -16,6 +16,8 @@
 #include <iommukit/fmt/amd.h>
 #include "testlib.h"
 #include "amd_refwalk.h"
+#include "vtd_refwalk.h"
+#include <iommukit/fmt/vtd.h>
 
 #define SZ_4K 0x1000ull
 #define SZ_8K 0x2000ull
@@ -61,13 +63,15 @@ static const struct ik_pgtable_hooks t_hooks = {
 	.free_table = t_free,
 };
 
+static enum ik_pt_fmt cfg_fmt = IK_PT_AMD_V1;
+
 static struct ik_pgtable_cfg mkcfg(unsigned ias, unsigned oas, ik_u64 flags, ik_u32 quirks,
 				   struct tenv *e)
 {
 	struct ik_pgtable_cfg c;
 
 	memset(&c, 0, sizeof(c));
-	c.fmt = IK_PT_AMD_V1;
+	c.fmt = cfg_fmt;
 	c.ias = ias;
 	c.oas = oas;
 	c.pgsize_bitmap = ALL_SIZES;
@@ -672,6 +676,103 @@ START_TEST(size_encoding_helper_refuses_what_it_cannot_express)
 }
 END_TEST
 
+/* ------------------------------------------------------------ v2 */
+
+/* Every entry of two table sets, following table pointers (x86 layout:
+ * P = bit 0, PS = bit 7 at levels 1 and 2). */
+static void same_tables(const uint64_t *a, const uint64_t *b, unsigned lvl)
+{
+	for (unsigned i = 0; i < 512; i++) {
+		bool table = (a[i] & 1) && lvl > 0 && !(lvl <= 2 && (a[i] & 0x80));
+
+		IK_REQUIRE_MSG((a[i] & ~IK_VTD_ADDR_MASK) == (b[i] & ~IK_VTD_ADDR_MASK),
+			       "level %u entry %u: %#llx vs %#llx", lvl, i,
+			       (unsigned long long)a[i], (unsigned long long)b[i]);
+		if (table)
+			same_tables((const uint64_t *)(uintptr_t)(a[i] & IK_VTD_ADDR_MASK),
+				    (const uint64_t *)(uintptr_t)(b[i] & IK_VTD_ADDR_MASK), lvl - 1);
+		else
+			IK_REQUIRE(a[i] == b[i]);
+	}
+}
+
+START_TEST(v2_is_the_first_level_layout_with_1g_pages_ungated)
+{
+	struct tenv e = { 0 };
+	struct ik_pgtable_cfg c;
+	struct ik_pgtable *v2, *fl;
+	struct ik_pgtable_info i2, ifl;
+	struct ik_pt_geometry g;
+	struct ik_rng rng = { 0xa3d2 };
+	struct rw_tables t;
+	struct ik_pt_walker w;
+	static const unsigned p2[] = { IK_PROT_READ, RW, RW | IK_PROT_CACHE | IK_PROT_NOEXEC,
+				       RW | IK_PROT_PRIV, IK_PROT_READ | IK_PROT_MMIO };
+
+	cfg_fmt = IK_PT_AMD_V2;
+	c = mkcfg(47, 48, 0, 0, &e);
+	ck_assert_int_eq(ik_pt_geometry_init(&g, &c), 0);
+	ck_assert_uint_eq(g.pgsize_bitmap, ALL_SIZES);	/* no SP flag needed */
+	ck_assert_uint_eq(g.nlevels, 4);
+	c = mkcfg(56, 48, 0, 0, &e);
+	ck_assert_int_eq(ik_pt_geometry_init(&g, &c), 0);
+	ck_assert_uint_eq(g.nlevels, 5);
+	c = mkcfg(47, 48, IK_VTD_FLAG_SP_1G, 0, &e);	/* no fmt_flags at all */
+	ck_assert_int_eq(ik_pt_geometry_init(&g, &c), -EINVAL);
+	c = mkcfg(57, 48, 0, 0, &e);
+	ck_assert_int_eq(ik_pt_geometry_init(&g, &c), -EINVAL);
+	v2 = mkpt(47, 48, 0, 0, &e);
+	cfg_fmt = IK_PT_VTD_FL;
+	fl = mkpt(47, 48, IK_VTD_FLAG_SP_1G, 0, &e);
+	cfg_fmt = IK_PT_AMD_V1;
+	/* the same requests give the same entries as VT-d first-level with
+	 * FL1GP, and the x86 reference walker translates them as requested */
+	for (int i = 0; i < 200; i++) {
+		uint64_t iova = ik_rng_below(&rng, 1ull << 35) & ~(SZ_4K - 1);
+		uint64_t pa = ik_rng_below(&rng, 1ull << 40) & ~(SZ_4K - 1);
+		uint64_t sz = SZ_4K << ik_rng_below(&rng, 10);
+		unsigned prot = p2[ik_rng_below(&rng, 5)];
+
+		if (i % 5 == 0) {
+			iova &= ~(SZ_1G - 1);
+			pa &= ~(SZ_1G - 1);
+			sz = SZ_1G;
+		}
+		int r1 = ik_pgtable_map(v2, iova, pa, sz, prot);
+
+		ck_assert_int_eq(ik_pgtable_map(fl, iova, pa, sz, prot), r1);
+		if (r1)
+			continue;
+		ik_pgtable_get_info(v2, &i2);
+		t = (struct rw_tables){ ref_table_at, NULL, i2.root_iommu, 4, 48, false, true, true, true };
+		for (int k = 0; k < 8; k++) {
+			uint64_t off = ik_rng_below(&rng, sz);
+			struct rw_result ref = rw_walk(&t, iova + off, 0);
+
+			IK_REQUIRE(ref.fault == RW_OK && ref.pa == pa + off);
+			IK_REQUIRE(ref.w == !!(prot & IK_PROT_WRITE));
+			IK_REQUIRE(ref.user == !(prot & IK_PROT_PRIV));
+			IK_REQUIRE(ref.x == !(prot & IK_PROT_NOEXEC));
+			if (sz == SZ_1G)
+				IK_REQUIRE(ref.pgsize == SZ_1G);
+		}
+	}
+	ik_pgtable_get_info(v2, &i2);
+	ik_pgtable_get_info(fl, &ifl);
+	same_tables(i2.root_cpu, ifl.root_cpu, 3);
+	ik_pgtable_walker(v2, &w);
+	{
+		struct ik_pt_walk_result r;
+
+		ck_assert_int_eq(ik_pt_walk(&w, &t_mem, 1ull << 47, 0, &r), 0);
+		ck_assert_int_eq(r.fault, IK_PT_FAULT_TRANSLATION);
+	}
+	ik_pgtable_destroy(v2);
+	ik_pgtable_destroy(fl);
+	ck_assert_int_eq(e.allocs, e.frees);
+}
+END_TEST
+
 Suite *ik_test_suite(void)
 {
 	Suite *s = suite_create("pgtable-amd");
@@ -687,6 +788,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, walker_dump_reports_next_level_7_pages_whole);
 	tcase_add_test(tc, host_access_dirty_sets_a_and_d_under_the_dirty_quirk);
 	tcase_add_test(tc, size_encoding_helper_refuses_what_it_cannot_express);
+	tcase_add_test(tc, v2_is_the_first_level_layout_with_1g_pages_ungated);
 	suite_add_tcase(s, tc);
 	return s;
 }

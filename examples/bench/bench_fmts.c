@@ -20,6 +20,8 @@ const struct bench_fmt bench_fmts[] = {
 	{ IK_PT_VTD_FL, 47, 48, 0, IK_VTD_FLAG_SP_1G, false, false, false },
 	/* AMD v1 host table, Mode 4 (48-bit), 4K/2M/1G, FC on every leaf */
 	{ IK_PT_AMD_V1, 48, 48, 0, IK_AMD_FLAG_FORCE_FC, false, false, false },
+	/* AMD v2 guest table (x86-64 paging), 4 levels, 2M + 1G */
+	{ IK_PT_AMD_V2, 47, 48, 0, 0, false, false, false },
 };
 const size_t bench_nfmts = sizeof(bench_fmts) / sizeof(bench_fmts[0]);
 _Static_assert(sizeof(bench_fmts) / sizeof(bench_fmts[0]) <= BENCH_FMTS_MAX, "BENCH_FMTS_MAX");

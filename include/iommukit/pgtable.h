@@ -106,11 +106,12 @@ enum ik_pt_fmt {
 	IK_PT_VTD_SL = 3,	/* Intel VT-d second-level */
 	IK_PT_VTD_FL = 4,	/* Intel VT-d first-level (x86-64 paging) */
 	IK_PT_AMD_V1 = 5,	/* AMD IOMMU v1 host page table */
+	IK_PT_AMD_V2 = 6,	/* AMD IOMMU v2 guest page table (x86-64 paging) */
 	IK_PT_FMT_MAX		/* one past the largest value */
 };
 
 /* The short name of a format ("lpae-s1", "lpae-s2", "vtd-sl", "vtd-fl",
- * "amd-v1"),
+ * "amd-v1", "amd-v2"),
  * or NULL for a value that names no format built into the library. */
 IK_API const char *ik_pt_fmt_name(enum ik_pt_fmt fmt);
 /* The format with that short name, or IK_PT_FMT_NONE (also for a NULL name,

@@ -17,7 +17,11 @@
  *                  first-level format (P, R/W, U/S, PWT, PCD, A, D, PS, G,
  *                  PAT, XD) and the engine shares its encoders; the
  *                  difference is capability gating: 2 MiB and 1 GiB pages
- *                  need no capability flag (fmt_flags must be 0).
+ *                  need no capability flag (fmt_flags must be 0).  ias
+ *                  32..56 as for VT-d first-level: up to 47 bits 4 levels,
+ *                  else 5 (the lower canonical half); oas 32..52; quirks
+ *                  IK_PT_QUIRK_DIRTY (leaves start with D clear) and
+ *                  IK_PT_QUIRK_DEFER_LEAF_CLEAN.  Entry bits: IK_VTD_FL_*.
  *
  * v1 config (struct ik_pgtable_cfg):
  *   ias        21..63; the engine uses Mode = the fewest levels that cover
