@@ -775,7 +775,7 @@ static bool in_ring(uint64_t addr)
 static ik_u32 b_handler(void *ctx, ik_u32 index, const void *ent, int kind)
 {
 	uint8_t *slot = B.shadow + (size_t)(index & B.mask) * B.es;
-	struct ik_cmdq_sync_info si = { false, 0, 0 };
+	struct ik_cmdq_sync_info si = { false, 0, 0, false, 0 };
 
 	(void)ctx;
 	FZ_CHECK(index == B.cons, "hostile ring: consumer at %u, expected %u", index, B.cons);
