@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
  * fuzz_pgtable - the page-table engine (include/iommukit/pgtable.h) in every
- * format (lpae-s1, lpae-s2, vtd-sl, vtd-fl), at every granule, input and
+ * format (lpae-s1, lpae-s2, vtd-sl, vtd-fl, amd-v1, amd-v2), at every granule, input and
  * output size the input picks (bad configs must be refused), with the
  * table-page hooks or the default allocator, coherent or not.
  *
@@ -44,6 +44,7 @@
 #include <iommukit/pgtable.h>
 #include <iommukit/fmt/lpae.h>
 #include <iommukit/fmt/vtd.h>
+#include <iommukit/fmt/amd.h>
 #include "fuzzlib.h"
 
 typedef unsigned __int128 u128;
@@ -721,13 +722,19 @@ static void expect_prot(unsigned prot, unsigned *dprot, uint64_t *attr)
 		    : prot & IK_PROT_MMIO ? IK_LPAE_S2_MEMATTR_DEV
 					  : IK_LPAE_S2_MEMATTR_NC;
 		break;
+	case IK_PT_AMD_V1:
+		/* FC is the only attribute; no execute permission */
+		snp = (prot & IK_PROT_CACHE) || (G.fmt_flags & IK_AMD_FLAG_FORCE_FC);
+		p = IK_PROT_NOEXEC | (prot & (IK_PROT_READ | IK_PROT_WRITE)) | (snp ? IK_PROT_CACHE : 0);
+		a = (snp ? 1u : 0u) | ((G.fmt_flags & IK_AMD_FLAG_U) ? 2u : 0u);
+		break;
 	case IK_PT_VTD_SL:
 		snp = (G.fmt_flags & IK_VTD_FLAG_FORCE_SNP) ||
 		      ((prot & IK_PROT_CACHE) && (G.fmt_flags & IK_VTD_FLAG_SC));
 		p = IK_PROT_NOEXEC | (prot & (IK_PROT_READ | IK_PROT_WRITE)) | (snp ? IK_PROT_CACHE : 0);
 		a = snp;
 		break;
-	default: /* IK_PT_VTD_FL */
+	default: /* IK_PT_VTD_FL, IK_PT_AMD_V2 */
 		p = IK_PROT_READ | (prot & (IK_PROT_WRITE | IK_PROT_PRIV | IK_PROT_NOEXEC));
 		p |= prot & IK_PROT_MMIO ? IK_PROT_MMIO : prot & IK_PROT_CACHE;
 		a = prot & IK_PROT_MMIO ? 3 : prot & IK_PROT_CACHE ? 0 : 2;
@@ -741,7 +748,7 @@ static bool expect_dirty(const struct ext *x, uint64_t leaf_base)
 {
 	if (G.quirks & IK_PT_QUIRK_DIRTY)
 		return is_dirty(leaf_base);
-	return G.fmt == IK_PT_VTD_FL && (x->prot & IK_PROT_WRITE);
+	return (G.fmt == IK_PT_VTD_FL || G.fmt == IK_PT_AMD_V2) && (x->prot & IK_PROT_WRITE);
 }
 
 /* ================================================================ checks */
@@ -901,6 +908,8 @@ static bool my_is_table(uint64_t e, unsigned lvl)
 		return (e & 3) == 3;
 	case IK_PT_VTD_SL:
 		return lvl > 2 || !(e & IK_VTD_SL_PS);
+	case IK_PT_AMD_V1: /* NextLevel 0 or 7: a page */
+		return ((e >> 9) & 7) != 0 && ((e >> 9) & 7) != 7;
 	default:
 		return lvl > 2 || !(e & IK_VTD_FL_PS);
 	}
@@ -1542,7 +1551,7 @@ static int cfg_expect(const struct ik_pgtable_cfg *c)
 {
 	unsigned glg2;
 
-	if (c->fmt < IK_PT_LPAE_S1 || c->fmt > IK_PT_VTD_FL)
+	if (c->fmt < IK_PT_LPAE_S1 || c->fmt > IK_PT_AMD_V2)
 		return -EOPNOTSUPP;
 	if (!c->pgsize_bitmap)
 		return -EINVAL;
@@ -1557,10 +1566,16 @@ static int cfg_expect(const struct ik_pgtable_cfg *c)
 			return -EINVAL;
 		return 0;
 	}
-	if (c->ias < 32 || c->ias > (c->fmt == IK_PT_VTD_FL ? 56u : 57u) || c->oas < 32 || c->oas > 52 ||
-	    glg2 != 12)
+	if (c->oas < 32 || c->oas > 52 || glg2 != 12)
 		return -EINVAL;
 	if (c->quirks & ~(IK_PT_QUIRK_DIRTY | IK_PT_QUIRK_DEFER_LEAF_CLEAN))
+		return -EINVAL;
+	if (c->fmt == IK_PT_AMD_V1)	/* Mode 1..6 */
+		return c->ias < 21 || c->ias > 63 || (c->fmt_flags & ~(IK_AMD_FLAG_FORCE_FC | IK_AMD_FLAG_U))
+			       ? -EINVAL : 0;
+	if (c->fmt == IK_PT_AMD_V2)	/* x86-64, no capability flags */
+		return c->ias < 32 || c->ias > 56 || c->fmt_flags ? -EINVAL : 0;
+	if (c->ias < 32 || c->ias > (c->fmt == IK_PT_VTD_FL ? 56u : 57u))
 		return -EINVAL;
 	if (c->fmt == IK_PT_VTD_FL ? (c->fmt_flags & ~(IK_VTD_FLAG_SP_2M | IK_VTD_FLAG_SP_1G))
 				   : (c->fmt_flags & ~0xfull))
@@ -1577,8 +1592,10 @@ static unsigned expect_levels(const struct ik_pgtable_cfg *c)
 
 	if (c->fmt == IK_PT_VTD_SL)
 		return c->ias <= 39 ? 3 : c->ias <= 48 ? 4 : 5;
-	if (c->fmt == IK_PT_VTD_FL)
+	if (c->fmt == IK_PT_VTD_FL || c->fmt == IK_PT_AMD_V2)
 		return c->ias <= 47 ? 4 : 5;
+	if (c->fmt == IK_PT_AMD_V1)
+		return (c->ias - 12 + 8) / 9;
 	va = c->ias - glg2;
 	n = (va + bits - 1) / bits;
 	/* stage 2 starts a level lower with 2..16 concatenated roots */
@@ -1595,6 +1612,8 @@ static uint64_t expect_sizes(const struct ik_pgtable_cfg *c)
 
 	if (c->fmt == IK_PT_LPAE_S1 || c->fmt == IK_PT_LPAE_S2)
 		want = glg2 == 12 ? (1ull << 21) | (1ull << 30) : glg2 == 14 ? 1ull << 25 : 1ull << 29;
+	else if (c->fmt == IK_PT_AMD_V1 || c->fmt == IK_PT_AMD_V2)
+		want = (1ull << 21) | (1ull << 30);	/* natural sizes only; no capability gating */
 	else
 		want = ((c->fmt == IK_PT_VTD_FL || (c->fmt_flags & IK_VTD_FLAG_SP_2M)) ? 1ull << 21 : 0) |
 		       ((c->fmt_flags & IK_VTD_FLAG_SP_1G) ? 1ull << 30 : 0);
@@ -1611,7 +1630,7 @@ static void gen_cfg(struct fz *f, struct ik_pgtable_cfg *c, int *mode)
 	unsigned glg2;
 
 	memset(c, 0, sizeof(*c));
-	c->fmt = (enum ik_pt_fmt)(k < 250 ? 1 + k % 4 : k % 7);
+	c->fmt = (enum ik_pt_fmt)(k < 250 ? 1 + k % 6 : k % 9);
 	k = fz_u8(f);
 	if (c->fmt == IK_PT_LPAE_S1 || c->fmt == IK_PT_LPAE_S2) {
 		static const uint32_t oas[] = { 32, 36, 40, 42, 44, 48 };
@@ -1621,7 +1640,7 @@ static void gen_cfg(struct fz *f, struct ik_pgtable_cfg *c, int *mode)
 		c->oas = oas[fz_u8(f) % 6];
 	} else {
 		glg2 = 12;
-		c->ias = 32 + fz_u8(f) % 26;
+		c->ias = c->fmt == IK_PT_AMD_V1 ? 21 + fz_u8(f) % 43 : 32 + fz_u8(f) % 26;
 		c->oas = 32 + fz_u8(f) % 21;
 	}
 	if (k >= 240) { /* out of range values */
@@ -1643,7 +1662,11 @@ static void gen_cfg(struct fz *f, struct ik_pgtable_cfg *c, int *mode)
 	q = fz_u8(f);
 	c->quirks = (q & 1 ? IK_PT_QUIRK_DIRTY : 0) | (q & 2 ? IK_PT_QUIRK_ARM_NS : 0) |
 		    (q & 4 ? IK_PT_QUIRK_DEFER_LEAF_CLEAN : 0);
-	if (c->fmt >= IK_PT_VTD_SL) {
+	if (c->fmt == IK_PT_AMD_V1 || c->fmt == IK_PT_AMD_V2) {
+		c->quirks &= ~IK_PT_QUIRK_ARM_NS;
+		if (c->fmt == IK_PT_AMD_V1)
+			c->fmt_flags = (q & 8 ? IK_AMD_FLAG_FORCE_FC : 0) | (q & 16 ? IK_AMD_FLAG_U : 0);
+	} else if (c->fmt >= IK_PT_VTD_SL) {
 		c->quirks &= ~IK_PT_QUIRK_ARM_NS;
 		if (q & 8)
 			c->fmt_flags |= IK_VTD_FLAG_SP_2M;
@@ -1681,6 +1704,14 @@ static void gen_cfg(struct fz *f, struct ik_pgtable_cfg *c, int *mode)
 static void setup_regs_walker(void)
 {
 	have_wreg = false;
+	if (G.fmt == IK_PT_AMD_V1 || G.fmt == IK_PT_AMD_V2) {
+		/* no register helpers: a walker from the config and the root,
+		 * as an emulator builds one from a DTE */
+		FZ_CHECK(ik_pt_walker_init(&WREG, &CFG, W.root) == 0, "AMD walker from the config");
+		FZ_CHECK(ik_vtd_get_regs(PT, 1, NULL) == -EINVAL, "vtd_get_regs on AMD");
+		have_wreg = true;
+		return;
+	}
 	if (G.fmt == IK_PT_LPAE_S1 || G.fmt == IK_PT_LPAE_S2) {
 		struct ik_lpae_regs r;
 
