@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * The soft IOMMU's command front end: SMMUv3 commands and VT-d invalidation
- * descriptors, decoded by the command unit's decoders, executed as soft IOMMU
+ * The soft IOMMU's command front end: SMMUv3 commands, VT-d invalidation
+ * descriptors and AMD commands, decoded by the command unit's decoders, executed as soft IOMMU
  * operations; and a command queue drained through the command unit's
  * software consumer.  See <iommukit/softiommu.h>.
  */
@@ -106,6 +106,30 @@ IK_API int ik_softiommu_exec_vtd(struct ik_softiommu *s, const struct ik_vtd_des
 	}
 }
 
+IK_API int ik_softiommu_exec_amd(struct ik_softiommu *s, const struct ik_amd_cmd *c)
+{
+	ik_u64 first, last;
+
+	if (!s || !c)
+		return -EINVAL;
+	switch (c->op) {
+	case IK_AMD_CMD_INV_IOMMU_PAGES:
+		(void)ik_amd_inv_decode(c->addr, c->s, &first, &last);
+		if (first == 0 && last == IK_U64_MAX)
+			return run(s, IK_SOFTIOMMU_OP_INV_TAG, c->domid, 0, 0, false);
+		return run(s, IK_SOFTIOMMU_OP_INV_RANGE, c->domid, first, last - first + 1, !c->pde);
+	case IK_AMD_CMD_INV_IOMMU_ALL:
+		return run(s, IK_SOFTIOMMU_OP_INV_ALL, 0, 0, 0, false);
+	case IK_AMD_CMD_COMPLETION_WAIT:
+		return run(s, IK_SOFTIOMMU_OP_SYNC, 0, 0, 0, false);
+	case IK_AMD_CMD_INV_DEVTAB_ENTRY:
+	case IK_AMD_CMD_INV_IOTLB_PAGES:
+		return run(s, IK_SOFTIOMMU_OP_NOP, 0, 0, 0, false);
+	default:
+		return -EINVAL;
+	}
+}
+
 /* ---- the queue front end ---- */
 
 static ik_u32 cq_handler(void *ctx, ik_u32 index, const void *ent, int kind)
@@ -116,7 +140,13 @@ static ik_u32 cq_handler(void *ctx, ik_u32 index, const void *ent, int kind)
 
 	(void)index;
 	IK_ENV_MEMCPY(w, ent, cq->vtd_words ? cq->vtd_words * 8u : 16u);
-	if (cq->vtd_words) {
+	if (cq->amd) {
+		struct ik_amd_cmd c;
+
+		err = ik_amd_cmd_decode(w, &c);
+		if (!err)
+			err = ik_softiommu_exec_amd(cq->s, &c);
+	} else if (cq->vtd_words) {
 		struct ik_vtd_desc d;
 
 		err = ik_vtd_desc_decode(w, cq->vtd_words, &d);
@@ -167,11 +197,12 @@ IK_API int ik_softiommu_cq_init(struct ik_softiommu_cq *cq, struct ik_softiommu 
 	if (!cq || !s || !cfg || !cfg->fmt || !cfg->ring)
 		return -EINVAL;
 	if (cfg->fmt != &ik_cmdq_fmt_smmuv3 && cfg->fmt != &ik_cmdq_fmt_vtd128 &&
-	    cfg->fmt != &ik_cmdq_fmt_vtd256)
+	    cfg->fmt != &ik_cmdq_fmt_vtd256 && cfg->fmt != &ik_cmdq_fmt_amd)
 		return -EINVAL;
 	IK_ENV_MEMSET(cq, 0, sizeof(*cq));
 	cq->s = s;
-	cq->vtd_words = cfg->fmt == &ik_cmdq_fmt_smmuv3 ? 0u : cfg->fmt->entry_size / 8u;
+	cq->amd = cfg->fmt == &ik_cmdq_fmt_amd;
+	cq->vtd_words = cfg->fmt == &ik_cmdq_fmt_smmuv3 || cq->amd ? 0u : cfg->fmt->entry_size / 8u;
 	cq->write32 = cfg->write32;
 	cq->write_ctx = cfg->write_ctx;
 	if (cfg->vtd_rules) {
