@@ -5,7 +5,8 @@
  * An IOMMU translates the addresses a device emits (IOVAs) through page
  * tables in memory.  This unit builds and edits such tables for a chosen
  * hardware format (ARM LPAE stage 1 / stage 2, Intel VT-d second-level and
- * first-level), and reads them back the way the hardware would.  The engine
+ * first-level, AMD v1 host and v2 guest tables), and reads them back the way
+ * the hardware would.  The engine
  * (map, unmap, iova-to-phys, dirty tracking, table freeing) is written once;
  * a format only says how many levels there are, how many index bits each
  * level has, which levels may hold leaves, and how an entry is encoded.
