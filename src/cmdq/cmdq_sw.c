@@ -90,11 +90,12 @@ static void sw_complete(struct ik_cmdq_sw *sw, const struct ik_cmdq_sync_info *s
 	ik_u64 bytes = (ik_u64)sw->cfg.fmt->entry_size * (sw->mask + 1);
 	ik_u64 len = si->wide ? 8 : 4;
 
-	if (si->addr & (len - 1))
-		return;	/* the hardware only stores aligned */
+	if (si->wide && (si->addr & 7))
+		return;	/* a 64-bit store is only ever aligned */
 	/* addr is what the submitter (a guest) wrote: any 64-bit value.  No
 	 * sum may wrap, so compare the offset into the ring, never addr + len. */
-	if (si->addr >= lo && si->addr - lo < bytes && bytes - (si->addr - lo) >= len) {
+	if (si->addr >= lo && si->addr - lo < bytes && bytes - (si->addr - lo) >= len &&
+	    !(si->addr & 3)) {
 		ik_u32 *p = (ik_u32 *)(void *)((ik_u8 *)sw->cfg.ring + (si->addr - lo));
 
 		if (si->wide)
