@@ -171,7 +171,7 @@
 #include <iommukit/atomic.h>
 #include <iommukit/lock.h>
 
-/* The deepest table set any format builds (VT-d 5-level). */
+/* The deepest table set any format builds (AMD v1 Mode 6). */
 #define IK_PT_MAX_LEVELS 6
 
 /*
