@@ -20,6 +20,7 @@
 #include <iommukit/cmd/smmuv3.h>
 #include <iommukit/cmd/vtd.h>
 #include <iommukit/cmd/riscv.h>
+#include <iommukit/cmd/amd.h>
 #include "testlib.h"
 #include "cmdq_test.h"
 
@@ -793,7 +794,7 @@ START_TEST(msi_ring_at_a_misaligned_device_address_is_refused)
 	static _Alignas(64) unsigned char mem[8192];
 
 	for (unsigned i = 0; i < 3; i++) {
-		struct ik_cmdq_sync_info si = { true, 1, 1 };
+		struct ik_cmdq_sync_info si = { true, 1, 1, false, 0 };
 		uint64_t ent[4] = { 0, 0, 0, 0 };
 		struct ik_cmdq_config c;
 		struct ik_cmdq *q = NULL;
@@ -2092,6 +2093,351 @@ START_TEST(null_pointer_arguments_are_einval)
 }
 END_TEST
 
+/* ================================================================ AMD commands */
+
+static struct ik_amd_cmd acmd(uint8_t op)
+{
+	struct ik_amd_cmd c;
+
+	memset(&c, 0, sizeof(c));
+	c.op = op;
+	return c;
+}
+
+/* Words from the specification's DW0..DW3 (32-bit) layout. */
+static void dw(uint64_t w[2], uint32_t d0, uint32_t d1, uint32_t d2, uint32_t d3)
+{
+	w[0] = d0 | (uint64_t)d1 << 32;
+	w[1] = d2 | (uint64_t)d3 << 32;
+}
+
+static void amd_roundtrip(const struct ik_amd_cmd *c, const uint64_t want[2])
+{
+	uint64_t w[2] = { 0, 0 };
+	struct ik_amd_cmd d;
+
+	ck_assert_int_eq(ik_amd_cmd_encode(c, w), 0);
+	ck_assert_msg(w[0] == want[0] && w[1] == want[1],
+		      "%s: got %016llx %016llx want %016llx %016llx", ik_amd_cmd_name(c->op),
+		      (unsigned long long)w[0], (unsigned long long)w[1],
+		      (unsigned long long)want[0], (unsigned long long)want[1]);
+	ck_assert_int_eq(ik_amd_cmd_decode(w, &d), 0);
+	ck_assert_msg(d.op == c->op && d.s == c->s && d.pde == c->pde && d.gn == c->gn &&
+			      d.store == c->store && d.irq == c->irq && d.flush == c->flush &&
+			      d.maxpend == c->maxpend && d.devid == c->devid && d.domid == c->domid &&
+			      d.queueid == c->queueid && d.pasid == c->pasid && d.addr == c->addr &&
+			      d.store_addr == c->store_addr && d.store_data == c->store_data,
+		      "%s: decode differs", ik_amd_cmd_name(c->op));
+}
+
+START_TEST(amd_fields_at_spec_positions)
+{
+	struct ik_amd_cmd c;
+	uint64_t want[2];
+
+	/* COMPLETION_WAIT: DW0 = StoreAddress[31:3] | F I S, DW1 = StoreAddress
+	 * [51:32] | op 1 << 28, DW2/3 = StoreData. */
+	c = acmd(IK_AMD_CMD_COMPLETION_WAIT);
+	c.store = 1;
+	c.irq = 1;
+	c.flush = 1;
+	c.store_addr = 0x000abcde12345678ull;
+	c.store_data = 0x1122334455667788ull;
+	dw(want, 0x12345678u | 7u, 0xabcdeu | (1u << 28), 0x55667788u, 0x11223344u);
+	amd_roundtrip(&c, want);
+	/* INVALIDATE_DEVTAB_ENTRY: DeviceID in DW0 [15:0]. */
+	c = acmd(IK_AMD_CMD_INV_DEVTAB_ENTRY);
+	c.devid = 0xbeef;
+	dw(want, 0xbeef, 2u << 28, 0, 0);
+	amd_roundtrip(&c, want);
+	/* INVALIDATE_IOMMU_PAGES: PASID DW0 [19:0], DomainID DW1 [15:0],
+	 * DW2 = Address[31:12] | GN PDE S, DW3 = Address[63:32]. */
+	c = acmd(IK_AMD_CMD_INV_IOMMU_PAGES);
+	c.pasid = 0xabcde;
+	c.domid = 0x1234;
+	c.s = c.pde = c.gn = 1;
+	c.addr = 0xfedcba987654f000ull;
+	dw(want, 0xabcde, 0x1234u | (3u << 28), 0x7654f000u | 7u, 0xfedcba98u);
+	amd_roundtrip(&c, want);
+	/* INVALIDATE_IOTLB_PAGES: DW0 = Maxpend [31:24] PASID[15:8] [23:16]
+	 * DeviceID [15:0]; DW1 = PASID[7:0] [23:16] QueueID [15:0]; DW2 =
+	 * Address[31:12] | GN S. */
+	c = acmd(IK_AMD_CMD_INV_IOTLB_PAGES);
+	c.devid = 0x0102;
+	c.queueid = 0x0304;
+	c.maxpend = 0x20;
+	c.pasid = 0xa1b2;
+	c.s = c.gn = 1;
+	c.addr = 0x00000000deadb000ull;
+	dw(want, 0x0102u | (0xa1u << 16) | (0x20u << 24), 0x0304u | (0xb2u << 16) | (4u << 28),
+	   0xdeadb000u | 5u, 0);
+	amd_roundtrip(&c, want);
+	c = acmd(IK_AMD_CMD_INV_IOMMU_ALL);
+	dw(want, 0, 8u << 28, 0, 0);
+	amd_roundtrip(&c, want);
+	ck_assert_str_eq(ik_amd_cmd_name(IK_AMD_CMD_INV_IOTLB_PAGES), "INVALIDATE_IOTLB_PAGES");
+	ck_assert_ptr_null(ik_amd_cmd_name(5));
+}
+END_TEST
+
+START_TEST(amd_reserved_bits_and_bad_values_rejected)
+{
+	/* The defined bits of each opcode (DW layout above), opcode included. */
+	static const struct { uint8_t op; uint64_t m0, m1; } defs[] = {
+		{ 0x1, GENMASK(51, 0), ~0ull },
+		{ 0x2, GENMASK(15, 0), 0 },
+		{ 0x3, GENMASK(19, 0) | GENMASK(47, 32), GENMASK(2, 0) | GENMASK(63, 12) },
+		{ 0x4, GENMASK(55, 48) | GENMASK(47, 32) | GENMASK(31, 0), BIT(0) | BIT(2) | GENMASK(63, 12) },
+		{ 0x8, 0, 0 },
+	};
+	struct ik_amd_cmd c, d;
+	uint64_t w[2];
+
+	for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++) {
+		for (unsigned b = 0; b < 128; b++) {
+			bool def = b < 64 ? ((defs[i].m0 >> b) & 1) || b >= 60 : (defs[i].m1 >> (b - 64)) & 1;
+
+			w[0] = (uint64_t)defs[i].op << 60;
+			w[1] = 0;
+			w[b / 64] |= BIT(b % 64);
+			if (b >= 60 && b < 64)
+				continue;	/* the opcode itself */
+			ck_assert_msg((ik_amd_cmd_decode(w, &d) == 0) == def, "op %u bit %u", defs[i].op, b);
+		}
+	}
+	for (unsigned op = 0; op < 16; op++) {
+		w[0] = (uint64_t)op << 60;
+		w[1] = 0;
+		ck_assert_int_eq(ik_amd_cmd_decode(w, &d) == 0, ik_amd_cmd_name(op) != NULL);
+	}
+	/* values that do not fit, fields the opcode lacks: w untouched */
+	w[0] = w[1] = 0x5a5a5a5a5a5a5a5aull;
+	c = acmd(IK_AMD_CMD_INV_IOMMU_PAGES);
+	c.pasid = 0x100000;
+	ck_assert_int_eq(ik_amd_cmd_encode(&c, w), -EINVAL);
+	c = acmd(IK_AMD_CMD_INV_IOTLB_PAGES);
+	c.pasid = 0x10000;
+	ck_assert_int_eq(ik_amd_cmd_encode(&c, w), -EINVAL);
+	c = acmd(IK_AMD_CMD_INV_IOTLB_PAGES);
+	c.pde = 1;
+	ck_assert_int_eq(ik_amd_cmd_encode(&c, w), -EINVAL);
+	c = acmd(IK_AMD_CMD_INV_IOMMU_PAGES);
+	c.addr = 0x1800;
+	ck_assert_int_eq(ik_amd_cmd_encode(&c, w), -EINVAL);
+	c = acmd(IK_AMD_CMD_COMPLETION_WAIT);
+	c.store = 1;
+	c.store_addr = 0x1004;
+	ck_assert_int_eq(ik_amd_cmd_encode(&c, w), -EINVAL);
+	c.store_addr = 1ull << 52;
+	ck_assert_int_eq(ik_amd_cmd_encode(&c, w), -EINVAL);
+	c.store_addr = 0x1000;
+	c.devid = 1;
+	ck_assert_int_eq(ik_amd_cmd_encode(&c, w), -EINVAL);
+	c = acmd(IK_AMD_CMD_COMPLETION_WAIT);
+	c.store = 2;
+	ck_assert_int_eq(ik_amd_cmd_encode(&c, w), -EINVAL);
+	c = acmd(6);
+	ck_assert_int_eq(ik_amd_cmd_encode(&c, w), -EINVAL);
+	ck_assert_uint_eq(w[0], 0x5a5a5a5a5a5a5a5aull);
+	ck_assert_uint_eq(w[1], 0x5a5a5a5a5a5a5a5aull);
+	ck_assert_int_eq(ik_amd_cmd_encode(NULL, w), -EINVAL);
+	ck_assert_int_eq(ik_amd_cmd_encode(&c, NULL), -EINVAL);
+	ck_assert_int_eq(ik_amd_cmd_decode(NULL, &d), -EINVAL);
+	ck_assert_int_eq(ik_amd_cmd_decode(w, NULL), -EINVAL);
+}
+END_TEST
+
+START_TEST(amd_invalidation_range_is_the_smallest_aligned_block)
+{
+	struct ik_rng rng = { 0xa3d3 };
+	uint64_t a, first, last;
+	uint8_t s;
+
+	/* one page: S = 0 */
+	ck_assert_int_eq(ik_amd_inv_encode(0x12345678, 0x10, &a, &s), 0);
+	ck_assert(a == 0x12345000 && s == 0);
+	ck_assert_int_eq(ik_amd_inv_decode(a, s, &first, &last), 0);
+	ck_assert(first == 0x12345000 && last == 0x12345fff);
+	/* two pages straddling 8K: the 16K block */
+	ck_assert_int_eq(ik_amd_inv_encode(0x1000, 0x2000, &a, &s), 0);
+	ck_assert(s == 1 && a == 0x1000);	/* bit 12 set, bit 13 clear: 16K */
+	ck_assert_int_eq(ik_amd_inv_decode(a, s, &first, &last), 0);
+	ck_assert(first == 0 && last == 0x3fff);
+	/* everything, and the top of the space */
+	ck_assert_int_eq(ik_amd_inv_encode(0, ~0ull, &a, &s), 0);
+	ck_assert(a == IK_AMD_INV_ALL_ADDR && s == 1);
+	ck_assert_int_eq(ik_amd_inv_encode(~0ull - 0xfff, 0x1000, &a, &s), 0);	/* ends at 2^64 */
+	ck_assert(a == ~0ull - 0xfff && s == 0);
+	ck_assert_int_eq(ik_amd_inv_decode(IK_AMD_INV_ALL_ADDR, 1, &first, &last), 0);
+	ck_assert(first == 0 && last == ~0ull);
+	ck_assert_int_eq(ik_amd_inv_decode(~0ull, 1, &first, &last), 0);
+	ck_assert(first == 0 && last == ~0ull);
+	/* a first zero at bit 51 also means everything (QEMU's reading) */
+	ck_assert_int_eq(ik_amd_inv_decode(GENMASK(50, 12), 1, &first, &last), 0);
+	ck_assert(first == 0 && last == ~0ull);
+	ck_assert_int_eq(ik_amd_inv_decode(GENMASK(49, 12), 1, &first, &last), 0);
+	ck_assert(first == 0 && last == GENMASK(50, 0));
+	/* bad arguments */
+	ck_assert_int_eq(ik_amd_inv_encode(0x1000, 0, &a, &s), -EINVAL);
+	ck_assert_int_eq(ik_amd_inv_encode(~0ull - 0xfff, 0x2000, &a, &s), -EINVAL);
+	ck_assert_int_eq(ik_amd_inv_encode(0, 1, NULL, &s), -EINVAL);
+	ck_assert_int_eq(ik_amd_inv_encode(0, 1, &a, NULL), -EINVAL);
+	ck_assert_int_eq(ik_amd_inv_decode(0, 0, NULL, &last), -EINVAL);
+	ck_assert_int_eq(ik_amd_inv_decode(0, 0, &first, NULL), -EINVAL);
+	/* random ranges: covered, aligned, and no smaller block would do */
+	for (long i = 0; i < ik_test_iters(20000); i++) {
+		uint64_t iova = ik_rng_next(&rng) >> ik_rng_below(&rng, 64);
+		uint64_t size = (ik_rng_next(&rng) >> ik_rng_below(&rng, 64)) + 1;
+		uint64_t end = iova + (size - 1), sz;
+
+		if (end < iova)
+			continue;
+		IK_REQUIRE(ik_amd_inv_encode(iova, size, &a, &s) == 0);
+		IK_REQUIRE((a & 0xfff) == 0);
+		IK_REQUIRE(ik_amd_inv_decode(a, s, &first, &last) == 0);
+		IK_REQUIRE(first <= iova && last >= end);
+		sz = last - first + 1;	/* 0: the whole space */
+		if (sz == 0)
+			IK_REQUIRE((iova ^ end) >> 51);
+		else if (sz == 0x1000)
+			IK_REQUIRE(s == 0);
+		else	/* the half block holding iova misses the end */
+			IK_REQUIRE(IK_IS_POW2(sz) && !(first & (sz - 1)) &&
+				   ((iova ^ end) & (sz >> 1)));
+	}
+}
+END_TEST
+
+START_TEST(amd_queue_syncs_complete_with_a_64bit_store)
+{
+	static const unsigned flags[] = { 0, IK_CMDQ_CFG_MSI };
+	struct ik_amd_cmd c = acmd(IK_AMD_CMD_INV_IOMMU_PAGES), x;
+	uint64_t cmd[4][2], slot[2];
+
+	for (unsigned f = 0; f < 2; f++) {
+		struct rig r;
+
+		rig_init(&r, &ik_cmdq_fmt_amd, 3, flags[f], 0);
+		for (unsigned i = 0; i < 4; i++) {
+			c.domid = (uint16_t)(7 + i);
+			ck_assert_int_eq(ik_amd_inv_encode(i * 0x10000ull, 0x10000, &c.addr, &c.s), 0);
+			ck_assert_int_eq(ik_amd_cmd_encode(&c, cmd[i]), 0);
+		}
+		rig_start(&r);
+		for (int round = 0; round < 30; round++)
+			ck_assert_int_eq(ik_cmdq_issue(r.q, cmd, 1 + (unsigned)round % 4, IK_CMDQ_SYNC), 0);
+		ck_assert_int_eq(ik_cmdq_sync(r.q), 0);
+		rig_stop(&r);
+		ck_assert_uint_eq(r.sw.errors, 0);
+		ck_assert_uint_eq(r.sw.syncs, 31);
+		ck_assert_uint_eq(r.seen, 73);	/* 7 * (1 + 2 + 3 + 4) + 1 + 2 */
+		if (flags[f] & IK_CMDQ_CFG_MSI) {
+			/* the last sync (index 73 + 31 - 1 = 103, slot 7)
+			 * stored its 64 bits in its own slot: data in the low
+			 * word, 0 above */
+			memcpy(slot, (char *)r.ring + 7 * 16, 16);
+			ck_assert_uint_ne(slot[0] & 0xffffffffu, 0);
+			ck_assert_uint_eq(slot[0] >> 32, 0);
+		} else {
+			/* syncs without an address: COMPLETION_WAIT S = I = 0 */
+			memcpy(slot, (char *)r.ring + 7 * 16, 16);
+			ck_assert_int_eq(ik_amd_cmd_decode(slot, &x), 0);
+			ck_assert(x.op == IK_AMD_CMD_COMPLETION_WAIT && !x.store && !x.irq);
+		}
+		rig_fini(&r);
+	}
+}
+END_TEST
+
+/* write32 hook that records calls. */
+struct w32log {
+	int n;
+	uint64_t addr[8];
+	uint32_t val[8];
+};
+
+static void log_write32(void *ctx, ik_u64 addr, ik_u32 val)
+{
+	struct w32log *l = ctx;
+
+	if (l->n < 8) {
+		l->addr[l->n] = addr;
+		l->val[l->n] = val;
+	}
+	l->n++;
+}
+
+START_TEST(amd_consumer_executes_guest_completion_waits_with_bounds_checks)
+{
+	uint64_t ring[8][2] __attribute__((aligned(64)));
+	struct ik_cmdq_sw_config sc;
+	struct ik_cmdq_sw sw;
+	struct w32log log = { 0 };
+	struct ik_amd_cmd c = acmd(IK_AMD_CMD_COMPLETION_WAIT);
+	const uint64_t dma = 0x7000ull;
+	struct ik_cmdq_config qc;
+	struct ik_cmdq *q;
+	static ik_u32 words[8];
+
+	memset(ring, 0, sizeof(ring));
+	memset(&sc, 0, sizeof(sc));
+	sc.fmt = &ik_cmdq_fmt_amd;
+	sc.log2_entries = 3;
+	sc.ring = ring;
+	sc.ring_dma = dma;
+	sc.write32 = log_write32;
+	sc.ctx = &log;
+	ck_assert_int_eq(ik_cmdq_sw_init(&sw, &sc), 0);
+	c.store = 1;
+	/* 0: into the ring's last 8 bytes, a 64-bit value */
+	c.store_addr = dma + sizeof(ring) - 8;
+	c.store_data = 0xcafef00d12345678ull;
+	ck_assert_int_eq(ik_amd_cmd_encode(&c, ring[0]), 0);
+	/* 1: at the top of the 52-bit store space, outside the ring */
+	c.store_addr = (1ull << 52) - 8;
+	ck_assert_int_eq(ik_amd_cmd_encode(&c, ring[1]), 0);
+	/* 2: just below the ring: outside (all 8 bytes must be inside) */
+	c.store_addr = dma - 8;
+	c.store_data = 0x99;
+	ck_assert_int_eq(ik_amd_cmd_encode(&c, ring[2]), 0);
+	/* 3: no store (an interrupt only): nothing written */
+	c.store = 0;
+	c.irq = 1;
+	c.store_addr = 0;
+	ck_assert_int_eq(ik_amd_cmd_encode(&c, ring[3]), 0);
+	/* 4: a reserved bit: illegal, the consumer stops there */
+	ring[4][0] = ((uint64_t)IK_AMD_CMD_COMPLETION_WAIT << 60) | BIT(55);
+	ik_cmdq_sw_regs.write_prod(&sw, 5);
+	ck_assert_int_eq(ik_cmdq_sw_consume(&sw, 100), 4);
+	ck_assert_uint_eq(ik_cmdq_sw_error(&sw), IK_CMDQ_CERROR_ILL);
+	ck_assert_uint_eq(ring[7][1], 0xcafef00d12345678ull);
+	ck_assert_int_eq(log.n, 4);
+	ck_assert(log.addr[0] == (1ull << 52) - 4 && log.val[0] == 0xcafef00du);
+	ck_assert(log.addr[1] == (1ull << 52) - 8 && log.val[1] == 0x12345678u);
+	ck_assert(log.addr[2] == dma - 4 && log.val[2] == 0);
+	ck_assert(log.addr[3] == dma - 8 && log.val[3] == 0x99);
+	ck_assert_uint_eq(sw.syncs, 4);
+
+	/* A status array (4-byte words) cannot take 64-bit stores. */
+	memset(&qc, 0, sizeof(qc));
+	qc.fmt = &ik_cmdq_fmt_amd;
+	qc.log2_entries = 3;
+	qc.flags = IK_CMDQ_CFG_MSI;
+	qc.regs = &ik_cmdq_sw_regs;
+	qc.regs_ctx = &sw;
+	qc.status = words;
+	ck_assert_int_eq(ik_cmdq_create(&qc, &q), -EINVAL);
+	/* nor a ring whose device address the store cannot hold */
+	qc.status = NULL;
+	qc.ring = ring;
+	qc.ring_dma = 1ull << 52;
+	ck_assert_int_eq(ik_cmdq_create(&qc, &q), -EINVAL);
+	qc.ring_dma = dma;
+	ck_assert_int_eq(ik_cmdq_create(&qc, &q), 0);
+	ik_cmdq_destroy(q);
+}
+END_TEST
+
 Suite *ik_test_suite(void)
 {
 	Suite *s = suite_create("cmdq");
@@ -2107,6 +2453,9 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, vtd_random_words_roundtrip_and_reserved_bits_rejected);
 	tcase_add_test(tc, vtd_encoder_rejects_bad_descriptors_and_psi_mask);
 	tcase_add_test(tc, vtd_psi_address_aligned_also_for_am_52_and_above);
+	tcase_add_test(tc, amd_fields_at_spec_positions);
+	tcase_add_test(tc, amd_reserved_bits_and_bad_values_rejected);
+	tcase_add_test(tc, amd_invalidation_range_is_the_smallest_aligned_block);
 	suite_add_tcase(s, tc);
 
 	tcase_add_test(q, issue_consume_in_order_with_wrap);
@@ -2134,6 +2483,8 @@ Suite *ik_test_suite(void)
 	tcase_add_test(q, sw_consumer_status_address_anywhere_in_64_bits);
 	tcase_add_test(q, sw_consumer_refuses_a_misaligned_ring);
 	tcase_add_test(q, null_pointer_arguments_are_einval);
+	tcase_add_test(q, amd_queue_syncs_complete_with_a_64bit_store);
+	tcase_add_test(q, amd_consumer_executes_guest_completion_waits_with_bounds_checks);
 	tcase_set_timeout(q, 120);
 	suite_add_tcase(s, q);
 

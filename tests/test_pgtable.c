@@ -18,6 +18,7 @@
 #include <iommukit/fmt/lpae.h>
 #include <iommukit/fmt/vtd.h>
 #include <iommukit/fmt/riscv.h>
+#include <iommukit/fmt/amd.h>
 #include "testlib.h"
 
 #define SZ_4K 0x1000ull
@@ -44,6 +45,8 @@
 #define PROT_RV_S1 (PROT_RW | IK_PROT_PRIV)
 #define PROT_RV_S2 (PROT_RW | IK_PROT_NOEXEC)
 #define RV_SIZES (SZ_4K | SZ_2M | SZ_1G | SZ_512G)
+/* AMD v1: IR/IW and CACHE (FC); no execute, privilege or memory type. */
+#define PROT_AMD_V1 (IK_PROT_READ | IK_PROT_WRITE | IK_PROT_CACHE)
 
 /* ------------------------------------------------------------ the formats */
 
@@ -95,6 +98,11 @@ static const struct fmt_case fmt_cases[] = {
 	{ "riscv-s2 sv39x4", IK_PT_RISCV_S2, 41, 44, RV_SIZES, 0, PROT_RV_S2, 0 },
 	{ "riscv-s2 sv48x4 dirty", IK_PT_RISCV_S2, 50, 48, RV_SIZES, IK_PT_QUIRK_DIRTY, PROT_RV_S2, 0 },
 	{ "riscv-s2 sv57x4", IK_PT_RISCV_S2, 59, 56, RV_SIZES, 0, PROT_RV_S2, 0 },
+	{ "amd-v1 mode 3", IK_PT_AMD_V1, 39, 48, SZ_4K | SZ_2M | SZ_1G, 0, PROT_AMD_V1, 0 },
+	{ "amd-v1 mode 4 dirty", IK_PT_AMD_V1, 48, 48, SZ_4K | SZ_2M | SZ_1G, IK_PT_QUIRK_DIRTY, PROT_AMD_V1, 0 },
+	{ "amd-v1 mode 6 4K only", IK_PT_AMD_V1, 63, 52, SZ_4K, 0, PROT_RW, IK_AMD_FLAG_U },
+	{ "amd-v2 4-level", IK_PT_AMD_V2, 47, 48, SZ_4K | SZ_2M | SZ_1G, 0, PROT_VTD_FL, 0 },
+	{ "amd-v2 5-level dirty", IK_PT_AMD_V2, 56, 52, SZ_4K | SZ_2M | SZ_1G, IK_PT_QUIRK_DIRTY, PROT_VTD_FL, 0 },
 };
 #define NCASES ((int)(sizeof(fmt_cases) / sizeof(fmt_cases[0])))
 

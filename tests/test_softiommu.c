@@ -1729,6 +1729,97 @@ START_TEST(riscv_commands_map_to_invalidations)
 }
 END_TEST
 
+START_TEST(amd_commands_map_to_invalidations)
+{
+	struct ik_softiommu *s = mk(256, 4, 0);
+	struct fake f1, f2;
+	struct ik_amd_cmd c;
+
+	fake_init(&f1);
+	fake_init(&f2);
+	fill_two_tags(s, &f1, &f2);
+	memset(&c, 0, sizeof(c));
+	c.op = IK_AMD_CMD_INV_IOMMU_PAGES;
+	c.domid = 11;
+	ck_assert_int_eq(ik_amd_inv_encode(0x4000, 0x4000, &c.addr, &c.s), 0); /* pages 4..7 */
+	ck_assert_int_eq(ik_softiommu_exec_amd(s, &c), 0);
+	ck_assert_int_eq(rewalks(s, &f1, 1), 4);
+	ck_assert_int_eq(rewalks(s, &f2, 2), 0);
+	c.s = 0;
+	c.addr = 0x2000; /* one page */
+	ck_assert_int_eq(ik_softiommu_exec_amd(s, &c), 0);
+	ck_assert_int_eq(rewalks(s, &f1, 1), 1);
+	/* S = 1 with "everything": the whole domain, this tag only */
+	c.domid = 22;
+	c.s = 1;
+	c.addr = IK_AMD_INV_ALL_ADDR;
+	ck_assert_int_eq(ik_softiommu_exec_amd(s, &c), 0);
+	ck_assert_int_eq(rewalks(s, &f2, 2), 8);
+	ck_assert_int_eq(rewalks(s, &f1, 1), 0);
+	memset(&c, 0, sizeof(c));
+	c.op = IK_AMD_CMD_INV_IOMMU_ALL;
+	ck_assert_int_eq(ik_softiommu_exec_amd(s, &c), 0);
+	ck_assert_int_eq(rewalks(s, &f1, 1), 8);
+	c.op = IK_AMD_CMD_COMPLETION_WAIT;
+	ck_assert_int_eq(ik_softiommu_exec_amd(s, &c), 0);
+	c.op = IK_AMD_CMD_INV_DEVTAB_ENTRY;
+	ck_assert_int_eq(ik_softiommu_exec_amd(s, &c), 0);
+	c.op = IK_AMD_CMD_INV_IOTLB_PAGES;
+	ck_assert_int_eq(ik_softiommu_exec_amd(s, &c), 0);
+	ck_assert_uint_eq(stats(s).syncs, 1);
+	ck_assert_uint_eq(stats(s).nops, 2);
+	c.op = 6;
+	ck_assert_int_eq(ik_softiommu_exec_amd(s, &c), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_exec_amd(NULL, &c), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_exec_amd(s, NULL), -EINVAL);
+	ik_softiommu_destroy(s);
+}
+END_TEST
+
+/* An amd-v1 table behind the soft IOMMU, invalidated through an AMD command
+ * buffer: INVALIDATE_IOMMU_PAGES then COMPLETION_WAIT, consumed by a thread
+ * and inline; a bad command stops the consumer and is reported. */
+START_TEST(amd_queue_invalidation_and_wait_through_the_consumer)
+{
+	for (int k = 0; k < 2; k++) {
+		struct sys y;
+		struct ik_amd_cmd c;
+		uint64_t w[2], v = 1;
+		unsigned char *buf = xmemalign(4096, 2 * 4096);
+		struct ik_gather g;
+
+		ck_assert_ptr_nonnull(buf);
+		sys_init_fmts(&y, IK_SOFTIOMMU_CHECK, IK_PT_AMD_V1, 12, &ik_cmdq_fmt_amd,
+			      k ? CQ_INLINE : CQ_THREAD);
+		ck_assert_int_eq(ik_pgtable_map(y.pt, 0x3000, (uint64_t)(uintptr_t)buf, 2 * 4096,
+						IK_PROT_READ | IK_PROT_WRITE), 0);
+		ck_assert_int_eq(ik_softiommu_dma_write(y.s, 0, 0x3000, &v, 8), 0);
+		ck_assert_int_eq(ik_softiommu_dma_write(y.s, 0, 0x4000, &v, 8), 0);
+		ik_gather_init(&g);
+		ck_assert_int_eq(ik_pgtable_unmap(y.pt, 0x3000, 2 * 4096, &g), 2 * 4096);
+		memset(&c, 0, sizeof(c));
+		c.op = IK_AMD_CMD_INV_IOMMU_PAGES;
+		c.domid = ASID;
+		c.pde = g.walk;
+		ck_assert_int_eq(ik_amd_inv_encode(g.start, g.end - g.start, &c.addr, &c.s), 0);
+		ck_assert_int_eq(ik_amd_cmd_encode(&c, w), 0);
+		ck_assert_int_eq(ik_cmdq_issue(y.q, w, 1, IK_CMDQ_SYNC), 0);
+		ik_pgtable_gather_sync(y.pt, &g);
+		ck_assert_int_eq(ik_softiommu_dma_write(y.s, 0, 0x3000, &v, 8), -EFAULT);
+		ck_assert_int_eq(ik_softiommu_dma_write(y.s, 0, 0x4000, &v, 8), -EFAULT);
+		ck_assert_uint_eq(stats(y.s).stale, 0);
+		ck_assert_uint_eq(stats(y.s).inv_range, 1);
+		ck_assert_uint_ge(stats(y.s).syncs, 1);
+		/* a reserved bit: ILL, the queue replaces it and reports -EIO */
+		w[0] |= 1ull << 20;
+		ck_assert_int_eq(ik_cmdq_issue(y.q, w, 1, IK_CMDQ_SYNC), -EIO);
+		ck_assert_int_eq(ik_cmdq_sync(y.q), 0);
+		sys_fini(&y);
+		free(buf);
+	}
+}
+END_TEST
+
 /* A VT-d queue whose consumer obeys QEMU 7.2's rules (vtd_rules): what QEMU
  * refuses stops it with CERROR_ILL, the issuer gets -EIO, and the queue's
  * own no-ops and syncs (IF or SW waits) pass, so later syncs complete. */
@@ -2306,6 +2397,8 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, walk_cache_of_a_block_table_is_not_stale_for_leaves_below_it);
 	tcase_add_test(tc, every_built_format_and_granule_translates_like_iova_to_phys);
 	tcase_add_test(tc, queue_invalidation_and_wait_through_the_consumer);
+	tcase_add_test(tc, amd_commands_map_to_invalidations);
+	tcase_add_test(tc, amd_queue_invalidation_and_wait_through_the_consumer);
 	tcase_add_test(tc, vtd_consumer_with_qemu_rules_rejects_what_qemu_rejects);
 	tcase_add_test(tc, rejected_command_is_reported_and_later_commands_still_run);
 	tcase_add_test(tc, injected_fetch_abort_is_retried_without_losing_commands);

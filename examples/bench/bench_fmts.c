@@ -7,6 +7,7 @@
  */
 #include <iommukit/fmt/lpae.h>
 #include <iommukit/fmt/vtd.h>
+#include <iommukit/fmt/amd.h>
 #include "bench.h"
 
 const struct bench_fmt bench_fmts[] = {
@@ -26,6 +27,10 @@ const struct bench_fmt bench_fmts[] = {
 	 * commands (IOTINVAL.VMA of the PSCID / .GVMA of the GSCID) */
 	{ IK_PT_RISCV_S1, 47, 48, 0, 0, false, false, false, true, NULL },
 	{ IK_PT_RISCV_S2, 50, 48, 0, 0, false, true, false, true, NULL },
+	/* AMD v1 host table, Mode 4 (48-bit), 4K/2M/1G, FC on every leaf */
+	{ IK_PT_AMD_V1, 48, 48, 0, IK_AMD_FLAG_FORCE_FC, false, false, false, false, NULL },
+	/* AMD v2 guest table (x86-64 paging), 4 levels, 2M + 1G */
+	{ IK_PT_AMD_V2, 47, 48, 0, 0, false, false, false, false, NULL },
 };
 const size_t bench_nfmts = sizeof(bench_fmts) / sizeof(bench_fmts[0]);
 _Static_assert(sizeof(bench_fmts) / sizeof(bench_fmts[0]) <= BENCH_FMTS_MAX, "BENCH_FMTS_MAX");

@@ -20,6 +20,12 @@
 #else
 #define ST_PT_HAVE_VTD 0
 #endif
+#if __has_include(<iommukit/fmt/amd.h>)
+#include <iommukit/fmt/amd.h>
+#define ST_PT_HAVE_AMD 1
+#else
+#define ST_PT_HAVE_AMD 0
+#endif
 #if __has_include(<iommukit/fmt/lpae.h>)
 #define ST_PT_HAVE_LPAE 1
 #else
@@ -418,6 +424,17 @@ static void pgtable_vtd_fl_4level(struct ik_st *t)
 	st_pt_run(t, IK_PT_VTD_FL, 47, IK_VTD_FLAG_SP_1G);
 }
 #endif
+#if ST_PT_HAVE_AMD
+static void pgtable_amd_v1_mode4(struct ik_st *t)
+{
+	st_pt_run(t, IK_PT_AMD_V1, 48, IK_AMD_FLAG_FORCE_FC);
+}
+
+static void pgtable_amd_v2_4level(struct ik_st *t)
+{
+	st_pt_run(t, IK_PT_AMD_V2, 47, 0);
+}
+#endif
 
 const struct ik_st_case ik_st_pgtable_cases[] = {
 #if ST_PT_HAVE_LPAE
@@ -427,6 +444,10 @@ const struct ik_st_case ik_st_pgtable_cases[] = {
 #if ST_PT_HAVE_VTD
 	{ "pgtable_vtd_sl_4level_map_unmap_walk", pgtable_vtd_sl_4level },
 	{ "pgtable_vtd_fl_4level_map_unmap_walk", pgtable_vtd_fl_4level },
+#endif
+#if ST_PT_HAVE_AMD
+	{ "pgtable_amd_v1_mode4_map_unmap_walk", pgtable_amd_v1_mode4 },
+	{ "pgtable_amd_v2_4level_map_unmap_walk", pgtable_amd_v2_4level },
 #endif
 	{ NULL, NULL }
 };

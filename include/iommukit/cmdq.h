@@ -134,6 +134,10 @@ struct ik_cmdq_sync_info {
 	bool write;	/* the consumer must write `data` (32 bits) at `addr` */
 	ik_u64 addr;	/* device address */
 	ik_u32 data;
+	/* The command stores 64 bits (AMD COMPLETION_WAIT) at an 8-byte
+	 * aligned addr: data | (ik_u64)data_hi << 32.  false: 32 bits. */
+	bool wide;
+	ik_u32 data_hi;
 };
 
 /*
@@ -170,6 +174,14 @@ IK_API extern const struct ik_cmdq_fmt ik_cmdq_fmt_vtd256;
  * IOFENCE.C with AV=WSI=0.  The queue's cqh/cqt are plain indices: use
  * IK_CMDQ_CFG_NO_WRAP, as for VT-d. */
 IK_API extern const struct ik_cmdq_fmt ik_cmdq_fmt_riscv;
+
+/* AMD command buffer (16 bytes): sync = COMPLETION_WAIT with S=1 (a 64-bit
+ * store of data, zero-extended, at addr: 8-byte aligned and below 2^52; a
+ * guest's COMPLETION_WAIT stores its whole 64-bit StoreData);
+ * no-op, and a sync without an address = COMPLETION_WAIT with S = I = 0.
+ * Because the store is 8 bytes, a status array (4-byte words) cannot be used
+ * with it: ik_cmdq_init() refuses one (odd slots are not 8-byte aligned). */
+IK_API extern const struct ik_cmdq_fmt ik_cmdq_fmt_amd;
 
 /*
  * struct ik_cmdq_regs - the queue's registers, as hooks.  ctx is the config's
@@ -453,7 +465,9 @@ struct ik_cmdq_sw_config {
 	 * CERROR code.  May be NULL (every command succeeds). */
 	ik_u32 (*handler)(void *ctx, ik_u32 index, const void *ent, int kind);
 	void *ctx;
-	/* Completion writes outside the ring (NULL: ignored). */
+	/* Completion writes outside the ring (NULL: ignored).  A 64-bit
+	 * store (ik_cmdq_sync_info.wide) is two calls: the high word at
+	 * addr + 4, then the low word (data) at addr. */
 	void (*write32)(void *ctx, ik_u64 addr, ik_u32 val);
 };
 
@@ -479,8 +493,10 @@ IK_API extern const struct ik_cmdq_regs ik_cmdq_sw_regs;
  * unknown flags, a ring or ring_dma not aligned to the entry size, or a ring
  * whose device addresses [ring_dma, ring_dma + size) would wrap past 2^64).
  * Entries and the completion addresses in them are untrusted (a guest wrote
- * them): a completion write lands in the ring only when all 4 bytes lie
- * inside it, else it goes to write32; no address is ever summed unchecked. */
+ * them): a completion write lands in the ring only when all its bytes (4,
+ * or 8 for a wide store) lie inside it, else it goes to write32; a wide
+ * store at an address that is not 8-byte aligned is not performed; no
+ * address is ever summed unchecked. */
 IK_API int ik_cmdq_sw_init(struct ik_cmdq_sw *sw, const struct ik_cmdq_sw_config *cfg);
 
 /* Consume up to `budget` entries: the number consumed (0 when empty), or

@@ -5,7 +5,8 @@
  * An IOMMU translates the addresses a device emits (IOVAs) through page
  * tables in memory.  This unit builds and edits such tables for a chosen
  * hardware format (ARM LPAE stage 1 / stage 2, Intel VT-d second-level and
- * first-level), and reads them back the way the hardware would.  The engine
+ * first-level, AMD v1 host and v2 guest tables), and reads them back the way
+ * the hardware would.  The engine
  * (map, unmap, iova-to-phys, dirty tracking, table freeing) is written once;
  * a format only says how many levels there are, how many index bits each
  * level has, which levels may hold leaves, and how an entry is encoded.
@@ -107,11 +108,13 @@ enum ik_pt_fmt {
 	IK_PT_VTD_FL = 4,	/* Intel VT-d first-level (x86-64 paging) */
 	IK_PT_RISCV_S1 = 5,	/* RISC-V IOMMU first stage (Sv39/48/57) */
 	IK_PT_RISCV_S2 = 6,	/* RISC-V IOMMU G-stage (Sv39x4/48x4/57x4) */
+	IK_PT_AMD_V1 = 7,	/* AMD IOMMU v1 host page table */
+	IK_PT_AMD_V2 = 8,	/* AMD IOMMU v2 guest page table (x86-64 paging) */
 	IK_PT_FMT_MAX		/* one past the largest value */
 };
 
 /* The short name of a format ("lpae-s1", "lpae-s2", "vtd-sl", "vtd-fl",
- * "riscv-s1", "riscv-s2"),
+ * "riscv-s1", "riscv-s2", "amd-v1", "amd-v2"),
  * or NULL for a value that names no format built into the library. */
 IK_API const char *ik_pt_fmt_name(enum ik_pt_fmt fmt);
 /* The format with that short name, or IK_PT_FMT_NONE (also for a NULL name,

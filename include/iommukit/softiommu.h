@@ -114,6 +114,7 @@
 #include <iommukit/cmd/smmuv3.h>
 #include <iommukit/cmd/vtd.h>
 #include <iommukit/cmd/riscv.h>
+#include <iommukit/cmd/amd.h>
 
 IK_BEGIN_DECLS
 
@@ -474,10 +475,23 @@ IK_API int ik_softiommu_exec_vtd(struct ik_softiommu *s, const struct ik_vtd_des
 IK_API int ik_softiommu_exec_riscv(struct ik_softiommu *s, const struct ik_riscv_cmd *c);
 
 /*
+ * ik_softiommu_exec_amd - execute one decoded AMD command:
+ * INVALIDATE_IOMMU_PAGES -> INV_RANGE(DomainID, the range Address and S name,
+ * see ik_amd_inv_decode()) with !PDE as the leaf hint, or INV_TAG(DomainID)
+ * when that range is the whole space; INVALIDATE_IOMMU_ALL -> INV_ALL;
+ * COMPLETION_WAIT -> SYNC; INVALIDATE_DEVTAB_ENTRY and INVALIDATE_IOTLB_PAGES
+ * (no device table cache or ATC in this model) -> NOP.  Contexts are
+ * attached with tag = DomainID.  GN (PASID) invalidations are executed by
+ * DomainID alone (more than asked, never less).  Errors: -EINVAL (NULL,
+ * another opcode).
+ */
+IK_API int ik_softiommu_exec_amd(struct ik_softiommu *s, const struct ik_amd_cmd *c);
+
+/*
  * struct ik_softiommu_cq - the soft IOMMU's end of one command queue: the
  * command unit's software consumer (struct ik_cmdq_sw) whose handler decodes
- * each entry (SMMUv3, VT-d or RISC-V, by the queue's entry format) and executes
- * it here.
+ * each entry (SMMUv3, VT-d, RISC-V or AMD, by the queue's entry format) and
+ * executes it here.
  * An entry the decoder or ik_softiommu_exec_*() rejects stops the consumer
  * with CERROR_ILL, which the producer side repairs (see <iommukit/cmdq.h>).
  *
@@ -521,8 +535,9 @@ struct ik_softiommu_cq {
 	struct ik_softiommu *s;
 	ik_lock_t lock;     /* one consumer at a time */
 	ik_u32 prod;        /* last PROD written through ik_softiommu_cq_regs */
-	unsigned vtd_words; /* 0: SMMUv3 or RISC-V; 2 or 4: VT-d descriptor words */
+	unsigned vtd_words; /* 0: SMMUv3, RISC-V or AMD; 2 or 4: VT-d descriptor words */
 	bool riscv;         /* RISC-V commands (ik_cmdq_fmt_riscv) */
+	bool amd;           /* AMD command buffer */
 	void (*write32)(void *ctx, ik_u64 addr, ik_u32 val);
 	void *write_ctx;
 	bool have_rules;
@@ -541,8 +556,9 @@ struct ik_softiommu_cq {
 IK_API extern const struct ik_cmdq_regs ik_softiommu_cq_regs;
 
 /* ik_softiommu_cq_init - see above.  Errors: -EINVAL (NULL, no ring, vtd_rules
- * with unknown flags or on an SMMUv3 queue, an entry format other than the
- * three, or what ik_cmdq_sw_init() rejects).  No allocation. */
+ * with unknown flags or on an SMMUv3 or AMD queue, an entry format other than
+ * the four (ik_cmdq_fmt_smmuv3, _vtd128, _vtd256, _amd), or what
+ * ik_cmdq_sw_init() rejects).  No allocation. */
 IK_API int ik_softiommu_cq_init(struct ik_softiommu_cq *cq, struct ik_softiommu *s,
 				const struct ik_softiommu_cq_config *cfg);
 

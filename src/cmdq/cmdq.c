@@ -595,7 +595,7 @@ IK_API ik_size ik_cmdq_memsize(const struct ik_cmdq_config *cfg)
 static bool msi_addr_ok(const struct ik_cmdq_fmt *fmt, ik_u64 addr)
 {
 	ik_u64 ent[4] = { 0, 0, 0, 0 };
-	struct ik_cmdq_sync_info si = { false, 0, 0 };
+	struct ik_cmdq_sync_info si = { false, 0, 0, false, 0 };
 
 	fmt->encode_sync(ent, addr, 0x600dd00eu);
 	return fmt->classify(ent, &si) == IK_CMDQ_KIND_SYNC && si.write && si.addr == addr &&

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
  * The command queue's entry formats: how the queue writes a no-op and a sync for
- * SMMUv3, VT-d and RISC-V, and how a consumer recognises entries.
+ * SMMUv3, VT-d, RISC-V and AMD, and how a consumer recognises entries.
  */
 #include <iommukit/cmdq.h>
 #include <iommukit/cmd/smmuv3.h>
 #include <iommukit/cmd/vtd.h>
 #include <iommukit/cmd/riscv.h>
+#include <iommukit/cmd/amd.h>
 
 /* ---- SMMUv3: no-op = CMD_SYNC with CS=NONE; sync = CMD_SYNC, CS=IRQ with
  * an MSI write of `data` to `addr` (Inner Shareable, Write-Back). */
@@ -196,4 +197,55 @@ static int riscv_classify(const void *ent, struct ik_cmdq_sync_info *si)
 
 IK_API const struct ik_cmdq_fmt ik_cmdq_fmt_riscv = {
 	"riscv", 16, riscv_nop, riscv_sync, riscv_classify,
+};
+
+/*
+ * ---- AMD: sync = COMPLETION_WAIT with S = 1: once every earlier command
+ * has completed the IOMMU stores the 64-bit StoreData (data, zero-extended)
+ * at StoreAddress.  No-op, and a sync without a completion address (or with
+ * one the command cannot hold: not 8-byte aligned, or at or above 2^52):
+ * COMPLETION_WAIT with S = I = 0, a barrier that writes nothing and raises
+ * nothing.
+ */
+static void amd_nop(void *ent)
+{
+	ik_u64 *w = (ik_u64 *)ent;
+
+	w[0] = (ik_u64)IK_AMD_CMD_COMPLETION_WAIT << 60;
+	w[1] = 0;
+}
+
+static void amd_sync(void *ent, ik_u64 addr, ik_u32 data)
+{
+	struct ik_amd_cmd c;
+
+	IK_ENV_MEMSET(&c, 0, sizeof(c));
+	c.op = IK_AMD_CMD_COMPLETION_WAIT;
+	c.store = 1;
+	c.store_addr = addr;
+	c.store_data = data;
+	if (!addr || ik_amd_cmd_encode(&c, (ik_u64 *)ent))
+		amd_nop(ent);
+}
+
+static int amd_classify(const void *ent, struct ik_cmdq_sync_info *si)
+{
+	struct ik_amd_cmd c;
+
+	if (ik_amd_cmd_decode((const ik_u64 *)ent, &c))
+		return -EINVAL;
+	if (c.op != IK_AMD_CMD_COMPLETION_WAIT)
+		return IK_CMDQ_KIND_CMD;
+	si->write = c.store != 0;
+	si->addr = c.store_addr;
+	/* The IOMMU stores all 64 bits; the queue's own syncs carry a
+	 * 32-bit value, zero-extended. */
+	si->data = (ik_u32)c.store_data;
+	si->data_hi = (ik_u32)(c.store_data >> 32);
+	si->wide = true;
+	return IK_CMDQ_KIND_SYNC;
+}
+
+IK_API const struct ik_cmdq_fmt ik_cmdq_fmt_amd = {
+	"amd", 16, amd_nop, amd_sync, amd_classify,
 };

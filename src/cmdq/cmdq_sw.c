@@ -80,21 +80,31 @@ IK_API ik_u32 ik_cmdq_sw_error(const struct ik_cmdq_sw *sw)
 	return ik_load_acquire(&sw->cerror);
 }
 
-/* The sync's completion write: into the ring as a 32-bit atomic (S1
- * release: everything consumed before it is done), elsewhere via the hook. */
+/* The sync's completion write: into the ring as 32-bit atomics (S1
+ * release on the data word, last: everything consumed before it is done),
+ * elsewhere via the hook.  A wide (64-bit) store writes the high word
+ * first. */
 static void sw_complete(struct ik_cmdq_sw *sw, const struct ik_cmdq_sync_info *si)
 {
 	ik_u64 lo = sw->cfg.ring_dma;
 	ik_u64 bytes = (ik_u64)sw->cfg.fmt->entry_size * (sw->mask + 1);
+	ik_u64 len = si->wide ? 8 : 4;
 
+	if (si->wide && (si->addr & 7))
+		return;	/* a 64-bit store is only ever aligned */
 	/* addr is what the submitter (a guest) wrote: any 64-bit value.  No
-	 * sum may wrap, so compare the offset into the ring, never addr + 4. */
-	if (si->addr >= lo && si->addr - lo < bytes && bytes - (si->addr - lo) >= 4 &&
+	 * sum may wrap, so compare the offset into the ring, never addr + len. */
+	if (si->addr >= lo && si->addr - lo < bytes && bytes - (si->addr - lo) >= len &&
 	    !(si->addr & 3)) {
 		ik_u32 *p = (ik_u32 *)(void *)((ik_u8 *)sw->cfg.ring + (si->addr - lo));
 
+		if (si->wide)
+			ik_store_relaxed(&p[1], si->data_hi);
 		ik_store_release(p, si->data);
 	} else if (sw->cfg.write32) {
+		/* aligned to len: addr + 4 cannot wrap for a wide store */
+		if (si->wide)
+			sw->cfg.write32(sw->cfg.ctx, si->addr + 4, si->data_hi);
 		sw->cfg.write32(sw->cfg.ctx, si->addr, si->data);
 	}
 }
@@ -128,7 +138,7 @@ IK_API int ik_cmdq_sw_consume(struct ik_cmdq_sw *sw, unsigned budget)
 		ik_u32 i = sw->cons_full, cerror = 0;
 		ik_u32 *slot = (ik_u32 *)(void *)((ik_u8 *)sw->cfg.ring +
 						  (ik_size)(i & sw->mask) * fmt->entry_size);
-		struct ik_cmdq_sync_info si = { false, 0, 0 };
+		struct ik_cmdq_sync_info si = { false, 0, 0, false, 0 };
 		ik_u64 ent[4];
 		int kind;
 

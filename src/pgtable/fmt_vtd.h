@@ -6,8 +6,10 @@
  * include/iommukit/fmt/vtd.h.
  *
  * The including file defines VTD_FL to 0 (second-level, IK_PT_VTD_SL) or 1
- * (first-level, IK_PT_VTD_FL) before including this header; every test of
- * VTD_FL below is a compile-time constant, so each instantiation of the
+ * (first-level, IK_PT_VTD_FL) before including this header, and VTD_AMD_V2
+ * to 1 for the AMD v2 variant of first-level (IK_PT_AMD_V2: same layout, 1G
+ * pages without IK_VTD_FLAG_SP_1G, no fmt_flags); every test of VTD_FL and
+ * VTD_AMD_V2 below is a compile-time constant, so each instantiation of the
  * engine carries only its own format's code.
  *
  * attrs (the level-independent leaf encoding the engine carries around):
@@ -26,11 +28,22 @@
 #ifndef VTD_FL
 #error "define VTD_FL to 0 (second-level) or 1 (first-level) before including fmt_vtd.h"
 #endif
+/* AMD v2 (guest) tables: the first-level layout, with 2M and 1G pages
+ * always available (no capability flags). */
+#ifndef VTD_AMD_V2
+#define VTD_AMD_V2 0
+#endif
+#if VTD_AMD_V2 && !VTD_FL
+#error "VTD_AMD_V2 is a first-level variant"
+#endif
 
 /* ---- the facts (ik_pt_fmt_info) ---- */
 #define FMT_QUIRKS (IK_PT_QUIRK_DIRTY | IK_PT_QUIRK_DEFER_LEAF_CLEAN)
 #define FMT_HAS_DIRTY 1
-#if VTD_FL
+#if VTD_AMD_V2
+#define FMT_FLAGS 0
+#define FMT_IAS_WIDTHS IK_PT_WIDTHS(32, 56)	/* 4 levels to 47, 5 to 56 */
+#elif VTD_FL
 #define FMT_FLAGS (IK_VTD_FLAG_SP_2M | IK_VTD_FLAG_SP_1G)
 #define FMT_IAS_WIDTHS IK_PT_WIDTHS(32, 56)	/* 4 levels to 47, 5 to 56 */
 #else
@@ -67,7 +80,7 @@ IK_ALWAYS_INLINE bool vtd_hw_leaf_level(const struct ik_pt_geometry *g, unsigned
 	if (lvl == 1)
 		return VTD_FL || (g->fmt_flags & IK_VTD_FLAG_SP_2M);
 	if (lvl == 2)
-		return (g->fmt_flags & IK_VTD_FLAG_SP_1G) != 0;
+		return VTD_AMD_V2 || (g->fmt_flags & IK_VTD_FLAG_SP_1G) != 0;
 	return false;
 }
 

@@ -145,6 +145,22 @@
  *       dirty state), or to pte if none.  The generic walker does the
  *       address-size checks, the offsets, and the update through mem->cas64.
  *
+ *   Optional walker hooks, for tables the engine did not build (each with a
+ *   fact that defaults to 0, in which case the hook is not called; the
+ *   engine's own entries never need them):
+ *   FMT_HAS_LEAF_SIZE 1: ik_u64 fmt_leaf_size(g, pte, lvl)
+ *       The size of the page a valid leaf maps, when it can differ from
+ *       the level's entry size (AMD next-level-7 pages, replicated over
+ *       every entry they cover): the walker reports it as pgsize and
+ *       takes the offset into the page modulo it; fmt_leaf_addr() must
+ *       return the page's first byte.  Default: the level's size.
+ *   FMT_HAS_SKIP 1: unsigned fmt_table_level(g, pte, lvl)
+ *       The engine level of the table a table entry points to, below lvl
+ *       (fmt_walk_table() faults entries where it would not be); the walker
+ *       descends to it directly, and faults (TRANSLATION) an iova whose
+ *       bits of the skipped levels are not zero (AMD level skipping).
+ *       Default: lvl - 1.
+ *
  *   Dirty tracking (only if FMT_HAS_DIRTY is 1):
  *   bool fmt_leaf_dirty(g, pte, lvl)     written by the device since clean?
  *   ik_u64 fmt_leaf_mkclean(g, pte, lvl) pte made writable-clean again.
@@ -166,7 +182,7 @@
 #include <iommukit/atomic.h>
 #include <iommukit/lock.h>
 
-/* The deepest table set any format builds (VT-d 5-level). */
+/* The deepest table set any format builds (AMD v1 Mode 6). */
 #define IK_PT_MAX_LEVELS 6
 
 /*

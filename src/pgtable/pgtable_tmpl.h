@@ -47,6 +47,12 @@
 #ifndef FMT_HAS_DIRTY
 #define FMT_HAS_DIRTY 0
 #endif
+#ifndef FMT_HAS_LEAF_SIZE
+#define FMT_HAS_LEAF_SIZE 0
+#endif
+#ifndef FMT_HAS_SKIP
+#define FMT_HAS_SKIP 0
+#endif
 #ifndef FMT_LEAF_OA_SHIFT
 #define FMT_LEAF_OA_SHIFT 0
 #endif
@@ -1523,10 +1529,29 @@ static int pt_walk(const struct ik_pt_walker *w, const struct ik_pt_mem *mem, ik
 				res->fault = IK_PT_FAULT_ADDR_SIZE;
 				return 0;
 			}
+#if FMT_HAS_SKIP
+			{
+				/* A table entry that skips levels: the input bits
+				 * of the skipped levels must be zero. */
+				unsigned nl = fmt_table_level(g, e, l);
+				ik_u64 skipped = (pt_esize(g, l) - 1) & ~(pt_esize(g, nl + 1) - 1);
+
+				if (iova & skipped) {
+					res->fault = IK_PT_FAULT_TRANSLATION;
+					return 0;
+				}
+				l = nl;
+			}
+#else
 			l--;
+#endif
 			continue;
 		}
+#if FMT_HAS_LEAF_SIZE
+		res->pgsize = fmt_leaf_size(g, e, l);
+#else
 		res->pgsize = pt_esize(g, l);
+#endif
 		res->oa = fmt_leaf_addr(g, e, l);
 		if (g->oas < 64 && (res->oa >> g->oas)) {
 			res->fault = IK_PT_FAULT_ADDR_SIZE;

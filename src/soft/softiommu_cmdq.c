@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
  * The soft IOMMU's command front end: SMMUv3 commands, VT-d invalidation
- * descriptors and RISC-V IOMMU commands, decoded by the command unit's decoders, executed as soft IOMMU
+ * descriptors, RISC-V IOMMU commands and AMD commands, decoded by the command unit's
+ * decoders, executed as soft IOMMU
  * operations; and a command queue drained through the command unit's
  * software consumer.  See <iommukit/softiommu.h>.
  */
@@ -137,6 +138,30 @@ IK_API int ik_softiommu_exec_riscv(struct ik_softiommu *s, const struct ik_riscv
 	}
 }
 
+IK_API int ik_softiommu_exec_amd(struct ik_softiommu *s, const struct ik_amd_cmd *c)
+{
+	ik_u64 first, last;
+
+	if (!s || !c)
+		return -EINVAL;
+	switch (c->op) {
+	case IK_AMD_CMD_INV_IOMMU_PAGES:
+		(void)ik_amd_inv_decode(c->addr, c->s, &first, &last);
+		if (first == 0 && last == IK_U64_MAX)
+			return run(s, IK_SOFTIOMMU_OP_INV_TAG, c->domid, 0, 0, false);
+		return run(s, IK_SOFTIOMMU_OP_INV_RANGE, c->domid, first, last - first + 1, !c->pde);
+	case IK_AMD_CMD_INV_IOMMU_ALL:
+		return run(s, IK_SOFTIOMMU_OP_INV_ALL, 0, 0, 0, false);
+	case IK_AMD_CMD_COMPLETION_WAIT:
+		return run(s, IK_SOFTIOMMU_OP_SYNC, 0, 0, 0, false);
+	case IK_AMD_CMD_INV_DEVTAB_ENTRY:
+	case IK_AMD_CMD_INV_IOTLB_PAGES:
+		return run(s, IK_SOFTIOMMU_OP_NOP, 0, 0, 0, false);
+	default:
+		return -EINVAL;
+	}
+}
+
 /* ---- the queue front end ---- */
 
 static ik_u32 cq_handler(void *ctx, ik_u32 index, const void *ent, int kind)
@@ -153,6 +178,12 @@ static ik_u32 cq_handler(void *ctx, ik_u32 index, const void *ent, int kind)
 		err = ik_riscv_cmd_decode(w, &c);
 		if (!err)
 			err = ik_softiommu_exec_riscv(cq->s, &c);
+	} else if (cq->amd) {
+		struct ik_amd_cmd c;
+
+		err = ik_amd_cmd_decode(w, &c);
+		if (!err)
+			err = ik_softiommu_exec_amd(cq->s, &c);
 	} else if (cq->vtd_words) {
 		struct ik_vtd_desc d;
 
@@ -204,12 +235,14 @@ IK_API int ik_softiommu_cq_init(struct ik_softiommu_cq *cq, struct ik_softiommu 
 	if (!cq || !s || !cfg || !cfg->fmt || !cfg->ring)
 		return -EINVAL;
 	if (cfg->fmt != &ik_cmdq_fmt_smmuv3 && cfg->fmt != &ik_cmdq_fmt_vtd128 &&
-	    cfg->fmt != &ik_cmdq_fmt_vtd256 && cfg->fmt != &ik_cmdq_fmt_riscv)
+	    cfg->fmt != &ik_cmdq_fmt_vtd256 && cfg->fmt != &ik_cmdq_fmt_riscv &&
+	    cfg->fmt != &ik_cmdq_fmt_amd)
 		return -EINVAL;
 	IK_ENV_MEMSET(cq, 0, sizeof(*cq));
 	cq->s = s;
 	cq->riscv = cfg->fmt == &ik_cmdq_fmt_riscv;
-	cq->vtd_words = cfg->fmt == &ik_cmdq_fmt_smmuv3 || cq->riscv ? 0u : cfg->fmt->entry_size / 8u;
+	cq->amd = cfg->fmt == &ik_cmdq_fmt_amd;
+	cq->vtd_words = cfg->fmt == &ik_cmdq_fmt_smmuv3 || cq->riscv || cq->amd ? 0u : cfg->fmt->entry_size / 8u;
 	cq->write32 = cfg->write32;
 	cq->write_ctx = cfg->write_ctx;
 	if (cfg->vtd_rules) {

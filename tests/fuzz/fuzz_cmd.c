@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * fuzz_cmd - the SMMUv3, VT-d and RISC-V command encoders and decoders, the
- * RISC-V fault-record codec, and the TLBI range splitter and the VT-d PSI
- * mask (include/iommukit/cmd/).
+ * fuzz_cmd - the SMMUv3, VT-d, RISC-V and AMD command encoders and
+ * decoders, the RISC-V fault-record codec, and the TLBI range splitter, the
+ * VT-d PSI mask and the AMD S-bit range encoding (include/iommukit/cmd/).
  *
  * The model is a second, independent codec written from the layout tables
  * in the public headers (bit positions of every field of every opcode, and
@@ -24,10 +24,16 @@
  *   - RISC-V fault records: random records decode exactly when the
  *     reference says they are legal, to the reference's fields, and
  *     re-encode to the same words.
+ *   - AMD commands as SMMUv3/VT-d above (reference table from
+ *     <iommukit/cmd/amd.h>); ik_amd_inv_encode/decode: the decoded range
+ *     holds the request, is a naturally aligned power of two (or all of the
+ *     space), and no smaller such block would; decode follows the header's
+ *     rule (first zero bit at or above 12) computed here bit by bit.
  */
 #include <iommukit/cmd/smmuv3.h>
 #include <iommukit/cmd/vtd.h>
 #include <iommukit/cmd/riscv.h>
+#include <iommukit/cmd/amd.h>
 #include "fuzzlib.h"
 
 typedef unsigned __int128 u128;
@@ -146,6 +152,33 @@ static const struct rfield rv_members[] = {
 	{ 0, RM(dv), 0, 0, 0 },	   { 0, RM(gscid), 0, 0, 0 }, { 0, RM(pscid), 0, 0, 0 },
 	{ 0, RM(pid), 0, 0, 0 },   { 0, RM(did), 0, 0, 0 },  { 0, RM(data), 0, 0, 0 },
 	{ 0, RM(addr), 0, 0, 0 },
+};
+
+#define AM(m) (unsigned)__builtin_offsetof(struct ik_amd_cmd, m), \
+	      (unsigned)sizeof(((struct ik_amd_cmd *)0)->m)
+
+/* From the layout table of <iommukit/cmd/amd.h>. */
+static const struct rfield amd_ref[] = {
+	{ 0x1, AM(store), 0, 1, 0 },	    { 0x1, AM(irq), 1, 1, 0 },
+	{ 0x1, AM(flush), 2, 1, 0 },	    { 0x1, AM(store_addr), 3, 49, 3 },
+	{ 0x1, AM(store_data), 64, 64, 0 }, { 0x2, AM(devid), 0, 16, 0 },
+	{ 0x3, AM(pasid), 0, 20, 0 },	    { 0x3, AM(domid), 32, 16, 0 },
+	{ 0x3, AM(s), 64, 1, 0 },	    { 0x3, AM(pde), 65, 1, 0 },
+	{ 0x3, AM(gn), 66, 1, 0 },	    { 0x3, AM(addr), 76, 52, 12 },
+	{ 0x4, AM(devid), 0, 16, 0 },	    { 0x4, AM(pasid), 16, 8, 8 },
+	{ 0x4, AM(maxpend), 24, 8, 0 },	    { 0x4, AM(queueid), 32, 16, 0 },
+	{ 0x4, AM(pasid), 48, 8, 0 },	    { 0x4, AM(s), 64, 1, 0 },
+	{ 0x4, AM(gn), 66, 1, 0 },	    { 0x4, AM(addr), 76, 52, 12 },
+};
+
+static const unsigned amd_ops[] = { 0x1, 0x2, 0x3, 0x4, 0x8 };
+
+static const struct rfield amd_members[] = {
+	{ 0, AM(s), 0, 0, 0 },	     { 0, AM(pde), 0, 0, 0 },	   { 0, AM(gn), 0, 0, 0 },
+	{ 0, AM(store), 0, 0, 0 },   { 0, AM(irq), 0, 0, 0 },	   { 0, AM(flush), 0, 0, 0 },
+	{ 0, AM(maxpend), 0, 0, 0 }, { 0, AM(devid), 0, 0, 0 },	   { 0, AM(domid), 0, 0, 0 },
+	{ 0, AM(queueid), 0, 0, 0 }, { 0, AM(pasid), 0, 0, 0 },	   { 0, AM(addr), 0, 0, 0 },
+	{ 0, AM(store_addr), 0, 0, 0 }, { 0, AM(store_data), 0, 0, 0 },
 };
 
 static uint64_t mget(const void *base, unsigned off, unsigned sz)
@@ -310,6 +343,48 @@ static int ref_vtd_decode(const uint64_t *w, unsigned nw, struct ik_vtd_desc *d)
 		return -EINVAL;
 	d->type = (ik_u8)t;
 	return vtd_rules_ok(d) ? 0 : -EINVAL;
+}
+
+static bool amd_known(unsigned op)
+{
+	for (size_t i = 0; i < IK_ARRAY_SIZE(amd_ops); i++)
+		if (amd_ops[i] == op)
+			return true;
+	return false;
+}
+
+static int ref_amd_encode(const struct ik_amd_cmd *c, uint64_t w[2])
+{
+	if (!amd_known(c->op))
+		return -EINVAL;
+	if (ref_encode(amd_ref, IK_ARRAY_SIZE(amd_ref), amd_members, IK_ARRAY_SIZE(amd_members),
+		       c->op, c, w, 2))
+		return -EINVAL;
+	w[0] |= (uint64_t)c->op << 60;
+	return 0;
+}
+
+static int ref_amd_decode(const uint64_t w[2], struct ik_amd_cmd *c)
+{
+	unsigned op = (unsigned)(w[0] >> 60);
+
+	if (!amd_known(op))
+		return -EINVAL;
+	if (ref_decode(amd_ref, IK_ARRAY_SIZE(amd_ref), op, w, 2, 0xfull << 60, c, sizeof(*c)))
+		return -EINVAL;
+	c->op = (ik_u8)op;
+	return 0;
+}
+
+static bool amd_equal(const struct ik_amd_cmd *a, const struct ik_amd_cmd *b)
+{
+	if (a->op != b->op)
+		return false;
+	for (size_t m = 0; m < IK_ARRAY_SIZE(amd_members); m++)
+		if (mget(a, amd_members[m].off, amd_members[m].sz) !=
+		    mget(b, amd_members[m].off, amd_members[m].sz))
+			return false;
+	return true;
 }
 
 static bool smmu_equal(const struct ik_smmu_cmd *a, const struct ik_smmu_cmd *b)
@@ -719,6 +794,116 @@ static void op_vtd_words(struct fz *f)
 			 (unsigned long long)w2[i], (unsigned long long)w[i]);
 }
 
+static void gen_amd(struct fz *f, struct ik_amd_cmd *c)
+{
+	uint8_t k = fz_u8(f);
+
+	memset(c, 0, sizeof(*c));
+	c->op = (ik_u8)(k < 240 ? amd_ops[k % IK_ARRAY_SIZE(amd_ops)] : fz_u8(f) & 0xf);
+	for (size_t m = 0; m < IK_ARRAY_SIZE(amd_members); m++)
+		mset(c, amd_members[m].off, amd_members[m].sz,
+		     gen_value(f, amd_ref, IK_ARRAY_SIZE(amd_ref), c->op, amd_members[m].off,
+			       amd_members[m].sz));
+}
+
+static void op_amd_cmd(struct fz *f)
+{
+	struct ik_amd_cmd c, d;
+	uint64_t w[2] = { 0x5a5a, 0xa5a5 }, r[2];
+	int err, rerr;
+
+	gen_amd(f, &c);
+	err = ik_amd_cmd_encode(&c, w);
+	rerr = ref_amd_encode(&c, r);
+	FZ_CHECK(err == rerr, "amd encode op %#x: library %d, reference %d", c.op, err, rerr);
+	FZ_CHECK((ik_amd_cmd_name(c.op) != NULL) == amd_known(c.op), "name of amd op %#x", c.op);
+	if (err) {
+		FZ_CHECK(w[0] == 0x5a5a && w[1] == 0xa5a5, "failed amd encode wrote the words");
+		return;
+	}
+	FZ_CHECK(w[0] == r[0] && w[1] == r[1], "amd op %#x words %016llx %016llx, expected %016llx %016llx",
+		 c.op, (unsigned long long)w[1], (unsigned long long)w[0], (unsigned long long)r[1],
+		 (unsigned long long)r[0]);
+	err = ik_amd_cmd_decode(w, &d);
+	FZ_CHECK(err == 0 && amd_equal(&c, &d), "amd op %#x: round trip (%d)", c.op, err);
+}
+
+static void op_amd_words(struct fz *f)
+{
+	uint64_t w[2], w2[2];
+	struct ik_amd_cmd c, r;
+	uint8_t k = fz_u8(f);
+	int err, rerr;
+
+	if (k & 1) {
+		w[0] = fz_u64(f);
+		w[1] = fz_u64(f);
+		if (k & 2)
+			w[0] = (w[0] & ~(0xfull << 60)) | (uint64_t)amd_ops[(k >> 2) % 5] << 60;
+	} else {
+		gen_amd(f, &c);
+		if (ref_amd_encode(&c, w)) {
+			w[0] = (uint64_t)c.op << 60;
+			w[1] = 0;
+		}
+		for (unsigned i = 0, nflip = (k >> 1) & 3; i < nflip && i < 2; i++) {
+			unsigned b = fz_u8(f) % 128;
+
+			w[b / 64] ^= 1ull << (b % 64);
+		}
+	}
+	err = ik_amd_cmd_decode(w, &c);
+	rerr = ref_amd_decode(w, &r);
+	FZ_CHECK(err == rerr, "amd decode %016llx %016llx: library %d, reference %d",
+		 (unsigned long long)w[1], (unsigned long long)w[0], err, rerr);
+	if (err)
+		return;
+	FZ_CHECK(amd_equal(&c, &r), "amd decode: fields differ from the reference");
+	err = ik_amd_cmd_encode(&c, w2);
+	FZ_CHECK(err == 0 && w2[0] == w[0] && w2[1] == w[1], "amd decode->encode (err %d)", err);
+}
+
+static void op_amd_inv(struct fz *f)
+{
+	uint64_t iova = fz_edgy(f), size = fz_edgy(f), addr, first, last, a2;
+	uint8_t s, s2 = fz_u8(f) & 1;
+	u128 end = (u128)iova + size;
+	unsigned k;
+	int err;
+
+	if (fz_u8(f) & 1)
+		size = (fz_u64(f) >> (fz_u8(f) % 64)) + 1;
+	end = (u128)iova + size;
+	err = ik_amd_inv_encode(iova, size, &addr, &s);
+	FZ_CHECK((err == 0) == (size != 0 && end <= ((u128)1 << 64)), "inv_encode(%#llx, %#llx) = %d",
+		 (unsigned long long)iova, (unsigned long long)size, err);
+	if (!err) {
+		FZ_CHECK(ik_amd_inv_decode(addr, s, &first, &last) == 0, "inv_decode");
+		FZ_CHECK(first <= iova && (u128)last + 1 >= end, "inv range misses the request");
+		if (first == 0 && last == ~0ull) {
+			FZ_CHECK(s == 1 && ((iova ^ (uint64_t)(end - 1)) >> 51), "all for a small range");
+		} else {
+			u128 sz = (u128)last - first + 1;
+
+			FZ_CHECK((sz & (sz - 1)) == 0 && first % sz == 0, "inv block not aligned");
+			FZ_CHECK(sz == 0x1000 ? s == 0 : (s == 1 && ((iova ^ (uint64_t)(end - 1)) & (uint64_t)(sz >> 1))),
+				 "inv block not the smallest");
+		}
+	}
+	/* decode of any address, by the rule computed bit by bit */
+	a2 = fz_u64(f);
+	FZ_CHECK(ik_amd_inv_decode(a2, s2, &first, &last) == 0, "inv_decode any");
+	for (k = 12; k < 64 && ((a2 >> k) & 1); k++)
+		;
+	if (!s2)
+		FZ_CHECK(first == (a2 & ~0xfffull) && last == first + 0xfff, "inv_decode S=0");
+	else if (k >= 51)
+		FZ_CHECK(first == 0 && last == ~0ull, "inv_decode all");
+	else
+		FZ_CHECK(first == (a2 & ~((2ull << k) - 1)) && last == first + ((2ull << k) - 1),
+			 "inv_decode size 2^%u", k + 1);
+}
+
 /* An address or size: aligned to the granule most of the time. */
 static uint64_t gen_aligned(struct fz *f, unsigned shift)
 {
@@ -903,7 +1088,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	fz_init(&f, data, size);
 	while (fz_left(&f) && ops++ < 512) {
-		switch (fz_u8(&f) % 9) {
+		switch (fz_u8(&f) % 12) {
 		case 0: op_smmu_cmd(&f); break;
 		case 1: op_smmu_words(&f); break;
 		case 2: op_vtd_desc(&f); break;
@@ -912,7 +1097,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 5: op_psi_mask(&f); break;
 		case 6: op_rv_cmd(&f); break;
 		case 7: op_rv_words(&f); break;
-		default: op_rv_fault(&f); break;
+		case 8: op_rv_fault(&f); break;
+		case 9: op_amd_cmd(&f); break;
+		case 10: op_amd_words(&f); break;
+		default: op_amd_inv(&f); break;
 		}
 	}
 	/* NULL arguments, once per input: -EINVAL, nothing written. */

@@ -37,6 +37,7 @@
 #include <iommukit/cmd/smmuv3.h>
 #include <iommukit/cmd/vtd.h>
 #include <iommukit/cmd/riscv.h>
+#include <iommukit/cmd/amd.h>
 #include "fuzzlib.h"
 
 /* Catch a handler writing to a timed-out issuer's dead stack frame. */
@@ -50,8 +51,8 @@ const char *__asan_default_options(void)
 #define MAX_CALLS 512
 #define MAX_ERR 2048
 
-static const struct ik_cmdq_fmt *const fmts[4] = { &ik_cmdq_fmt_smmuv3, &ik_cmdq_fmt_vtd128,
-						   &ik_cmdq_fmt_vtd256, &ik_cmdq_fmt_riscv };
+static const struct ik_cmdq_fmt *const fmts[5] = { &ik_cmdq_fmt_smmuv3, &ik_cmdq_fmt_vtd128,
+						   &ik_cmdq_fmt_vtd256, &ik_cmdq_fmt_riscv, &ik_cmdq_fmt_amd };
 
 /* ================================================================ mode A */
 
@@ -117,15 +118,14 @@ static struct fz_alloc FA;
 
 static uint32_t ent_id(const uint8_t *b)
 {
-	uint64_t w0;
+	uint64_t w0, w1;
 
 	memcpy(&w0, b, 8);
-	if (A.fmt == &ik_cmdq_fmt_riscv) {	/* IOTINVAL.VMA ADDR = id << 12 */
-		uint64_t w1;
-
-		memcpy(&w1, b + 8, 8);
+	memcpy(&w1, b + 8, 8);
+	if (A.fmt == &ik_cmdq_fmt_riscv)	/* IOTINVAL.VMA ADDR = id << 12 */
 		return (uint32_t)(w1 >> 10);
-	}
+	if (A.fmt == &ik_cmdq_fmt_amd)
+		return (uint32_t)(w1 >> 12);
 	return A.fmt == &ik_cmdq_fmt_smmuv3 ? (uint32_t)(w0 >> 32) : (uint32_t)(w0 >> 16);
 }
 
@@ -135,7 +135,16 @@ static void make_cmd(uint8_t *b, uint32_t id, bool bad)
 {
 	uint64_t w[4] = { 0, 0, 0, 0 };
 
-	if (A.fmt == &ik_cmdq_fmt_smmuv3) {
+	if (A.fmt == &ik_cmdq_fmt_amd) {
+		struct ik_amd_cmd c;
+
+		memset(&c, 0, sizeof(c));
+		c.op = IK_AMD_CMD_INV_IOMMU_PAGES;
+		c.addr = (uint64_t)id << 12;
+		FZ_CHECK(ik_amd_cmd_encode(&c, w) == 0, "encode INVALIDATE_IOMMU_PAGES");
+		if (bad)
+			w[0] |= 1ull << 20; /* reserved, above PASID[19:0] */
+	} else if (A.fmt == &ik_cmdq_fmt_smmuv3) {
 		struct ik_smmu_cmd c;
 
 		memset(&c, 0, sizeof(c));
@@ -178,6 +187,8 @@ static int classify(const uint8_t *b, struct ik_cmdq_sync_info *si)
 	si->write = false;
 	si->addr = 0;
 	si->data = 0;
+	si->wide = false;
+	si->data_hi = 0;
 	return A.fmt->classify(w, si);
 }
 
@@ -595,6 +606,9 @@ static bool msi_ok(const struct ik_cmdq_fmt *fmt, uint64_t dma, uint64_t bytes)
 		return false;
 	if (fmt == &ik_cmdq_fmt_smmuv3 && dma + bytes - fmt->entry_size >= (1ull << 52))
 		return false;
+	/* AMD: StoreAddress[51:3] */
+	if (fmt == &ik_cmdq_fmt_amd && (dma + bytes - fmt->entry_size >= (1ull << 52) || dma % 8))
+		return false;
 	return true;
 }
 
@@ -612,7 +626,7 @@ static void run_queue(struct fz *f)
 	A.cur_call = -1;
 	timeouts = timeouts_slack = 0;
 	fz_alloc_init(&FA);
-	A.fmt = fmts[k % 4];
+	A.fmt = fmts[k % 5];
 	A.es = A.fmt->entry_size;
 	A.words = A.es / 8; /* 64-bit words of an entry */
 	memset(&cfg, 0, sizeof(cfg));
@@ -778,24 +792,41 @@ static struct {
 	uint64_t dma, bytes;
 	uint8_t *buf, *ring, *shadow;
 	ik_u32 cons; /* full index the handler expects next */
-	bool expect_write;
-	uint64_t exp_addr;
-	ik_u32 exp_data;
+	bool expect_write;	/* exp_n > exp_i: writes still expected */
+	unsigned exp_n, exp_i;
+	uint64_t exp_addr[2];
+	ik_u32 exp_data[2];
 	unsigned handled, writes;
 	bool has_write32;
 } B;
 
+/* All n bytes at addr inside the ring, naturally aligned. */
+static bool in_ring_n(uint64_t addr, uint64_t n)
+{
+	return addr >= B.dma && addr - B.dma < B.bytes && B.bytes - (addr - B.dma) >= n &&
+	       !(addr & (n - 1));
+}
+
 static bool in_ring(uint64_t addr)
 {
-	return addr >= B.dma && addr - B.dma < B.bytes && B.bytes - (addr - B.dma) >= 4 && !(addr & 3);
+	return in_ring_n(addr, 4);
+}
+
+static void b_expect(uint64_t addr, ik_u32 val)
+{
+	B.exp_addr[B.exp_n] = addr;
+	B.exp_data[B.exp_n] = val;
+	B.exp_n++;
+	B.expect_write = true;
 }
 
 static ik_u32 b_handler(void *ctx, ik_u32 index, const void *ent, int kind)
 {
 	uint8_t *slot = B.shadow + (size_t)(index & B.mask) * B.es;
-	struct ik_cmdq_sync_info si = { false, 0, 0 };
+	struct ik_cmdq_sync_info si = { false, 0, 0, false, 0 };
 
 	(void)ctx;
+	B.exp_n = B.exp_i = 0;
 	FZ_CHECK(index == B.cons, "hostile ring: consumer at %u, expected %u", index, B.cons);
 	FZ_CHECK(!memcmp(ent, slot, B.es), "hostile ring: entry %u is not what the ring holds", index);
 	FZ_CHECK(!B.expect_write, "a completion write was not done");
@@ -806,7 +837,19 @@ static ik_u32 b_handler(void *ctx, ik_u32 index, const void *ent, int kind)
 
 		memcpy(w, ent, B.es);
 		FZ_CHECK(B.fmt->classify(w, &si) == IK_CMDQ_KIND_SYNC, "classify disagrees");
-		if (si.write) {
+		if (si.write && si.wide) {
+			/* a 64-bit store (AMD): aligned, all 8 bytes in the
+			 * ring, else through write32, high word first */
+			if (si.addr & 7) {
+				/* not performed */
+			} else if (in_ring_n(si.addr, 8)) {
+				memcpy(B.shadow + (si.addr - B.dma), &si.data, 4);
+				memcpy(B.shadow + (si.addr - B.dma) + 4, &si.data_hi, 4);
+			} else if (B.has_write32) {
+				b_expect(si.addr + 4, si.data_hi);
+				b_expect(si.addr, si.data);
+			}
+		} else if (si.write) {
 			if (in_ring(si.addr)) {
 				/* a 32-bit store into the ring: naturally aligned
 				 * (a misaligned atomic faults on strict-alignment
@@ -816,9 +859,7 @@ static ik_u32 b_handler(void *ctx, ik_u32 index, const void *ent, int kind)
 					 (unsigned long long)si.addr, (unsigned long long)(si.addr - B.dma));
 				memcpy(B.shadow + (si.addr - B.dma), &si.data, 4);
 			} else if (B.has_write32) {
-				B.expect_write = true;
-				B.exp_addr = si.addr;
-				B.exp_data = si.data;
+				b_expect(si.addr, si.data);
 			}
 		}
 	}
@@ -829,11 +870,12 @@ static void b_write32(void *ctx, ik_u64 addr, ik_u32 val)
 {
 	(void)ctx;
 	B.writes++;
-	FZ_CHECK(B.expect_write && addr == B.exp_addr && val == B.exp_data,
+	FZ_CHECK(B.expect_write && addr == B.exp_addr[B.exp_i] && val == B.exp_data[B.exp_i],
 		 "write32(%#llx, %#x) not expected (expected %d %#llx %#x)", (unsigned long long)addr,
-		 val, B.expect_write, (unsigned long long)B.exp_addr, B.exp_data);
+		 val, B.expect_write, (unsigned long long)B.exp_addr[B.exp_i], B.exp_data[B.exp_i]);
 	FZ_CHECK(!in_ring(addr), "write32 for an address inside the ring");
-	B.expect_write = false;
+	B.exp_i++;
+	B.expect_write = B.exp_i < B.exp_n;
 }
 
 static void b_check_memory(void)
@@ -876,7 +918,11 @@ static void b_write_entry(struct fz *f)
 		B.fmt->encode_sync(w, gen_addr(f), fz_u32(f));
 		break;
 	case 2: /* a sync with a raw (possibly unencodable) address */
-		if (B.fmt == &ik_cmdq_fmt_smmuv3) {
+		if (B.fmt == &ik_cmdq_fmt_amd) {
+			w[0] = ((uint64_t)IK_AMD_CMD_COMPLETION_WAIT << 60) | 1 |
+			       (fz_u64(f) & 0x000ffffffffffff8ull);
+			w[1] = fz_u64(f);
+		} else if (B.fmt == &ik_cmdq_fmt_smmuv3) {
 			w[0] = IK_SMMU_CMD_SYNC | ((uint64_t)IK_SMMU_SYNC_CS_IRQ << 12) |
 			       ((uint64_t)fz_u32(f) << 32);
 			w[1] = (fz_u64(f) & ((1ull << 50) - 1)) << 2;
@@ -908,7 +954,7 @@ static void run_hostile(struct fz *f)
 	int err;
 
 	memset(&B, 0, sizeof(B));
-	B.fmt = fmts[k % 4];
+	B.fmt = fmts[k % 5];
 	B.es = B.fmt->entry_size;
 	k = fz_u8(f);
 	B.log2 = k < 240 ? 2 + k % 6 : k % 24;

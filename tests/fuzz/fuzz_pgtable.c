@@ -2,9 +2,9 @@
 /*
  * fuzz_pgtable - the page-table engine (include/iommukit/pgtable.h) in every
  * format (lpae-s1, lpae-s2 with 48- and 52-bit layouts, vtd-sl, vtd-fl,
- * riscv-s1, riscv-s2), at every granule, input and output size the input
- * picks (bad configs must be refused), with the table-page hooks or the
- * default allocator, coherent or not.
+ * riscv-s1, riscv-s2, amd-v1, amd-v2), at every granule, input and output
+ * size the input picks (bad configs must be refused), with the table-page
+ * hooks or the default allocator, coherent or not.
  *
  * Table memory.  The harness's alloc_table hook hands out pages at IOMMU
  * addresses of its own (a bump allocator, never reused: a stale pointer to
@@ -46,6 +46,7 @@
 #include <iommukit/fmt/lpae.h>
 #include <iommukit/fmt/vtd.h>
 #include <iommukit/fmt/riscv.h>
+#include <iommukit/fmt/amd.h>
 #include "fuzzlib.h"
 
 typedef unsigned __int128 u128;
@@ -724,6 +725,12 @@ static void expect_prot(unsigned prot, unsigned *dprot, uint64_t *attr)
 		    : prot & IK_PROT_MMIO ? IK_LPAE_S2_MEMATTR_DEV
 					  : IK_LPAE_S2_MEMATTR_NC;
 		break;
+	case IK_PT_AMD_V1:
+		/* FC is the only attribute; no execute permission */
+		snp = (prot & IK_PROT_CACHE) || (G.fmt_flags & IK_AMD_FLAG_FORCE_FC);
+		p = IK_PROT_NOEXEC | (prot & (IK_PROT_READ | IK_PROT_WRITE)) | (snp ? IK_PROT_CACHE : 0);
+		a = (snp ? 1u : 0u) | ((G.fmt_flags & IK_AMD_FLAG_U) ? 2u : 0u);
+		break;
 	case IK_PT_VTD_SL:
 		snp = (G.fmt_flags & IK_VTD_FLAG_FORCE_SNP) ||
 		      ((prot & IK_PROT_CACHE) && (G.fmt_flags & IK_VTD_FLAG_SC));
@@ -736,7 +743,7 @@ static void expect_prot(unsigned prot, unsigned *dprot, uint64_t *attr)
 	case IK_PT_RISCV_S2:	/* every G-stage leaf is U: PRIV is not kept */
 		p = IK_PROT_READ | (prot & (IK_PROT_WRITE | IK_PROT_NOEXEC));
 		break;
-	default: /* IK_PT_VTD_FL */
+	default: /* IK_PT_VTD_FL, IK_PT_AMD_V2 */
 		p = IK_PROT_READ | (prot & (IK_PROT_WRITE | IK_PROT_PRIV | IK_PROT_NOEXEC));
 		p |= prot & IK_PROT_MMIO ? IK_PROT_MMIO : prot & IK_PROT_CACHE;
 		a = prot & IK_PROT_MMIO ? 3 : prot & IK_PROT_CACHE ? 0 : 2;
@@ -751,7 +758,8 @@ static bool expect_dirty(const struct ext *x, uint64_t leaf_base)
 	if (G.quirks & IK_PT_QUIRK_DIRTY)
 		return is_dirty(leaf_base);
 	/* x86 and RISC-V leaves: D preset on writable ones */
-	return (G.fmt == IK_PT_VTD_FL || G.fmt == IK_PT_RISCV_S1 || G.fmt == IK_PT_RISCV_S2) &&
+	return (G.fmt == IK_PT_VTD_FL || G.fmt == IK_PT_AMD_V2 || G.fmt == IK_PT_RISCV_S1 ||
+		G.fmt == IK_PT_RISCV_S2) &&
 	       (x->prot & IK_PROT_WRITE);
 }
 
@@ -915,6 +923,8 @@ static bool my_is_table(uint64_t e, unsigned lvl)
 	case IK_PT_RISCV_S1:
 	case IK_PT_RISCV_S2:
 		return !(e & 0xe);	/* R = W = X = 0: a pointer */
+	case IK_PT_AMD_V1: /* NextLevel 0 or 7: a page */
+		return ((e >> 9) & 7) != 0 && ((e >> 9) & 7) != 7;
 	default:
 		return lvl > 2 || !(e & IK_VTD_FL_PS);
 	}
@@ -1601,7 +1611,7 @@ static int cfg_expect(const struct ik_pgtable_cfg *c)
 {
 	unsigned glg2;
 
-	if (c->fmt < IK_PT_LPAE_S1 || c->fmt > IK_PT_RISCV_S2)
+	if (c->fmt < IK_PT_LPAE_S1 || c->fmt > IK_PT_AMD_V2)
 		return -EOPNOTSUPP;
 	if (!c->pgsize_bitmap)
 		return -EINVAL;
@@ -1629,10 +1639,16 @@ static int cfg_expect(const struct ik_pgtable_cfg *c)
 			return -EINVAL;
 		return 0;
 	}
-	if (c->ias < 32 || c->ias > (c->fmt == IK_PT_VTD_FL ? 56u : 57u) || c->oas < 32 || c->oas > 52 ||
-	    glg2 != 12)
+	if (c->oas < 32 || c->oas > 52 || glg2 != 12)
 		return -EINVAL;
 	if (c->quirks & ~(IK_PT_QUIRK_DIRTY | IK_PT_QUIRK_DEFER_LEAF_CLEAN))
+		return -EINVAL;
+	if (c->fmt == IK_PT_AMD_V1)	/* Mode 1..6 */
+		return c->ias < 21 || c->ias > 63 || (c->fmt_flags & ~(IK_AMD_FLAG_FORCE_FC | IK_AMD_FLAG_U))
+			       ? -EINVAL : 0;
+	if (c->fmt == IK_PT_AMD_V2)	/* x86-64, no capability flags */
+		return c->ias < 32 || c->ias > 56 || c->fmt_flags ? -EINVAL : 0;
+	if (c->ias < 32 || c->ias > (c->fmt == IK_PT_VTD_FL ? 56u : 57u))
 		return -EINVAL;
 	if (c->fmt == IK_PT_VTD_FL ? (c->fmt_flags & ~(IK_VTD_FLAG_SP_2M | IK_VTD_FLAG_SP_1G))
 				   : (c->fmt_flags & ~0xfull))
@@ -1649,12 +1665,14 @@ static unsigned expect_levels(const struct ik_pgtable_cfg *c)
 
 	if (c->fmt == IK_PT_VTD_SL)
 		return c->ias <= 39 ? 3 : c->ias <= 48 ? 4 : 5;
-	if (c->fmt == IK_PT_VTD_FL)
+	if (c->fmt == IK_PT_VTD_FL || c->fmt == IK_PT_AMD_V2)
 		return c->ias <= 47 ? 4 : 5;
 	if (c->fmt == IK_PT_RISCV_S1)
 		return c->ias <= 38 ? 3 : c->ias <= 47 ? 4 : 5;
 	if (c->fmt == IK_PT_RISCV_S2)
 		return c->ias <= 41 ? 3 : c->ias <= 50 ? 4 : 5;
+	if (c->fmt == IK_PT_AMD_V1)
+		return (c->ias - 12 + 8) / 9;
 	va = c->ias - glg2;
 	n = (va + bits - 1) / bits;
 	/* stage 2 starts a level lower with 2..16 concatenated roots */
@@ -1677,6 +1695,8 @@ static uint64_t expect_sizes(const struct ik_pgtable_cfg *c)
 		want = glg2 == 12   ? (1ull << 21) | (1ull << 30) | (ds ? 1ull << 39 : 0)
 		       : glg2 == 14 ? (1ull << 25) | (ds ? 1ull << 36 : 0)
 				    : (1ull << 29) | (c->oas == 52 ? 1ull << 42 : 0);
+	} else if (c->fmt == IK_PT_AMD_V1 || c->fmt == IK_PT_AMD_V2) {
+		want = (1ull << 21) | (1ull << 30);	/* natural sizes only; no capability gating */
 	} else if (c->fmt == IK_PT_RISCV_S1 || c->fmt == IK_PT_RISCV_S2) {
 		want = (1ull << 21) | (1ull << 30) | (1ull << 39) | (1ull << 48); /* every level */
 	} else
@@ -1695,7 +1715,7 @@ static void gen_cfg(struct fz *f, struct ik_pgtable_cfg *c, int *mode)
 	unsigned glg2;
 
 	memset(c, 0, sizeof(*c));
-	c->fmt = (enum ik_pt_fmt)(k < 250 ? 1 + k % 6 : k % 9);
+	c->fmt = (enum ik_pt_fmt)(k < 250 ? 1 + k % 8 : k % 11);
 	k = fz_u8(f);
 	if (c->fmt == IK_PT_LPAE_S1 || c->fmt == IK_PT_LPAE_S2) {
 		static const uint32_t oas[] = { 32, 36, 40, 42, 44, 48, 52, 52 };
@@ -1711,7 +1731,7 @@ static void gen_cfg(struct fz *f, struct ik_pgtable_cfg *c, int *mode)
 		c->oas = 32 + fz_u8(f) % 25;
 	} else {
 		glg2 = 12;
-		c->ias = 32 + fz_u8(f) % 26;
+		c->ias = c->fmt == IK_PT_AMD_V1 ? 21 + fz_u8(f) % 43 : 32 + fz_u8(f) % 26;
 		c->oas = 32 + fz_u8(f) % 21;
 	}
 	if (k >= 240) { /* out of range values */
@@ -1739,6 +1759,10 @@ static void gen_cfg(struct fz *f, struct ik_pgtable_cfg *c, int *mode)
 		c->quirks &= ~IK_PT_QUIRK_ARM_NS;
 		if (c->fmt == IK_PT_RISCV_S1 && (q & 8))
 			c->fmt_flags |= IK_RISCV_FLAG_SUM;
+	} else if (c->fmt == IK_PT_AMD_V1 || c->fmt == IK_PT_AMD_V2) {
+		c->quirks &= ~IK_PT_QUIRK_ARM_NS;
+		if (c->fmt == IK_PT_AMD_V1)
+			c->fmt_flags = (q & 8 ? IK_AMD_FLAG_FORCE_FC : 0) | (q & 16 ? IK_AMD_FLAG_U : 0);
 	} else if (c->fmt >= IK_PT_VTD_SL) {
 		c->quirks &= ~IK_PT_QUIRK_ARM_NS;
 		if (q & 8)
@@ -1777,6 +1801,14 @@ static void gen_cfg(struct fz *f, struct ik_pgtable_cfg *c, int *mode)
 static void setup_regs_walker(void)
 {
 	have_wreg = false;
+	if (G.fmt == IK_PT_AMD_V1 || G.fmt == IK_PT_AMD_V2) {
+		/* no register helpers: a walker from the config and the root,
+		 * as an emulator builds one from a DTE */
+		FZ_CHECK(ik_pt_walker_init(&WREG, &CFG, W.root) == 0, "AMD walker from the config");
+		FZ_CHECK(ik_vtd_get_regs(PT, 1, NULL) == -EINVAL, "vtd_get_regs on AMD");
+		have_wreg = true;
+		return;
+	}
 	if (G.fmt == IK_PT_LPAE_S1 || G.fmt == IK_PT_LPAE_S2) {
 		struct ik_lpae_regs r;
 

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * AMD IOMMU commands, encoded and decoded from one field table (positions
+ * from the AMD IOMMU specification, "Commands"; summarised in
+ * <iommukit/cmd/amd.h>), and the invalidation range encoding (S bit).
+ */
+#include <iommukit/cmd/amd.h>
+#include "cmd_codec.h"
+
+#define M(m) (ik_u8) __builtin_offsetof(struct ik_amd_cmd, m), \
+	     (ik_u8)sizeof(((struct ik_amd_cmd *)0)->m)
+#define F(t, m, lsb, width, shift) { IK_AMD_CMD_##t, M(m), lsb, width, shift }
+
+static const struct ik_field amd_fields[] = {
+	F(COMPLETION_WAIT, store, 0, 1, 0),
+	F(COMPLETION_WAIT, irq, 1, 1, 0),
+	F(COMPLETION_WAIT, flush, 2, 1, 0),
+	F(COMPLETION_WAIT, store_addr, 3, 49, 3),
+	F(COMPLETION_WAIT, store_data, 64, 64, 0),
+	F(INV_DEVTAB_ENTRY, devid, 0, 16, 0),
+	F(INV_IOMMU_PAGES, pasid, 0, 20, 0),
+	F(INV_IOMMU_PAGES, domid, 32, 16, 0),
+	F(INV_IOMMU_PAGES, s, 64, 1, 0),
+	F(INV_IOMMU_PAGES, pde, 65, 1, 0),
+	F(INV_IOMMU_PAGES, gn, 66, 1, 0),
+	F(INV_IOMMU_PAGES, addr, 76, 52, 12),
+	F(INV_IOTLB_PAGES, devid, 0, 16, 0),
+	F(INV_IOTLB_PAGES, pasid, 16, 8, 8),
+	F(INV_IOTLB_PAGES, maxpend, 24, 8, 0),
+	F(INV_IOTLB_PAGES, queueid, 32, 16, 0),
+	F(INV_IOTLB_PAGES, pasid, 48, 8, 0),
+	F(INV_IOTLB_PAGES, s, 64, 1, 0),
+	F(INV_IOTLB_PAGES, gn, 66, 1, 0),
+	F(INV_IOTLB_PAGES, addr, 76, 52, 12),
+};
+
+#define AMD_OP_SHIFT 60
+
+IK_API const char *ik_amd_cmd_name(unsigned op)
+{
+	switch (op) {
+	case IK_AMD_CMD_COMPLETION_WAIT: return "COMPLETION_WAIT";
+	case IK_AMD_CMD_INV_DEVTAB_ENTRY: return "INVALIDATE_DEVTAB_ENTRY";
+	case IK_AMD_CMD_INV_IOMMU_PAGES: return "INVALIDATE_IOMMU_PAGES";
+	case IK_AMD_CMD_INV_IOTLB_PAGES: return "INVALIDATE_IOTLB_PAGES";
+	case IK_AMD_CMD_INV_IOMMU_ALL: return "INVALIDATE_IOMMU_ALL";
+	default: return NULL;
+	}
+}
+
+IK_API int ik_amd_cmd_encode(const struct ik_amd_cmd *c, ik_u64 *w)
+{
+	ik_u64 t[2] = { 0, 0 };
+	int err;
+
+	if (!c || !w || !ik_amd_cmd_name(c->op))
+		return -EINVAL;
+	t[0] = (ik_u64)c->op << AMD_OP_SHIFT;
+	err = ik_codec_encode(amd_fields, IK_ARRAY_SIZE(amd_fields), c->op, c, t);
+	if (err)
+		return err;
+	w[0] = t[0];
+	w[1] = t[1];
+	return 0;
+}
+
+IK_API int ik_amd_cmd_decode(const ik_u64 *w, struct ik_amd_cmd *c)
+{
+	static const ik_u64 opmask[2] = { 0xfull << AMD_OP_SHIFT, 0 };
+
+	if (!w || !c)
+		return -EINVAL;
+	IK_ENV_MEMSET(c, 0, sizeof(*c));
+	c->op = (ik_u8)(w[0] >> AMD_OP_SHIFT);
+	if (!ik_amd_cmd_name(c->op))
+		return -EINVAL;
+	return ik_codec_decode(amd_fields, IK_ARRAY_SIZE(amd_fields), c->op, w, 2, opmask, c);
+}
+
+IK_API int ik_amd_inv_encode(ik_u64 iova, ik_u64 size, ik_u64 *addr, ik_u8 *s)
+{
+	ik_u64 last;
+	unsigned b;
+
+	if (!addr || !s || size == 0 || iova + (size - 1) < iova)
+		return -EINVAL;
+	last = iova + (size - 1);
+	if ((iova >> 12) == (last >> 12)) {
+		*addr = iova & ~(ik_u64)0xfff;
+		*s = 0;
+		return 0;
+	}
+	/* The block of 2^b bytes holding iova holds last once they agree
+	 * above bit b - 1 (b >= 13 here: they differ at or above bit 12). */
+	b = (unsigned)(64 - __builtin_clzll(iova ^ last));
+	*s = 1;
+	if (b >= 52) {
+		*addr = IK_AMD_INV_ALL_ADDR;
+		return 0;
+	}
+	/* Bits 12 .. b - 2 set, bit b - 1 clear: the size code of 2^b. */
+	*addr = ((iova & ~(((ik_u64)1 << b) - 1)) | (((ik_u64)1 << (b - 1)) - 1)) & ~(ik_u64)0xfff;
+	return 0;
+}
+
+IK_API int ik_amd_inv_decode(ik_u64 addr, ik_u8 s, ik_u64 *first, ik_u64 *last)
+{
+	ik_u64 zeros, size;
+	unsigned k;
+
+	if (!first || !last)
+		return -EINVAL;
+	if (!s) {
+		*first = addr & ~(ik_u64)0xfff;
+		*last = *first + 0xfff;
+		return 0;
+	}
+	zeros = ~(addr | 0xfff);
+	k = zeros ? (unsigned)__builtin_ctzll(zeros) : 64;
+	if (k >= 51) {
+		*first = 0;
+		*last = IK_U64_MAX;
+		return 0;
+	}
+	size = (ik_u64)1 << (k + 1);
+	*first = addr & ~(size - 1);
+	*last = *first + (size - 1);
+	return 0;
+}
