@@ -192,7 +192,7 @@ static void invalidate(struct ctx *c, uint64_t iova, uint64_t size, bool leaf)
 	if (!size)
 		return;
 	if (!A.use_queue) {
-		struct ik_softiommu_cmd cmd = { IK_SOFTIOMMU_OP_INV_RANGE, c->tag, iova, size, leaf };
+		struct ik_softiommu_cmd cmd = { IK_SOFTIOMMU_OP_INV_RANGE, c->tag, iova, size, leaf, 0, 0 };
 
 		FZ_CHECK(ik_softiommu_exec(S, &cmd) == 0, "exec INV_RANGE");
 		cmd.op = IK_SOFTIOMMU_OP_SYNC;
@@ -260,7 +260,7 @@ static void h_flush_walk(void *cookie, ik_u64 iova, ik_u64 size, ik_u64 granule)
 static void h_flush_all(void *cookie)
 {
 	struct ctx *c = (struct ctx *)cookie;
-	struct ik_softiommu_cmd cmd = { IK_SOFTIOMMU_OP_INV_TAG, c->tag, 0, 0, false };
+	struct ik_softiommu_cmd cmd = { IK_SOFTIOMMU_OP_INV_TAG, c->tag, 0, 0, false, 0, 0 };
 
 	FZ_CHECK(ik_softiommu_exec(S, &cmd) == 0, "exec INV_TAG");
 }
@@ -912,7 +912,7 @@ static void run_guest(struct fz *f)
 		case 4: b_dma(f, true); break;
 		case 5: b_translate(f); break;
 		case 6: {
-			struct ik_softiommu_cmd c = { 1 + fz_u8(f) % 5, fz_u8(f), fz_edgy(f), fz_edgy(f), fz_bool(f) };
+			struct ik_softiommu_cmd c = { 1 + fz_u8(f) % 5, fz_u8(f), fz_edgy(f), fz_edgy(f), fz_bool(f), 0, 0 };
 
 			(void)ik_softiommu_exec(S, &c);
 			break;
