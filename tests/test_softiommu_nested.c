@@ -21,6 +21,7 @@
 #include <iommukit/fmt/vtd.h>
 #include <iommukit/cmd/smmuv3.h>
 #include <iommukit/cmd/vtd.h>
+#include <iommukit/cmdq.h>
 #include "testlib.h"
 
 #define PA_BASE 0x80000000ull
@@ -794,6 +795,89 @@ START_TEST(hardware_access_flag_update_goes_through_stage2)
 }
 END_TEST
 
+/* Through a real command queue, consumed inline by the soft IOMMU on the
+ * PROD write: the guest's stage-1 invalidation, then the host's stage-2
+ * one, each with its sync. */
+START_TEST(invalidations_through_the_command_queue)
+{
+	const struct ik_cmdq_fmt *qf = _i ? &ik_cmdq_fmt_vtd128 : &ik_cmdq_fmt_smmuv3;
+	struct ik_softiommu_cq cq;
+	struct ik_softiommu_cq_config cc;
+	struct ik_cmdq_config qc;
+	struct ik_cmdq *q;
+	struct nest n;
+	uint64_t w[2][2], newpa = ipa_pa(GDATA + (2u << 20));
+	void *ring;
+
+	nest_init(&n, _i, IK_SOFTIOMMU_CHECK);
+	ring = calloc(1, (size_t)qf->entry_size << 4);
+	ck_assert_ptr_nonnull(ring);
+	memset(&cc, 0, sizeof(cc));
+	cc.fmt = qf;
+	cc.log2_entries = 4;
+	cc.flags = _i ? IK_CMDQ_CFG_NO_WRAP : 0;
+	cc.ring = ring;
+	ck_assert_int_eq(ik_softiommu_cq_init(&cq, n.s, &cc), 0);
+	memset(&qc, 0, sizeof(qc));
+	qc.fmt = qf;
+	qc.log2_entries = 4;
+	qc.flags = cc.flags;
+	qc.ring = ring;
+	qc.regs = &ik_softiommu_cq_regs;
+	qc.regs_ctx = &cq;
+	ck_assert_int_eq(ik_cmdq_create(&qc, &q), 0);
+
+	s1_map(&n, 0x5000, GDATA, 0x1000, IK_PROT_READ | IK_PROT_WRITE);
+	xl(&n, 0, 0x5000, R, 0);
+	unmap(n.s1, 0x5000, 0x1000);
+	s1_map(&n, 0x5000, GDATA + 0x1000, 0x1000, IK_PROT_READ | IK_PROT_WRITE);
+	if (_i) {
+		struct ik_vtd_desc d;
+
+		memset(&d, 0, sizeof(d));
+		d.type = IK_VTD_DESC_PIOTLB;
+		d.g = IK_VTD_G_PASID_PAGE;
+		d.did = VMID;
+		d.pasid = ASID;
+		d.addr = 0x5000;
+		ck_assert_int_eq(ik_vtd_desc_encode(&d, w[0], 2), 0);
+		memset(&d, 0, sizeof(d));
+		d.type = IK_VTD_DESC_IOTLB;
+		d.g = IK_VTD_G_PAGE;
+		d.did = VMID;
+		d.addr = GDATA;
+		ck_assert_int_eq(ik_vtd_desc_encode(&d, w[1], 2), 0);
+	} else {
+		struct ik_smmu_cmd c;
+
+		memset(&c, 0, sizeof(c));
+		c.op = IK_SMMU_CMD_TLBI_NH_VA;
+		c.asid = ASID;
+		c.vmid = VMID;
+		c.addr = 0x5000;
+		ck_assert_int_eq(ik_smmu_cmd_encode(&c, w[0]), 0);
+		c.op = IK_SMMU_CMD_TLBI_S2_IPA;
+		c.asid = 0;
+		c.addr = GDATA;
+		ck_assert_int_eq(ik_smmu_cmd_encode(&c, w[1]), 0);
+	}
+	ck_assert_int_eq(ik_cmdq_issue(q, w[0], 1, IK_CMDQ_SYNC), 0);
+	ck_assert_uint_eq(xl(&n, 0, 0x5000, R, 0).ipa, GDATA + 0x1000);
+	/* the host moves the guest's data block */
+	unmap(n.s2, GDATA, 2u << 20);
+	ck_assert_int_eq(ik_pgtable_map(n.s2, GDATA, newpa, 2u << 20, IK_PROT_READ | IK_PROT_WRITE), 0);
+	ck_assert_int_eq(ik_cmdq_issue(q, w[1], 1, IK_CMDQ_SYNC), 0);
+	ck_assert_uint_eq(xl(&n, 0, 0x5000, R, 0).oa, newpa + 0x1000);
+	ck_assert_uint_eq(stats(n.s).stale, 0);
+	ck_assert_uint_eq(stats(n.s).inv_s2_range, 1);
+	ck_assert_uint_eq(stats(n.s).inv_range, 1);
+	ck_assert_uint_ge(stats(n.s).syncs, 2);
+	ik_cmdq_destroy(q);
+	free(ring);
+	nest_fini(&n);
+}
+END_TEST
+
 /* ------------------------------------------------------------ bad input */
 
 START_TEST(attach_nested_rejects_bad_pairs_and_changes_nothing)
@@ -912,6 +996,7 @@ Suite *ik_test_suite(void)
 	tcase_add_loop_test(tc, stage2_remap_of_a_stage1_table_needs_the_stage2_invalidation, 0, 2);
 	tcase_add_loop_test(tc, same_stage1_tag_under_two_stage2_tags_never_shares_entries, 0, 2);
 	tcase_add_test(tc, hardware_access_flag_update_goes_through_stage2);
+	tcase_add_loop_test(tc, invalidations_through_the_command_queue, 0, 2);
 	tcase_add_loop_test(tc, attach_nested_rejects_bad_pairs_and_changes_nothing, 0, 2);
 	tcase_add_loop_test(tc, exec_rejects_bad_scopes_and_changes_nothing, 0, 2);
 	suite_add_tcase(s, tc);
