@@ -376,6 +376,15 @@ START_TEST(permissions_are_intersected_and_the_refusing_stage_reported)
 	ck_assert_uint_eq(x.stage, IK_SOFTIOMMU_STAGE_2);
 	ck_assert_uint_eq(x.s2_class, IK_SOFTIOMMU_S2_IN);
 	ck_assert_uint_eq(x.ipa, GDATA + 0x2000);
+	/* The same with a read-only 2 MiB stage-1 block onto an IPA far from
+	 * anything stage 2 maps: the stage-1 fault has the block's level. */
+	s1_map(&n, 0x600000, 0x80000000ull, 2u << 20, IK_PROT_READ);
+	x = xl(&n, 0, 0x600000, W, IK_SOFTIOMMU_FAULT_PERMISSION);
+	ck_assert_uint_eq(x.stage, IK_SOFTIOMMU_STAGE_1);
+	ck_assert_uint_eq(x.level, 1);
+	x = xl(&n, 0, 0x600000, R, IK_SOFTIOMMU_FAULT_TRANSLATION);
+	ck_assert_uint_eq(x.stage, IK_SOFTIOMMU_STAGE_2);
+	ck_assert_uint_ge(x.level, 2);
 	drain_faults(n.s);
 	nest_fini(&n);
 }

@@ -975,24 +975,36 @@ struct xlate_try {
 
 enum xlate_next { XL_BAD_STREAM, XL_HIT, XL_WALK };
 
-/*
- * A nested access's fault, as the hardware orders them: a stage-1
- * permission fault comes before anything stage 2 says about the final IPA;
- * a permission fault of a combined translation belongs to the stage that
- * refused.
- */
+/* A permission fault of a combined translation belongs to the stage that
+ * refused (stage 1 first, as the hardware checks it first). */
 static void nest_fault_stage(struct ik_softiommu_xlate *f, ik_u32 access)
 {
 	bool s1_refuses = !(f->prot_s1 & access);
 
-	if (f->stage == IK_SOFTIOMMU_STAGE_2 && f->s2_class == IK_SOFTIOMMU_S2_IN && s1_refuses) {
-		f->fault = IK_SOFTIOMMU_FAULT_PERMISSION;
-		f->stage = IK_SOFTIOMMU_STAGE_1;
-		f->s2_class = IK_SOFTIOMMU_S2_NONE;
-	} else if (f->stage == IK_SOFTIOMMU_STAGE_NESTED) {
+	if (f->stage == IK_SOFTIOMMU_STAGE_NESTED) {
 		f->stage = s1_refuses ? IK_SOFTIOMMU_STAGE_1 : IK_SOFTIOMMU_STAGE_2;
 		f->s2_class = s1_refuses ? IK_SOFTIOMMU_S2_NONE : IK_SOFTIOMMU_S2_IN;
 	}
+}
+
+/*
+ * A walk's stage-2 fault on the final IPA of an access that stage 1 does
+ * not permit: the hardware reports stage 1's permission fault, found on the
+ * stage-1 leaf before the output went to stage 2.  x->lg2_size is still
+ * that leaf's, which gives its level.
+ */
+static void nest_prefer_s1(const struct sio_stream *st, struct ik_softiommu_xlate *f,
+			   ik_u32 access)
+{
+	const struct ik_pt_geometry *g = &st->ptw.geom;
+
+	if (f->stage != IK_SOFTIOMMU_STAGE_2 || f->s2_class != IK_SOFTIOMMU_S2_IN ||
+	    (f->prot_s1 & access) || g->bits == 0 || f->lg2_size < g->lg2_granule)
+		return;
+	f->fault = IK_SOFTIOMMU_FAULT_PERMISSION;
+	f->stage = IK_SOFTIOMMU_STAGE_1;
+	f->s2_class = IK_SOFTIOMMU_S2_NONE;
+	f->level = (f->lg2_size - g->lg2_granule) / g->bits;
 }
 
 /* Lock held: queue fault `type` of an access that found *found, unlock, and
@@ -1098,8 +1110,13 @@ static ik_u32 xlate_finish(struct ik_softiommu *s, ik_u32 sid, ik_u64 iova, ik_u
 		stale_push(s, sid, t->key.tag, iova, access, true, &wcx, fresh);
 		return xlate_fault(s, sid, &t->key, iova, access, fresh, IK_SOFTIOMMU_FAULT_STALE, x);
 	}
-	if (fresh->fault)
-		return xlate_fault(s, sid, &t->key, iova, access, fresh, fresh->fault, x);
+	if (fresh->fault) {
+		struct ik_softiommu_xlate f = *fresh;
+
+		if (t->key.nested)
+			nest_prefer_s1(&t->st, &f, access);
+		return xlate_fault(s, sid, &t->key, iova, access, &f, f.fault, x);
+	}
 	if (!t->hit && s->sets)
 		tlb_fill(s, &t->key, iova, fresh);
 	/* Page-table streams cache last-level tables only: the table holding
