@@ -139,8 +139,8 @@
  *   cq_poll/cq_run on one queue            everything on other queues and the
  *                                          queue's producers; one consumer per
  *                                          queue at a time
- *   attach/detach                          everything but destroy; a stream's
- *                                          accesses during detach either see
+ *   attach, attach_pt, attach_nested,      everything but destroy; a stream's
+ *   detach                                 accesses during detach either see
  *                                          the old context or fault
  *   fault_pop, stale_pop, history, stats   everything but destroy
  *   set_flags                              everything but destroy (takes
