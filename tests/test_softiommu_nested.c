@@ -887,6 +887,41 @@ START_TEST(invalidations_through_the_command_queue)
 }
 END_TEST
 
+/* A custom walker that fills the nested fields anyway. */
+static int junk_walk(void *ctx, uint64_t iova, struct ik_softiommu_xlate *out)
+{
+	(void)ctx;
+	out->oa = PA_BASE + (iova & 0xfff);
+	out->lg2_size = 12;
+	out->prot = R | W;
+	out->stage = IK_SOFTIOMMU_STAGE_2;
+	out->s2_class = IK_SOFTIOMMU_S2_TT;
+	out->ipa = 0x1234000 + (iova & 0xfff);
+	out->prot_s1 = R;
+	return 0;
+}
+
+START_TEST(non_nested_streams_report_no_stage)
+{
+	struct nest n;
+	struct ik_softiommu_walker w = { junk_walk, NULL, NULL };
+	struct ik_softiommu_xlate x;
+
+	nest_init(&n, false, IK_SOFTIOMMU_CHECK);
+	ck_assert_int_eq(ik_softiommu_attach(n.s, 2, 9, &w), 0);
+	for (int i = 0; i < 2; i++) { /* a walk, then a checked hit */
+		x = xl(&n, 2, 0x7008, W, 0);
+		ck_assert_uint_eq(x.stage, IK_SOFTIOMMU_STAGE_ONLY);
+		ck_assert_uint_eq(x.s2_class, IK_SOFTIOMMU_S2_NONE);
+		ck_assert_uint_eq(x.ipa, 0);
+		ck_assert_uint_eq(x.prot_s1, 0);
+		ck_assert_uint_eq(x.oa, PA_BASE + 8);
+	}
+	ck_assert_uint_eq(stats(n.s).stale, 0);
+	nest_fini(&n);
+}
+END_TEST
+
 /* ------------------------------------------------------------ bad input */
 
 START_TEST(attach_nested_rejects_bad_pairs_and_changes_nothing)
@@ -1006,6 +1041,7 @@ Suite *ik_test_suite(void)
 	tcase_add_loop_test(tc, same_stage1_tag_under_two_stage2_tags_never_shares_entries, 0, 2);
 	tcase_add_test(tc, hardware_access_flag_update_goes_through_stage2);
 	tcase_add_loop_test(tc, invalidations_through_the_command_queue, 0, 2);
+	tcase_add_test(tc, non_nested_streams_report_no_stage);
 	tcase_add_loop_test(tc, attach_nested_rejects_bad_pairs_and_changes_nothing, 0, 2);
 	tcase_add_loop_test(tc, exec_rejects_bad_scopes_and_changes_nothing, 0, 2);
 	suite_add_tcase(s, tc);

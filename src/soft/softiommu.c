@@ -870,6 +870,21 @@ static void nest_walk(const struct sio_stream *st, ik_u64 iova, struct ik_softio
 	nest_final(st, x);
 }
 
+/* After any walk: the nested fields are 0 unless the stream is nested
+ * (whatever a custom walker left there), and a block size no walker could
+ * mean is a translation fault. */
+static void walk_sanitize(const struct sio_stream *st, struct ik_softiommu_xlate *x)
+{
+	if (!st->nested) {
+		x->stage = IK_SOFTIOMMU_STAGE_ONLY;
+		x->s2_class = IK_SOFTIOMMU_S2_NONE;
+		x->ipa = 0;
+		x->prot_s1 = 0;
+	}
+	if (!x->fault && (x->lg2_size < 10 || x->lg2_size > 47))
+		x->fault = IK_SOFTIOMMU_FAULT_TRANSLATION; /* walker bug: no sane block size */
+}
+
 static void do_walk(const struct sio_stream *st, ik_u64 iova, struct ik_softiommu_xlate *x)
 {
 	int err = 0;
@@ -891,14 +906,7 @@ static void do_walk(const struct sio_stream *st, ik_u64 iova, struct ik_softiomm
 		IK_ENV_MEMSET(x, 0, sizeof(*x));
 		x->fault = IK_SOFTIOMMU_FAULT_TRANSLATION;
 	}
-	if (!st->nested) { /* what a custom walker may not set */
-		x->stage = IK_SOFTIOMMU_STAGE_ONLY;
-		x->s2_class = IK_SOFTIOMMU_S2_NONE;
-		x->ipa = 0;
-		x->prot_s1 = 0;
-	}
-	if (!x->fault && (x->lg2_size < 10 || x->lg2_size > 47))
-		x->fault = IK_SOFTIOMMU_FAULT_TRANSLATION; /* walker bug: no sane block size */
+	walk_sanitize(st, x);
 }
 
 static bool can_walk_leaf(const struct sio_stream *st)
@@ -943,8 +951,7 @@ static void do_walk_leaf(const struct sio_stream *st, ik_u64 table, ik_u32 lg2, 
 		IK_ENV_MEMSET(x, 0, sizeof(*x));
 		x->fault = IK_SOFTIOMMU_FAULT_TRANSLATION;
 	}
-	if (!x->fault && (x->lg2_size < 10 || x->lg2_size > 47))
-		x->fault = IK_SOFTIOMMU_FAULT_TRANSLATION;
+	walk_sanitize(st, x);
 	x->leaf_table = table;
 	x->leaf_table_lg2 = lg2;
 }
