@@ -609,7 +609,7 @@ static void op_attach(struct fz *f)
 			err = ik_softiommu_attach_pt(S, sid, A.c[ci].tag, &A.c[ci].w, &TMEM);
 		}
 
-		TRACE("attach sid %u ctx %u = %d\n", sid, ci, err);
+		TRACE("attach sid %u ctx %u%s = %d\n", sid, ci, A.c[ci].nested ? " (nested)" : "", err);
 
 		FZ_CHECK(err == (sid < A.max_streams ? 0 : -EINVAL), "attach_pt sid %u = %d", sid, err);
 		if (!err && sid < MAX_SID) {
