@@ -19,6 +19,7 @@
 #include <iommukit/cmdq.h>
 #include <iommukit/cmd/smmuv3.h>
 #include <iommukit/cmd/vtd.h>
+#include <iommukit/cmd/riscv.h>
 #include "testlib.h"
 #include "cmdq_test.h"
 
@@ -1620,12 +1621,41 @@ START_TEST(sw_consumer_config_and_external_completion_write)
 }
 END_TEST
 
-/* Issue #13 item 1: a guest's wait descriptor may carry any status address.
- * One near 2^64 made `addr + 4` wrap, so the consumer wrote the status data
- * before the ring.  Every address outside the ring goes to write32; the
- * ring's last word is still written in place; nothing else is touched. */
+/* A completion command (VT-d wait with SW, RISC-V IOFENCE.C with AV)
+ * writing `data` at `addr`, straight from the command encoders (also for
+ * addr 0, which encode_sync takes as "no write"). */
+static void mk_completion(const struct ik_cmdq_fmt *fmt, uint64_t *w, uint64_t addr, uint32_t data)
+{
+	if (fmt == &ik_cmdq_fmt_riscv) {
+		struct ik_riscv_cmd c;
+
+		memset(&c, 0, sizeof(c));
+		c.opcode = IK_RISCV_CMD_IOFENCE;
+		c.func3 = IK_RISCV_IOFENCE_C;
+		c.av = 1;
+		c.addr = addr;
+		c.data = data;
+		ck_assert_int_eq(ik_riscv_cmd_encode(&c, w), 0);
+	} else {
+		struct ik_vtd_desc d;
+
+		memset(&d, 0, sizeof(d));
+		d.type = IK_VTD_DESC_WAIT;
+		d.sw = 1;
+		d.status_addr = addr;
+		d.status_data = data;
+		ck_assert_int_eq(ik_vtd_desc_encode(&d, w, 2), 0);
+	}
+}
+
+/* Issue #13 item 1: a guest's wait descriptor (or RISC-V fence) may carry
+ * any status address.  One near 2^64 made `addr + 4` wrap, so the consumer
+ * wrote the status data before the ring.  Every address outside the ring
+ * goes to write32; the ring's last word is still written in place; nothing
+ * else is touched. */
 START_TEST(sw_consumer_status_address_anywhere_in_64_bits)
 {
+	static const struct ik_cmdq_fmt *const fmts[] = { &ik_cmdq_fmt_vtd128, &ik_cmdq_fmt_riscv };
 	static const uint64_t addrs[] = {
 		0xfffffffffffffffcull, 0xfffffffffffffff8ull, 0x8000000000000000ull, 4, 0,
 	};
@@ -1636,31 +1666,31 @@ START_TEST(sw_consumer_status_address_anywhere_in_64_bits)
 	} m;
 	struct ik_cmdq_sw sw;
 	struct ik_cmdq_sw_config sc;
-	struct ik_vtd_desc d;
-	uint64_t ring_dma;
+	uint64_t ring_dma, addr;
+	uint32_t data;
 
-	for (unsigned a = 0; a < sizeof(addrs) / sizeof(addrs[0]) + 2; a++) {
+	for (unsigned a = 0; a < 2 * (sizeof(addrs) / sizeof(addrs[0]) + 2); a++) {
+		const struct ik_cmdq_fmt *fmt = fmts[a & 1];
+		unsigned i = a / 2;
+
 		memset(&m, 0xa5, sizeof(m));
 		memset(m.ring, 0, sizeof(m.ring));
 		memset(&sc, 0, sizeof(sc));
-		sc.fmt = &ik_cmdq_fmt_vtd128;
+		sc.fmt = fmt;
 		sc.log2_entries = 3;
 		sc.flags = IK_CMDQ_CFG_NO_WRAP;
 		sc.ring = m.ring;
 		sc.write32 = ext_write32;
 		ck_assert_int_eq(ik_cmdq_sw_init(&sw, &sc), 0);
 		ring_dma = (uint64_t)(uintptr_t)m.ring;
-		memset(&d, 0, sizeof(d));
-		d.type = IK_VTD_DESC_WAIT;
-		d.sw = 1;
-		d.status_data = 0x5a5a0000u + a;
-		if (a < sizeof(addrs) / sizeof(addrs[0]))
-			d.status_addr = addrs[a];
-		else if (a == sizeof(addrs) / sizeof(addrs[0]))
-			d.status_addr = ring_dma + sizeof(m.ring) - 4;	/* last word: in the ring */
+		data = 0x5a5a0000u + a;
+		if (i < sizeof(addrs) / sizeof(addrs[0]))
+			addr = addrs[i];
+		else if (i == sizeof(addrs) / sizeof(addrs[0]))
+			addr = ring_dma + sizeof(m.ring) - 4;	/* last word: in the ring */
 		else
-			d.status_addr = ring_dma + sizeof(m.ring);	/* one past: outside */
-		ck_assert_int_eq(ik_vtd_desc_encode(&d, m.ring[0], 2), 0);
+			addr = ring_dma + sizeof(m.ring);	/* one past: outside */
+		mk_completion(fmt, m.ring[0], addr, data);
 		ext_addr = 0;
 		ext_val = 0;
 		ik_cmdq_sw_regs.write_prod(&sw, 1);
@@ -1669,17 +1699,17 @@ START_TEST(sw_consumer_status_address_anywhere_in_64_bits)
 			ck_assert_uint_eq(m.guard_lo[k], 0xa5a5a5a5a5a5a5a5ull);
 			ck_assert_uint_eq(m.guard_hi[k], 0xa5a5a5a5a5a5a5a5ull);
 		}
-		if (a == sizeof(addrs) / sizeof(addrs[0])) {
+		if (i == sizeof(addrs) / sizeof(addrs[0])) {
 			uint32_t last;
 
 			memcpy(&last, (char *)m.ring + sizeof(m.ring) - 4, 4);
-			ck_assert_uint_eq(last, d.status_data);
+			ck_assert_uint_eq(last, data);
 			ck_assert_uint_eq(ext_addr, 0);
 		} else {
-			ck_assert_uint_eq(ext_addr, d.status_addr);
-			ck_assert_uint_eq(ext_val, d.status_data);
-			for (unsigned i = 1; i < 8; i++)
-				ck_assert(m.ring[i][0] == 0 && m.ring[i][1] == 0);
+			ck_assert_uint_eq(ext_addr, addr);
+			ck_assert_uint_eq(ext_val, data);
+			for (unsigned j = 1; j < 8; j++)
+				ck_assert(m.ring[j][0] == 0 && m.ring[j][1] == 0);
 		}
 	}
 	/* A ring whose device addresses would wrap past 2^64 is refused. */

@@ -17,6 +17,7 @@
 #include <iommukit/pgtable.h>
 #include <iommukit/fmt/lpae.h>
 #include <iommukit/fmt/vtd.h>
+#include <iommukit/fmt/riscv.h>
 #include "testlib.h"
 
 #define SZ_4K 0x1000ull
@@ -26,6 +27,7 @@
 #define SZ_32M 0x2000000ull
 #define SZ_512M 0x20000000ull
 #define SZ_1G 0x40000000ull
+#define SZ_512G 0x8000000000ull
 
 #define PROT_RW (IK_PROT_READ | IK_PROT_WRITE)
 #define PROT_LPAE (IK_PROT_READ | IK_PROT_WRITE | IK_PROT_NOEXEC | IK_PROT_CACHE | IK_PROT_MMIO)
@@ -33,6 +35,13 @@
 #define PROT_VTD_SL (IK_PROT_READ | IK_PROT_WRITE | IK_PROT_CACHE)
 #define PROT_VTD_FL (PROT_LPAE | IK_PROT_PRIV)
 #define VTD_SP (IK_VTD_FLAG_SP_2M | IK_VTD_FLAG_SP_1G)
+/* RISC-V first stage: no memory types (no Svpbmt); NOEXEC round-trips but
+ * an S-mode fetch from a U page always faults, which the generic walker
+ * test does not expect (tests/test_pgtable_riscv.c covers X).  G-stage:
+ * every leaf is U, so PRIV is not expressible. */
+#define PROT_RV_S1 (PROT_RW | IK_PROT_PRIV)
+#define PROT_RV_S2 (PROT_RW | IK_PROT_NOEXEC)
+#define RV_SIZES (SZ_4K | SZ_2M | SZ_1G | SZ_512G)
 
 /* ------------------------------------------------------------ the formats */
 
@@ -70,6 +79,12 @@ static const struct fmt_case fmt_cases[] = {
 	{ "vtd-sl 5-level", IK_PT_VTD_SL, 57, 52, SZ_4K | SZ_2M | SZ_1G, 0, PROT_VTD_SL, VTD_SP | IK_VTD_FLAG_SC },
 	{ "vtd-fl 4-level", IK_PT_VTD_FL, 47, 48, SZ_4K | SZ_2M | SZ_1G, 0, PROT_VTD_FL, IK_VTD_FLAG_SP_1G },
 	{ "vtd-fl 5-level dirty", IK_PT_VTD_FL, 56, 52, SZ_4K | SZ_2M | SZ_1G, IK_PT_QUIRK_DIRTY, PROT_VTD_FL, 0 },
+	{ "riscv-s1 sv39", IK_PT_RISCV_S1, 38, 44, RV_SIZES, 0, PROT_RV_S1, 0 },
+	{ "riscv-s1 sv48 dirty", IK_PT_RISCV_S1, 47, 56, RV_SIZES, IK_PT_QUIRK_DIRTY, PROT_RV_S1, 0 },
+	{ "riscv-s1 sv57 sum", IK_PT_RISCV_S1, 56, 48, RV_SIZES, 0, PROT_RV_S1, IK_RISCV_FLAG_SUM },
+	{ "riscv-s2 sv39x4", IK_PT_RISCV_S2, 41, 44, RV_SIZES, 0, PROT_RV_S2, 0 },
+	{ "riscv-s2 sv48x4 dirty", IK_PT_RISCV_S2, 50, 48, RV_SIZES, IK_PT_QUIRK_DIRTY, PROT_RV_S2, 0 },
+	{ "riscv-s2 sv57x4", IK_PT_RISCV_S2, 59, 56, RV_SIZES, 0, PROT_RV_S2, 0 },
 };
 #define NCASES ((int)(sizeof(fmt_cases) / sizeof(fmt_cases[0])))
 
@@ -2099,6 +2114,7 @@ START_TEST(gather_names_the_unmapped_range_for_every_geometry)
 		{ IK_PT_LPAE_S1, SZ_64K, 25, 48, 48 }, { IK_PT_LPAE_S2, SZ_4K, 25, 48, 48 },
 		{ IK_PT_LPAE_S2, SZ_16K, 25, 48, 48 }, { IK_PT_LPAE_S2, SZ_64K, 25, 48, 48 },
 		{ IK_PT_VTD_SL, SZ_4K, 25, 57, 48 },   { IK_PT_VTD_FL, SZ_4K, 25, 56, 48 },
+		{ IK_PT_RISCV_S1, SZ_4K, 25, 56, 48 }, { IK_PT_RISCV_S2, SZ_4K, 25, 59, 48 },
 	};
 	unsigned combos = 0, checks = 0;
 

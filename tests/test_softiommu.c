@@ -1434,7 +1434,8 @@ START_TEST(every_built_format_and_granule_translates_like_iova_to_phys)
 		{ IK_PT_LPAE_S1, 12, &ik_cmdq_fmt_smmuv3 }, { IK_PT_LPAE_S1, 14, &ik_cmdq_fmt_smmuv3 },
 		{ IK_PT_LPAE_S1, 16, &ik_cmdq_fmt_smmuv3 }, { IK_PT_LPAE_S2, 12, &ik_cmdq_fmt_smmuv3 },
 		{ IK_PT_LPAE_S2, 16, &ik_cmdq_fmt_smmuv3 }, { IK_PT_VTD_SL, 12, &ik_cmdq_fmt_vtd128 },
-		{ IK_PT_VTD_FL, 12, &ik_cmdq_fmt_vtd128 },
+		{ IK_PT_VTD_FL, 12, &ik_cmdq_fmt_vtd128 }, { IK_PT_RISCV_S1, 12, &ik_cmdq_fmt_riscv },
+		{ IK_PT_RISCV_S2, 12, &ik_cmdq_fmt_riscv },
 	};
 	int ran = 0;
 
@@ -1603,42 +1604,129 @@ START_TEST(vtd_descriptors_map_to_invalidations)
 }
 END_TEST
 
-START_TEST(vtd_queue_invalidation_and_wait_through_the_consumer)
+/* The command that invalidates the page at iova of tag `tag` in queue
+ * format qfmt, for a table set of format ptfmt: a VT-d page-selective IOTLB
+ * descriptor, or a RISC-V IOTINVAL.VMA of the PSCID (first stage) /
+ * IOTINVAL.GVMA of the GSCID (G-stage) with AV. */
+static void mk_page_inval(const struct ik_cmdq_fmt *qfmt, enum ik_pt_fmt ptfmt, uint32_t tag,
+			  uint64_t iova, uint64_t *w)
 {
-	static const struct ik_cmdq_fmt *const qfmts[2] = { &ik_cmdq_fmt_vtd128,
-							    &ik_cmdq_fmt_vtd256 };
+	if (qfmt == &ik_cmdq_fmt_riscv) {
+		struct ik_riscv_cmd c;
 
-	for (int k = 0; k < 2; k++) {
-		struct sys y;
+		memset(&c, 0, sizeof(c));
+		c.opcode = IK_RISCV_CMD_IOTINVAL;
+		if (ptfmt == IK_PT_RISCV_S2)
+			c.func3 = IK_RISCV_IOTINVAL_GVMA, c.gv = 1, c.gscid = (uint16_t)tag;
+		else
+			c.func3 = IK_RISCV_IOTINVAL_VMA, c.pscv = 1, c.pscid = tag;
+		c.av = 1;
+		c.addr = iova;
+		ck_assert_int_eq(ik_riscv_cmd_encode(&c, w), 0);
+	} else {
 		struct ik_vtd_desc d;
+
+		memset(&d, 0, sizeof(d));
+		d.type = IK_VTD_DESC_IOTLB;
+		d.g = IK_VTD_G_PAGE;
+		d.did = (uint16_t)tag;
+		d.addr = iova;
+		ck_assert_int_eq(ik_vtd_desc_encode(&d, w, qfmt->entry_size / 8), 0);
+	}
+}
+
+/* An invalidation then a sync (VT-d wait, RISC-V IOFENCE.C) through the
+ * queue and the consumer: the unmapped page faults afterwards, and nothing
+ * stale was seen. */
+START_TEST(queue_invalidation_and_wait_through_the_consumer)
+{
+	static const struct {
+		const struct ik_cmdq_fmt *qfmt;
+		enum ik_pt_fmt ptfmt;
+		int mode;
+	} cases[] = {
+		{ &ik_cmdq_fmt_vtd128, IK_PT_LPAE_S1, CQ_THREAD },
+		{ &ik_cmdq_fmt_vtd256, IK_PT_LPAE_S1, CQ_INLINE },
+		{ &ik_cmdq_fmt_riscv, IK_PT_RISCV_S1, CQ_THREAD },
+		{ &ik_cmdq_fmt_riscv, IK_PT_RISCV_S2, CQ_INLINE },
+	};
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct sys y;
 		uint64_t w[4] = { 0, 0, 0, 0 }, v = 1;
 		unsigned char *buf = xmemalign(4096, 4096);
-		unsigned words = qfmts[k]->entry_size / 8;
 		struct ik_gather g;
 
 		ck_assert_ptr_nonnull(buf);
-		sys_init_fmts(&y, IK_SOFTIOMMU_CHECK, IK_PT_LPAE_S1, 12, qfmts[k],
-			      k ? CQ_INLINE : CQ_THREAD);
+		sys_init_fmts(&y, IK_SOFTIOMMU_CHECK, cases[k].ptfmt, 12, cases[k].qfmt, cases[k].mode);
 		ck_assert_int_eq(ik_pgtable_map(y.pt, 0x3000, (uint64_t)(uintptr_t)buf, 4096,
 						IK_PROT_READ | IK_PROT_WRITE), 0);
 		ck_assert_int_eq(ik_softiommu_dma_write(y.s, 0, 0x3000, &v, 8), 0);
 		ik_gather_init(&g);
 		ck_assert_int_eq(ik_pgtable_unmap(y.pt, 0x3000, 4096, &g), 4096);
-		memset(&d, 0, sizeof(d));
-		d.type = IK_VTD_DESC_IOTLB;
-		d.g = IK_VTD_G_PAGE;
-		d.did = ASID;
-		d.addr = 0x3000;
-		ck_assert_int_eq(ik_vtd_desc_encode(&d, w, words), 0);
+		mk_page_inval(cases[k].qfmt, cases[k].ptfmt, ASID, 0x3000, w);
 		ck_assert_int_eq(ik_cmdq_issue(y.q, w, 1, IK_CMDQ_SYNC), 0);
 		ik_pgtable_gather_sync(y.pt, &g);
 		ck_assert_int_eq(ik_softiommu_dma_write(y.s, 0, 0x3000, &v, 8), -EFAULT);
 		ck_assert_uint_eq(stats(y.s).stale, 0);
-		ck_assert_uint_eq(stats(y.s).inv_s2_range, 1); /* IOTLB page: stage 2 */
+		/* VT-d IOTLB page: stage 2 (INV_S2_RANGE); RISC-V IOTINVAL: INV_RANGE */
+		ck_assert_uint_eq(stats(y.s).inv_range + stats(y.s).inv_s2_range, 1);
 		ck_assert_uint_ge(stats(y.s).syncs, 1);
 		sys_fini(&y);
 		free(buf);
 	}
+}
+END_TEST
+
+START_TEST(riscv_commands_map_to_invalidations)
+{
+	struct ik_softiommu *s = mk(256, 4, 0);
+	struct fake f1, f2;
+	struct ik_riscv_cmd c;
+
+	fake_init(&f1);
+	fake_init(&f2);
+	fill_two_tags(s, &f1, &f2);
+	/* IOTINVAL.VMA of PSCID 11 at one address: only that page */
+	memset(&c, 0, sizeof(c));
+	c.opcode = IK_RISCV_CMD_IOTINVAL;
+	c.func3 = IK_RISCV_IOTINVAL_VMA;
+	c.pscv = 1, c.pscid = 11, c.av = 1, c.addr = 0x2000;
+	ck_assert_int_eq(ik_softiommu_exec_riscv(s, &c), 0);
+	ck_assert_int_eq(rewalks(s, &f1, 1), 1);
+	ck_assert_int_eq(rewalks(s, &f2, 2), 0);
+	/* the whole address space of PSCID 22 */
+	c.pscid = 22, c.av = 0, c.addr = 0;
+	ck_assert_int_eq(ik_softiommu_exec_riscv(s, &c), 0);
+	ck_assert_int_eq(rewalks(s, &f2, 2), 8);
+	ck_assert_int_eq(rewalks(s, &f1, 1), 0);
+	/* IOTINVAL.GVMA of GSCID 11: every entry of that tag */
+	memset(&c, 0, sizeof(c));
+	c.opcode = IK_RISCV_CMD_IOTINVAL;
+	c.func3 = IK_RISCV_IOTINVAL_GVMA;
+	c.gv = 1, c.gscid = 11;
+	ck_assert_int_eq(ik_softiommu_exec_riscv(s, &c), 0);
+	ck_assert_int_eq(rewalks(s, &f1, 1), 8);
+	ck_assert_int_eq(rewalks(s, &f2, 2), 0);
+	/* no PSCV, no GV: every address space */
+	c.gv = 0, c.gscid = 0;
+	ck_assert_int_eq(ik_softiommu_exec_riscv(s, &c), 0);
+	ck_assert_int_eq(rewalks(s, &f1, 1), 8);
+	ck_assert_int_eq(rewalks(s, &f2, 2), 8);
+	memset(&c, 0, sizeof(c));
+	c.opcode = IK_RISCV_CMD_IOFENCE;
+	ck_assert_int_eq(ik_softiommu_exec_riscv(s, &c), 0);
+	c.opcode = IK_RISCV_CMD_IODIR;
+	ck_assert_int_eq(ik_softiommu_exec_riscv(s, &c), 0);
+	ck_assert_uint_eq(stats(s).syncs, 1);
+	ck_assert_uint_eq(stats(s).nops, 1);
+	c.opcode = 4;	/* ATS: not modelled */
+	ck_assert_int_eq(ik_softiommu_exec_riscv(s, &c), -EINVAL);
+	c.opcode = IK_RISCV_CMD_IOFENCE, c.func3 = 1;
+	ck_assert_int_eq(ik_softiommu_exec_riscv(s, &c), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_exec_riscv(NULL, &c), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_exec_riscv(s, NULL), -EINVAL);
+	ik_softiommu_destroy(s);
 }
 END_TEST
 
@@ -2203,6 +2291,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, flushq_timeout_flushes_old_entries);
 	tcase_add_test(tc, smmu_commands_map_to_invalidations);
 	tcase_add_test(tc, vtd_descriptors_map_to_invalidations);
+	tcase_add_test(tc, riscv_commands_map_to_invalidations);
 	tcase_add_test(tc, cq_and_attach_pt_validate_inputs);
 	tcase_add_test(tc, null_pointer_arguments_are_einval);
 	suite_add_tcase(s, tc);
@@ -2217,7 +2306,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, table_installed_where_a_block_was_is_not_stale);
 	tcase_add_test(tc, walk_cache_of_a_block_table_is_not_stale_for_leaves_below_it);
 	tcase_add_test(tc, every_built_format_and_granule_translates_like_iova_to_phys);
-	tcase_add_test(tc, vtd_queue_invalidation_and_wait_through_the_consumer);
+	tcase_add_test(tc, queue_invalidation_and_wait_through_the_consumer);
 	tcase_add_test(tc, vtd_consumer_with_qemu_rules_rejects_what_qemu_rejects);
 	tcase_add_test(tc, rejected_command_is_reported_and_later_commands_still_run);
 	tcase_add_test(tc, injected_fetch_abort_is_retried_without_losing_commands);

@@ -137,8 +137,9 @@ struct bench_fmt {
 	bool smmu;		/* SMMUv3 commands (else VT-d descriptors) */
 	bool stage2;		/* stage-2 invalidations (TLBI_S2_IPA, TLBI_S12_VMALL) */
 	bool dma_default;	/* in bench dma's default matrix */
+	bool riscv;		/* RISC-V IOMMU commands (then smmu is false) */
 };
-#define BENCH_FMTS_MAX 8	/* rows at most */
+#define BENCH_FMTS_MAX 16	/* rows at most */
 extern const struct bench_fmt bench_fmts[];
 extern const size_t bench_nfmts;
 /* The row of fmt, or NULL. */

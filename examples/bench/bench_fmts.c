@@ -9,14 +9,18 @@
 #include "bench.h"
 
 const struct bench_fmt bench_fmts[] = {
-	/* fmt            ias oas quirks fmt_flags  smmu   stage2 dma_default */
-	{ IK_PT_LPAE_S1, 48, 48, 0, 0, true, false, true },
-	{ IK_PT_LPAE_S2, 48, 48, 0, 0, true, true, false },
+	/* fmt            ias oas quirks fmt_flags  smmu   stage2 dma_default [riscv] */
+	{ IK_PT_LPAE_S1, 48, 48, 0, 0, true, false, true, false },
+	{ IK_PT_LPAE_S2, 48, 48, 0, 0, true, true, false, false },
 	/* VT-d second-level, 4 levels, 2M + 1G superpages (SLLPS), snoop control */
 	{ IK_PT_VTD_SL, 48, 48, 0, IK_VTD_FLAG_SP_2M | IK_VTD_FLAG_SP_1G | IK_VTD_FLAG_SC, false,
-	  false, true },
+	  false, true, false },
 	/* VT-d first-level (x86-64 paging), 4 levels, 1G pages (FL1GP) */
-	{ IK_PT_VTD_FL, 47, 48, 0, IK_VTD_FLAG_SP_1G, false, false, false },
+	{ IK_PT_VTD_FL, 47, 48, 0, IK_VTD_FLAG_SP_1G, false, false, false, false },
+	/* RISC-V IOMMU first stage Sv48 and G-stage Sv48x4, with RISC-V
+	 * commands (IOTINVAL.VMA of the PSCID / .GVMA of the GSCID) */
+	{ IK_PT_RISCV_S1, 47, 48, 0, 0, false, false, false, true },
+	{ IK_PT_RISCV_S2, 50, 48, 0, 0, false, true, false, true },
 };
 const size_t bench_nfmts = sizeof(bench_fmts) / sizeof(bench_fmts[0]);
 _Static_assert(sizeof(bench_fmts) / sizeof(bench_fmts[0]) <= BENCH_FMTS_MAX, "BENCH_FMTS_MAX");

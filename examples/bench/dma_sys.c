@@ -7,6 +7,7 @@
 #include <string.h>
 #include <iommukit/cmd/smmuv3.h>
 #include <iommukit/cmd/vtd.h>
+#include <iommukit/cmd/riscv.h>
 #include "bench.h"
 #include "dma_sys.h"
 
@@ -88,12 +89,37 @@ static int issue(struct dsys *d, const uint64_t *ents, unsigned n, bool sync)
 	return err;
 }
 
+/* A RISC-V IOTINVAL of the context's address space (first stage: .VMA of
+ * the PSCID; G-stage: .GVMA of the GSCID), of the page holding `addr`
+ * when av. */
+static int riscv_inval(const struct dsys *d, bool av, uint64_t addr, uint64_t *w)
+{
+	struct ik_riscv_cmd c;
+
+	memset(&c, 0, sizeof(c));
+	c.opcode = IK_RISCV_CMD_IOTINVAL;
+	if (d->stage2) {
+		c.func3 = IK_RISCV_IOTINVAL_GVMA;
+		c.gv = 1;
+		c.gscid = (uint16_t)d->tag;
+	} else {
+		c.func3 = IK_RISCV_IOTINVAL_VMA;
+		c.pscv = 1;
+		c.pscid = d->tag;
+	}
+	c.av = av;
+	c.addr = av ? addr : 0;
+	return ik_riscv_cmd_encode(&c, w);
+}
+
 int dsys_invalidate_all(struct dsys *d)
 {
 	uint64_t w[4] = { 0, 0, 0, 0 };
 	int err;
 
-	if (d->smmu) {
+	if (d->riscv) {
+		err = riscv_inval(d, false, 0, w);
+	} else if (d->smmu) {
 		struct ik_smmu_cmd c;
 
 		memset(&c, 0, sizeof(c));
@@ -132,7 +158,20 @@ int dsys_invalidate(struct dsys *d, uint64_t iova, uint64_t size, bool walk, boo
 	uint64_t ents[MAX_INV_CMDS * 2];
 	int n, err;
 
-	if (d->smmu) {
+	if (d->riscv) {
+		/* no range form: one command per page (AV drops whatever leaf
+		 * holds the address), the address space beyond MAX_INV_CMDS */
+		uint64_t pages = (size + d->granule - 1) / d->granule;
+
+		(void)walk;	/* IOTINVAL also drops cached non-leaf entries */
+		if (pages > MAX_INV_CMDS)
+			return sync ? dsys_invalidate_all(d) : 0;
+		for (n = 0; (uint64_t)n < pages; n++) {
+			err = riscv_inval(d, true, iova + (uint64_t)n * d->granule, &ents[2 * n]);
+			if (err)
+				return err;
+		}
+	} else if (d->smmu) {
 		struct ik_smmu_cmd tmpl, out[MAX_INV_CMDS];
 
 		memset(&tmpl, 0, sizeof(tmpl));
@@ -344,7 +383,8 @@ static int dsys_init_translation(struct dsys *d, const struct dsys_cfg *cfg, cha
 static int dsys_init_queues(struct dsys *d, const struct dsys_cfg *cfg, char *errbuf,
 			    size_t errlen)
 {
-	const struct ik_cmdq_fmt *qf = d->smmu ? &ik_cmdq_fmt_smmuv3 : &ik_cmdq_fmt_vtd128;
+	const struct ik_cmdq_fmt *qf = d->riscv ? &ik_cmdq_fmt_riscv :
+				       d->smmu ? &ik_cmdq_fmt_smmuv3 : &ik_cmdq_fmt_vtd128;
 	struct ik_cmdq_config *qc;
 	int err = -ENOMEM;
 
@@ -417,6 +457,7 @@ int dsys_init(struct dsys *d, const struct dsys_cfg *cfg, char *errbuf, size_t e
 		return -EINVAL;
 	}
 	d->smmu = bf->smmu;
+	d->riscv = bf->riscv;
 	d->stage2 = bf->stage2;
 	d->tag = 1;
 	d->tag2 = 2;

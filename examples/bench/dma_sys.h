@@ -72,7 +72,8 @@ struct dsys {
 	pthread_t consumer;
 	bool consumer_running;
 	int stop;
-	bool smmu;	/* SMMUv3 commands (LPAE) or VT-d descriptors */
+	bool smmu;	/* SMMUv3 commands (LPAE) or VT-d descriptors ... */
+	bool riscv;	/* ... or RISC-V IOMMU commands */
 	bool stage2;	/* stage-2 invalidations (the format's bench_fmts row) */
 	uint32_t tag;	/* ASID / VMID / DID of the one context (nested: ASID / PASID) */
 	uint32_t tag2;	/* nested: VMID / DID */

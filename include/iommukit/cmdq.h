@@ -139,7 +139,7 @@ struct ik_cmdq_sync_info {
 /*
  * struct ik_cmdq_fmt - how a command set encodes the entries the queue itself
  * writes (a no-op, a sync) and how a consumer recognises them.  Provided for
- * SMMUv3 and VT-d below; a user may define more.  All functions pure.
+ * SMMUv3, VT-d and RISC-V below; a user may define more.  All functions pure.
  *   encode_nop(ent)          a command with no effect (replaces a bad entry)
  *   encode_sync(ent, addr, data)  a sync; addr != 0: on completion the
  *                            consumer writes the 32-bit `data` at device
@@ -165,6 +165,11 @@ IK_API extern const struct ik_cmdq_fmt ik_cmdq_fmt_smmuv3;
  * src/cmdq/cmdq_entries.c for why no VT-d wait has SW = IF = 0. */
 IK_API extern const struct ik_cmdq_fmt ik_cmdq_fmt_vtd128;
 IK_API extern const struct ik_cmdq_fmt ik_cmdq_fmt_vtd256;
+/* RISC-V IOMMU (16 bytes, <iommukit/cmd/riscv.h>): sync = IOFENCE.C with
+ * AV=1 (DATA written at ADDR); no-op, and sync without an address =
+ * IOFENCE.C with AV=WSI=0.  The queue's cqh/cqt are plain indices: use
+ * IK_CMDQ_CFG_NO_WRAP, as for VT-d. */
+IK_API extern const struct ik_cmdq_fmt ik_cmdq_fmt_riscv;
 
 /*
  * struct ik_cmdq_regs - the queue's registers, as hooks.  ctx is the config's

@@ -105,10 +105,13 @@ enum ik_pt_fmt {
 	IK_PT_LPAE_S2 = 2,	/* ARM VMSAv8-64 long descriptors, stage 2 */
 	IK_PT_VTD_SL = 3,	/* Intel VT-d second-level */
 	IK_PT_VTD_FL = 4,	/* Intel VT-d first-level (x86-64 paging) */
+	IK_PT_RISCV_S1 = 5,	/* RISC-V IOMMU first stage (Sv39/48/57) */
+	IK_PT_RISCV_S2 = 6,	/* RISC-V IOMMU G-stage (Sv39x4/48x4/57x4) */
 	IK_PT_FMT_MAX		/* one past the largest value */
 };
 
-/* The short name of a format ("lpae-s1", "lpae-s2", "vtd-sl", "vtd-fl"),
+/* The short name of a format ("lpae-s1", "lpae-s2", "vtd-sl", "vtd-fl",
+ * "riscv-s1", "riscv-s2"),
  * or NULL for a value that names no format built into the library. */
 IK_API const char *ik_pt_fmt_name(enum ik_pt_fmt fmt);
 /* The format with that short name, or IK_PT_FMT_NONE (also for a NULL name,

@@ -38,9 +38,9 @@
  *     without any invalidation being due (the block was unmapped with a
  *     leaf-only invalidation, then a table installed in the empty entry).
  *   - Commands.  ik_softiommu_exec() executes one decoded command (invalidate
- *     all / by tag / by range, sync).  A command queue in SMMUv3 or VT-d
- *     encoding is consumed through the cmdq unit's software consumer
- *     (ik_softiommu_exec_smmu() / ik_softiommu_exec_vtd() execute one decoded
+ *     all / by tag / by range, sync).  A command queue in SMMUv3, VT-d or
+ *     RISC-V encoding is consumed through the cmdq unit's software consumer
+ *     (ik_softiommu_exec_smmu() / _vtd() / _riscv() execute one decoded
  *     command; ik_softiommu_cq_*() drain a queue, polled or from a host
  *     thread that runs ik_softiommu_cq_run()); a sync completion is written
  *     only after every earlier command has taken effect here.
@@ -135,7 +135,7 @@
  *   ------------------------------------   ------------------------------------
  *   dma_read/dma_write/translate           everything below except destroy,
  *                                          and with itself on any stream
- *   exec, exec_smmu/vtd, note              dma_*, translate, each other
+ *   exec, exec_smmu/vtd/riscv, note        dma_*, translate, each other
  *   cq_poll/cq_run on one queue            everything on other queues and the
  *                                          queue's producers; one consumer per
  *                                          queue at a time
@@ -163,6 +163,7 @@
 #include <iommukit/cmdq.h>
 #include <iommukit/cmd/smmuv3.h>
 #include <iommukit/cmd/vtd.h>
+#include <iommukit/cmd/riscv.h>
 
 IK_BEGIN_DECLS
 
@@ -613,9 +614,24 @@ IK_API int ik_softiommu_exec_smmu(struct ik_softiommu *s, const struct ik_smmu_c
 IK_API int ik_softiommu_exec_vtd(struct ik_softiommu *s, const struct ik_vtd_desc *d);
 
 /*
+ * ik_softiommu_exec_riscv - execute one decoded RISC-V IOMMU command.  The
+ * tag of an IOTINVAL is its PSCID when PSCV is set, else its GSCID when GV
+ * is set: attach a first-stage context with tag = PSCID, a G-stage-only one
+ * with tag = GSCID.
+ *   IOTINVAL.VMA/GVMA  with a tag: AV -> INV_RANGE(tag) of the entries
+ *                   holding ADDR (any page size), else INV_TAG(tag);
+ *                   without one (every address space): INV_ALL;
+ *   IOFENCE.C       SYNC (the consumer then writes DATA at ADDR if AV);
+ *   IODIR.*         NOP (no device or process context cache here).
+ * Errors: -EINVAL (NULL, an opcode or function not listed); nothing changes.
+ */
+IK_API int ik_softiommu_exec_riscv(struct ik_softiommu *s, const struct ik_riscv_cmd *c);
+
+/*
  * struct ik_softiommu_cq - the soft IOMMU's end of one command queue: the
  * command unit's software consumer (struct ik_cmdq_sw) whose handler decodes
- * each entry (SMMUv3 or VT-d, by the queue's entry format) and executes it here.
+ * each entry (SMMUv3, VT-d or RISC-V, by the queue's entry format) and executes
+ * it here.
  * An entry the decoder or ik_softiommu_exec_*() rejects stops the consumer
  * with CERROR_ILL, which the producer side repairs (see <iommukit/cmdq.h>).
  *
@@ -637,7 +653,7 @@ IK_API int ik_softiommu_exec_vtd(struct ik_softiommu *s, const struct ik_vtd_des
  * consumer running), executed/rejected (counters); the rest private.
  */
 struct ik_softiommu_cq_config {
-	const struct ik_cmdq_fmt *fmt; /* &ik_cmdq_fmt_smmuv3, _vtd128 or _vtd256 */
+	const struct ik_cmdq_fmt *fmt; /* &ik_cmdq_fmt_smmuv3, _vtd128, _vtd256 or _riscv */
 	unsigned log2_entries;
 	unsigned flags;       /* IK_CMDQ_CFG_NO_WRAP as the queue's */
 	void *ring;
@@ -659,7 +675,8 @@ struct ik_softiommu_cq {
 	struct ik_softiommu *s;
 	ik_lock_t lock;     /* one consumer at a time */
 	ik_u32 prod;        /* last PROD written through ik_softiommu_cq_regs */
-	unsigned vtd_words; /* 0: SMMUv3; 2 or 4: VT-d descriptor words */
+	unsigned vtd_words; /* 0: SMMUv3 or RISC-V; 2 or 4: VT-d descriptor words */
+	bool riscv;         /* RISC-V commands (ik_cmdq_fmt_riscv) */
 	void (*write32)(void *ctx, ik_u64 addr, ik_u32 val);
 	void *write_ctx;
 	bool have_rules;

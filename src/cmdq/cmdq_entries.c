@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
  * The command queue's entry formats: how the queue writes a no-op and a sync for
- * SMMUv3 and VT-d, and how a consumer recognises entries.
+ * SMMUv3, VT-d and RISC-V, and how a consumer recognises entries.
  */
 #include <iommukit/cmdq.h>
 #include <iommukit/cmd/smmuv3.h>
 #include <iommukit/cmd/vtd.h>
+#include <iommukit/cmd/riscv.h>
 
 /* ---- SMMUv3: no-op = CMD_SYNC with CS=NONE; sync = CMD_SYNC, CS=IRQ with
  * an MSI write of `data` to `addr` (Inner Shareable, Write-Back). */
@@ -145,4 +146,54 @@ IK_API const struct ik_cmdq_fmt ik_cmdq_fmt_vtd128 = {
 
 IK_API const struct ik_cmdq_fmt ik_cmdq_fmt_vtd256 = {
 	"vtd256", 32, vtd256_nop, vtd256_sync, vtd256_classify,
+};
+
+/*
+ * ---- RISC-V IOMMU: sync = IOFENCE.C with AV = 1 (DATA written at ADDR
+ * once every command before it has completed); no-op = IOFENCE.C with
+ * AV = WSI = 0, a fence that writes nothing and raises nothing (the
+ * consumer's cqh passing it is its only effect).  An address the command
+ * cannot hold (not 4-byte aligned) gives the no-op form, a sync without
+ * the write, as the ik_cmdq_fmt contract asks.
+ */
+static void riscv_nop(void *ent)
+{
+	ik_u64 *w = (ik_u64 *)ent;
+
+	w[0] = IK_RISCV_CMD_IOFENCE | ((ik_u64)IK_RISCV_IOFENCE_C << 7);
+	w[1] = 0;
+}
+
+static void riscv_sync(void *ent, ik_u64 addr, ik_u32 data)
+{
+	struct ik_riscv_cmd c;
+
+	IK_ENV_MEMSET(&c, 0, sizeof(c));
+	c.opcode = IK_RISCV_CMD_IOFENCE;
+	c.func3 = IK_RISCV_IOFENCE_C;
+	if (addr) {
+		c.av = 1;
+		c.addr = addr;
+		c.data = data;
+	}
+	if (ik_riscv_cmd_encode(&c, (ik_u64 *)ent))
+		riscv_nop(ent);
+}
+
+static int riscv_classify(const void *ent, struct ik_cmdq_sync_info *si)
+{
+	struct ik_riscv_cmd c;
+
+	if (ik_riscv_cmd_decode((const ik_u64 *)ent, &c))
+		return -EINVAL;
+	if (c.opcode != IK_RISCV_CMD_IOFENCE)
+		return IK_CMDQ_KIND_CMD;
+	si->write = c.av != 0;
+	si->addr = c.addr;
+	si->data = c.data;
+	return IK_CMDQ_KIND_SYNC;
+}
+
+IK_API const struct ik_cmdq_fmt ik_cmdq_fmt_riscv = {
+	"riscv", 16, riscv_nop, riscv_sync, riscv_classify,
 };

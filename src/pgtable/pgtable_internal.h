@@ -69,6 +69,9 @@
  *   FMT_HW_LEVELS_UP  1: the hardware numbers levels up from the leaves
  *   FMT_HAS_DIRTY     1: fmt_leaf_dirty/fmt_leaf_mkclean exist (hardware
  *                     dirty tracking: IK_PT_CAP_DIRTY); optional, default 0
+ *   FMT_LEAF_OA_SHIFT the leaf's address field holds oa >> this (RISC-V:
+ *                     2, the PPN of oa >> 12 sits at bit 10); optional,
+ *                     default 0 (the address bits in place)
  *
  * The functions (g: const struct ik_pt_geometry *; pte, attrs, oa: ik_u64;
  * lvl: unsigned engine level):
@@ -106,9 +109,10 @@
  *       A leaf at level lvl (lvl in leaf_levels) for output address oa
  *       (aligned to the level's size).  The per-PTE hot path: keep it to a few
  *       ORs.  It must be linear in oa: fmt_mk_leaf(g, attrs, oa + d, lvl) ==
- *       fmt_mk_leaf(g, attrs, oa, lvl) + d for any multiple d of the level's
- *       size that keeps oa + d below 2^oas (the address field is one run of
- *       bits that no attribute overlaps); the engine fills runs by adding.
+ *       fmt_mk_leaf(g, attrs, oa, lvl) + (d >> FMT_LEAF_OA_SHIFT) for any
+ *       multiple d of the level's size that keeps oa + d below 2^oas (the
+ *       address field is one run of bits that no attribute overlaps); the
+ *       engine fills runs by adding.
  *   ik_u64 fmt_leaf_attrs(g, pte, lvl)
  *       attrs such that fmt_mk_leaf(g, attrs, fmt_leaf_addr(g, pte, lvl), lvl)
  *       == pte, and such that a leaf made at another level from them has the

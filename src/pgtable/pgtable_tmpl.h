@@ -47,6 +47,9 @@
 #ifndef FMT_HAS_DIRTY
 #define FMT_HAS_DIRTY 0
 #endif
+#ifndef FMT_LEAF_OA_SHIFT
+#define FMT_LEAF_OA_SHIFT 0
+#endif
 
 /* ------------------------------------------------------------ names */
 
@@ -768,16 +771,17 @@ static void pt_map_piece(struct pt_map_req *m, const struct pt_piece *p)
 		ik_atomic_fetch_add(&t->nleaf, p->count, IK_MO_RELAXED);
 		pt_run_add(&m->c, l, t, idx, idx + p->count - 1);
 	} else {
-		/* fmt_mk_leaf is linear in the output address (contract). */
-		ik_u64 v = fmt_mk_leaf(g, attrs, pa, l);
+		/* fmt_mk_leaf is linear in the output address (contract):
+		 * one leaf's step is sz >> FMT_LEAF_OA_SHIFT. */
+		ik_u64 v = fmt_mk_leaf(g, attrs, pa, l), st = sz >> FMT_LEAF_OA_SHIFT;
 
-		for (k = 0; k + 4 <= p->count; k += 4, v += 4 * sz) {
+		for (k = 0; k + 4 <= p->count; k += 4, v += 4 * st) {
 			pt_store(&e[k], v);
-			pt_store(&e[k + 1], v + sz);
-			pt_store(&e[k + 2], v + 2 * sz);
-			pt_store(&e[k + 3], v + 3 * sz);
+			pt_store(&e[k + 1], v + st);
+			pt_store(&e[k + 2], v + 2 * st);
+			pt_store(&e[k + 3], v + 3 * st);
 		}
-		for (; k < p->count; k++, v += sz)
+		for (; k < p->count; k++, v += st)
 			pt_store(&e[k], v);
 		ik_atomic_fetch_add(&t->nleaf, p->count, IK_MO_RELAXED);
 		if (!(m->c.pt->cfg.quirks & IK_PT_QUIRK_DEFER_LEAF_CLEAN))

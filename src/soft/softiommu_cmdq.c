@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * The soft IOMMU's command front end: SMMUv3 commands and VT-d invalidation
- * descriptors, decoded by the command unit's decoders, executed as soft IOMMU
+ * The soft IOMMU's command front end: SMMUv3 commands, VT-d invalidation
+ * descriptors and RISC-V IOMMU commands, decoded by the command unit's decoders, executed as soft IOMMU
  * operations; and a command queue drained through the command unit's
  * software consumer.  See <iommukit/softiommu.h>.
  */
@@ -128,6 +128,37 @@ IK_API int ik_softiommu_exec_vtd(struct ik_softiommu *s, const struct ik_vtd_des
 	}
 }
 
+IK_API int ik_softiommu_exec_riscv(struct ik_softiommu *s, const struct ik_riscv_cmd *c)
+{
+	ik_u32 tag;
+	bool tagged;
+
+	if (!s || !c)
+		return -EINVAL;
+	switch (c->opcode) {
+	case IK_RISCV_CMD_IOTINVAL:
+		if (c->func3 != IK_RISCV_IOTINVAL_VMA && c->func3 != IK_RISCV_IOTINVAL_GVMA)
+			return -EINVAL;
+		tagged = (c->func3 == IK_RISCV_IOTINVAL_VMA && c->pscv) || c->gv;
+		tag = c->func3 == IK_RISCV_IOTINVAL_VMA && c->pscv ? c->pscid : c->gscid;
+		if (!tagged)
+			return run(s, IK_SOFTIOMMU_OP_INV_ALL, 0, 0, 0, false);
+		if (c->av)	/* every entry holding ADDR, whatever its size */
+			return run(s, IK_SOFTIOMMU_OP_INV_RANGE, tag, c->addr, 1, false);
+		return run(s, IK_SOFTIOMMU_OP_INV_TAG, tag, 0, 0, false);
+	case IK_RISCV_CMD_IOFENCE:
+		if (c->func3 != IK_RISCV_IOFENCE_C)
+			return -EINVAL;
+		return run(s, IK_SOFTIOMMU_OP_SYNC, 0, 0, 0, false);
+	case IK_RISCV_CMD_IODIR:
+		if (c->func3 != IK_RISCV_IODIR_INVAL_DDT && c->func3 != IK_RISCV_IODIR_INVAL_PDT)
+			return -EINVAL;
+		return run(s, IK_SOFTIOMMU_OP_NOP, 0, 0, 0, false);
+	default:
+		return -EINVAL;
+	}
+}
+
 /* ---- the queue front end ---- */
 
 static ik_u32 cq_handler(void *ctx, ik_u32 index, const void *ent, int kind)
@@ -138,7 +169,13 @@ static ik_u32 cq_handler(void *ctx, ik_u32 index, const void *ent, int kind)
 
 	(void)index;
 	IK_ENV_MEMCPY(w, ent, cq->vtd_words ? cq->vtd_words * 8u : 16u);
-	if (cq->vtd_words) {
+	if (cq->riscv) {
+		struct ik_riscv_cmd c;
+
+		err = ik_riscv_cmd_decode(w, &c);
+		if (!err)
+			err = ik_softiommu_exec_riscv(cq->s, &c);
+	} else if (cq->vtd_words) {
 		struct ik_vtd_desc d;
 
 		err = ik_vtd_desc_decode(w, cq->vtd_words, &d);
@@ -189,11 +226,12 @@ IK_API int ik_softiommu_cq_init(struct ik_softiommu_cq *cq, struct ik_softiommu 
 	if (!cq || !s || !cfg || !cfg->fmt || !cfg->ring)
 		return -EINVAL;
 	if (cfg->fmt != &ik_cmdq_fmt_smmuv3 && cfg->fmt != &ik_cmdq_fmt_vtd128 &&
-	    cfg->fmt != &ik_cmdq_fmt_vtd256)
+	    cfg->fmt != &ik_cmdq_fmt_vtd256 && cfg->fmt != &ik_cmdq_fmt_riscv)
 		return -EINVAL;
 	IK_ENV_MEMSET(cq, 0, sizeof(*cq));
 	cq->s = s;
-	cq->vtd_words = cfg->fmt == &ik_cmdq_fmt_smmuv3 ? 0u : cfg->fmt->entry_size / 8u;
+	cq->riscv = cfg->fmt == &ik_cmdq_fmt_riscv;
+	cq->vtd_words = cfg->fmt == &ik_cmdq_fmt_smmuv3 || cq->riscv ? 0u : cfg->fmt->entry_size / 8u;
 	cq->write32 = cfg->write32;
 	cq->write_ctx = cfg->write_ctx;
 	if (cfg->vtd_rules) {

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * fuzz_cmd - the SMMUv3 and VT-d command encoders and decoders, and the TLBI
- * range splitter and the VT-d PSI mask (include/iommukit/cmd/).
+ * fuzz_cmd - the SMMUv3, VT-d and RISC-V command encoders and decoders, the
+ * RISC-V fault-record codec, and the TLBI range splitter and the VT-d PSI
+ * mask (include/iommukit/cmd/).
  *
  * The model is a second, independent codec written from the layout tables
  * in the public headers (bit positions of every field of every opcode, and
@@ -19,10 +20,14 @@
  *     outside, the 2^52 stage-2 limit included); -ENOSPC only when more than
  *     `max` commands are really needed;
  *   - ik_vtd_psi_mask: the block holds the range, is aligned, is the
- *     smallest such block, and -EINVAL exactly when it would exceed max_am.
+ *     smallest such block, and -EINVAL exactly when it would exceed max_am;
+ *   - RISC-V fault records: random records decode exactly when the
+ *     reference says they are legal, to the reference's fields, and
+ *     re-encode to the same words.
  */
 #include <iommukit/cmd/smmuv3.h>
 #include <iommukit/cmd/vtd.h>
+#include <iommukit/cmd/riscv.h>
 #include "fuzzlib.h"
 
 typedef unsigned __int128 u128;
@@ -113,6 +118,34 @@ static const struct rfield vtd_members[] = {
 	{ 0, VM(did), 0, 0, 0 },     { 0, VM(sid), 0, 0, 0 },	{ 0, VM(pfsid), 0, 0, 0 },
 	{ 0, VM(pasid), 0, 0, 0 },   { 0, VM(status_data), 0, 0, 0 },
 	{ 0, VM(addr), 0, 0, 0 },    { 0, VM(status_addr), 0, 0, 0 },
+};
+
+#define RM(m) (unsigned)__builtin_offsetof(struct ik_riscv_cmd, m), \
+	      (unsigned)sizeof(((struct ik_riscv_cmd *)0)->m)
+/* RISC-V: op = OPCODE | FUNC3 << 4; from the layout table of
+ * <iommukit/cmd/riscv.h>. */
+static const struct rfield rv_ref[] = {
+	{ 0x01, RM(av), 10, 1, 0 },	 { 0x01, RM(pscid), 12, 20, 0 },
+	{ 0x01, RM(pscv), 32, 1, 0 },	 { 0x01, RM(gv), 33, 1, 0 },
+	{ 0x01, RM(gscid), 44, 16, 0 },	 { 0x01, RM(addr), 74, 52, 12 },
+	{ 0x11, RM(av), 10, 1, 0 },	 { 0x11, RM(gv), 33, 1, 0 },
+	{ 0x11, RM(gscid), 44, 16, 0 },	 { 0x11, RM(addr), 74, 52, 12 },
+	{ 0x02, RM(av), 10, 1, 0 },	 { 0x02, RM(wsi), 11, 1, 0 },
+	{ 0x02, RM(pr), 12, 1, 0 },	 { 0x02, RM(pw), 13, 1, 0 },
+	{ 0x02, RM(data), 32, 32, 0 },	 { 0x02, RM(addr), 64, 62, 2 },
+	{ 0x03, RM(dv), 33, 1, 0 },	 { 0x03, RM(did), 40, 24, 0 },
+	{ 0x13, RM(pid), 12, 20, 0 },	 { 0x13, RM(dv), 33, 1, 0 },
+	{ 0x13, RM(did), 40, 24, 0 },
+};
+
+static const unsigned rv_ops[] = { 0x01, 0x11, 0x02, 0x03, 0x13 };
+
+static const struct rfield rv_members[] = {
+	{ 0, RM(av), 0, 0, 0 },	   { 0, RM(pscv), 0, 0, 0 }, { 0, RM(gv), 0, 0, 0 },
+	{ 0, RM(wsi), 0, 0, 0 },   { 0, RM(pr), 0, 0, 0 },   { 0, RM(pw), 0, 0, 0 },
+	{ 0, RM(dv), 0, 0, 0 },	   { 0, RM(gscid), 0, 0, 0 }, { 0, RM(pscid), 0, 0, 0 },
+	{ 0, RM(pid), 0, 0, 0 },   { 0, RM(did), 0, 0, 0 },  { 0, RM(data), 0, 0, 0 },
+	{ 0, RM(addr), 0, 0, 0 },
 };
 
 static uint64_t mget(const void *base, unsigned off, unsigned sz)
@@ -301,6 +334,68 @@ static bool vtd_equal(const struct ik_vtd_desc *a, const struct ik_vtd_desc *b)
 	return true;
 }
 
+static bool rv_known(unsigned op)
+{
+	for (size_t i = 0; i < IK_ARRAY_SIZE(rv_ops); i++)
+		if (rv_ops[i] == op)
+			return true;
+	return false;
+}
+
+/* The header's rules beyond the layout: a field needs its valid bit; a PDT
+ * invalidation needs DV; addresses aligned (4 KiB / 4 bytes). */
+static bool rv_rules_ok(const struct ik_riscv_cmd *c)
+{
+	unsigned op = c->opcode | (unsigned)c->func3 << 4;
+
+	if ((!c->av && (c->addr || c->data)) || (!c->pscv && c->pscid) || (!c->gv && c->gscid) ||
+	    (!c->dv && c->did))
+		return false;
+	if (op == 0x13 && !c->dv)
+		return false;
+	if ((c->opcode == 1 && (c->addr & 0xfff)) || (c->opcode == 2 && (c->addr & 3)))
+		return false;
+	return true;
+}
+
+static int ref_rv_encode(const struct ik_riscv_cmd *c, uint64_t w[2])
+{
+	unsigned op = c->opcode | (unsigned)c->func3 << 4;
+
+	if (c->opcode > 0xf || c->func3 > 7 || !rv_known(op) || !rv_rules_ok(c))
+		return -EINVAL;
+	if (ref_encode(rv_ref, IK_ARRAY_SIZE(rv_ref), rv_members, IK_ARRAY_SIZE(rv_members), op, c,
+		       w, 2))
+		return -EINVAL;
+	w[0] |= c->opcode | (uint64_t)c->func3 << 7;
+	return 0;
+}
+
+static int ref_rv_decode(const uint64_t w[2], struct ik_riscv_cmd *c)
+{
+	unsigned opc = (unsigned)(w[0] & 0x7f), fn = (unsigned)(w[0] >> 7) & 7;
+
+	memset(c, 0, sizeof(*c));
+	if (opc > 0xf || !rv_known(opc | fn << 4))
+		return -EINVAL;
+	if (ref_decode(rv_ref, IK_ARRAY_SIZE(rv_ref), opc | fn << 4, w, 2, 0x3ff, c, sizeof(*c)))
+		return -EINVAL;
+	c->opcode = (ik_u8)opc;
+	c->func3 = (ik_u8)fn;
+	return rv_rules_ok(c) ? 0 : -EINVAL;
+}
+
+static bool rv_equal(const struct ik_riscv_cmd *a, const struct ik_riscv_cmd *b)
+{
+	if (a->opcode != b->opcode || a->func3 != b->func3)
+		return false;
+	for (size_t m = 0; m < IK_ARRAY_SIZE(rv_members); m++)
+		if (mget(a, rv_members[m].off, rv_members[m].sz) !=
+		    mget(b, rv_members[m].off, rv_members[m].sz))
+			return false;
+	return true;
+}
+
 /* ---------------------------------------------------------------- generators */
 
 /* A value for a member: usually one that fits the op's field (so that most
@@ -355,6 +450,31 @@ static void gen_vtd(struct fz *f, struct ik_vtd_desc *d)
 			       vtd_members[m].sz));
 }
 
+static void gen_rv(struct fz *f, struct ik_riscv_cmd *c)
+{
+	uint8_t k = fz_u8(f);
+	unsigned op = k < 240 ? rv_ops[k % IK_ARRAY_SIZE(rv_ops)] : fz_u8(f);
+
+	memset(c, 0, sizeof(*c));
+	c->opcode = (ik_u8)(op & 0xf);
+	c->func3 = (ik_u8)((op >> 4) & 7);
+	if (k >= 250)
+		c->opcode = fz_u8(f);
+	for (size_t m = 0; m < IK_ARRAY_SIZE(rv_members); m++)
+		mset(c, rv_members[m].off, rv_members[m].sz,
+		     gen_value(f, rv_ref, IK_ARRAY_SIZE(rv_ref), op, rv_members[m].off,
+			       rv_members[m].sz));
+	/* valid bits usually set where their fields are */
+	if (fz_u8(f) < 200) {
+		c->av = c->addr || c->data ? 1 : c->av;
+		c->pscv = c->pscid ? 1 : c->pscv;
+		c->gv = c->gscid ? 1 : c->gv;
+		c->dv = c->did || op == 0x13 ? 1 : c->dv;
+		if (fz_u8(f) < 200)
+			c->addr &= c->opcode == 1 ? ~0xfffull : ~3ull;
+	}
+}
+
 /* Words: an encoded random command with some bits flipped, or anything. */
 static void gen_words(struct fz *f, uint64_t *w, unsigned nw, bool vtd)
 {
@@ -392,6 +512,114 @@ static void gen_words(struct fz *f, uint64_t *w, unsigned nw, bool vtd)
 }
 
 /* ---------------------------------------------------------------- operations */
+
+static void op_rv_cmd(struct fz *f)
+{
+	struct ik_riscv_cmd c, d;
+	uint64_t w[2] = { 0x5a5a, 0xa5a5 }, r[2] = { 0, 0 };
+	int err, rerr;
+
+	gen_rv(f, &c);
+	err = ik_riscv_cmd_encode(&c, w);
+	rerr = ref_rv_encode(&c, r);
+	FZ_CHECK(err == rerr, "riscv encode %u/%u: library %d, reference %d", c.opcode, c.func3, err,
+		 rerr);
+	FZ_CHECK((ik_riscv_cmd_name(c.opcode, c.func3) != NULL) ==
+			 (c.opcode <= 0xf && rv_known(c.opcode | (unsigned)c.func3 << 4)),
+		 "name of %u/%u", c.opcode, c.func3);
+	if (err) {
+		FZ_CHECK(w[0] == 0x5a5a && w[1] == 0xa5a5, "failed encode wrote the words");
+		return;
+	}
+	FZ_CHECK(w[0] == r[0] && w[1] == r[1], "riscv %u/%u words %016llx %016llx, expected %016llx %016llx",
+		 c.opcode, c.func3, (unsigned long long)w[1], (unsigned long long)w[0],
+		 (unsigned long long)r[1], (unsigned long long)r[0]);
+	err = ik_riscv_cmd_decode(w, &d);
+	FZ_CHECK(err == 0 && rv_equal(&c, &d), "riscv %u/%u: round trip (%d)", c.opcode, c.func3, err);
+}
+
+static void op_rv_words(struct fz *f)
+{
+	uint64_t w[2], w2[2];
+	struct ik_riscv_cmd c, r, g;
+	uint8_t k = fz_u8(f);
+	int err, rerr;
+
+	gen_rv(f, &g);
+	if (k & 1 || ref_rv_encode(&g, w)) {
+		w[0] = fz_u64(f), w[1] = fz_u64(f);
+		if (k & 2)
+			w[0] = (w[0] & ~0x3ffull) | rv_ops[(k >> 2) % IK_ARRAY_SIZE(rv_ops)] % 16 |
+			       (uint64_t)(rv_ops[(k >> 2) % IK_ARRAY_SIZE(rv_ops)] >> 4) << 7;
+	}
+	for (unsigned i = 0, nflip = (k >> 5) & 3; i < nflip; i++) {
+		unsigned b = fz_u8(f) % 128;
+
+		w[b / 64] ^= 1ull << (b % 64);
+	}
+	err = ik_riscv_cmd_decode(w, &c);
+	rerr = ref_rv_decode(w, &r);
+	FZ_CHECK(err == rerr, "riscv decode %016llx %016llx: library %d, reference %d",
+		 (unsigned long long)w[1], (unsigned long long)w[0], err, rerr);
+	if (err)
+		return;
+	FZ_CHECK(rv_equal(&c, &r), "riscv decode %016llx %016llx: fields differ",
+		 (unsigned long long)w[1], (unsigned long long)w[0]);
+	err = ik_riscv_cmd_encode(&c, w2);
+	FZ_CHECK(err == 0 && w2[0] == w[0] && w2[1] == w[1], "riscv decode->encode (err %d)", err);
+}
+
+/* A fault record: legal exactly as the header's table says. */
+static void op_rv_fault(struct fz *f)
+{
+	uint64_t w[4] = { fz_u64(f), fz_u64(f), fz_u64(f), fz_u64(f) }, back[4];
+	uint8_t k = fz_u8(f);
+	struct ik_riscv_fault r;
+	unsigned cause, t;
+	bool legal, cause_ok;
+	int err;
+
+	if (k & 1)
+		w[1] &= 0xffffffffull;
+	if (k & 2)
+		w[0] = (w[0] & ~0xfffull) | (fz_u8(f) % 32) | (k & 4 ? 256 : 0);
+	if (k & 8)
+		w[0] &= ~(0xfffffull << 12);
+	if (k & 16)
+		w[0] = (w[0] & ~(63ull << 34)) | (uint64_t)(fz_u8(f) % 12) << 34;
+	cause = (unsigned)(w[0] & 0xfff);
+	t = (unsigned)(w[0] >> 34) & 63;
+	cause_ok = cause == 1 || (cause >= 4 && cause <= 7) || cause == 12 || cause == 13 ||
+		   cause == 15 || cause == 20 || cause == 21 || cause == 23 ||
+		   (cause >= 256 && cause <= 274) || cause >= 2048;
+	if (k & 32)	/* PV, PRIV, DID clear more often */
+		w[0] &= ~(3ull << 32 | 0xffffffull << 40);
+	if (k & 64)
+		w[0] |= 1ull << 34;	/* TTYP != 0 */
+	t = (unsigned)(w[0] >> 34) & 63;
+	legal = !(w[1] >> 32) && cause_ok && t != 4 && (t <= 9 || t >= 32) &&
+		((w[0] >> 32 & 1) || !(w[0] & (0xfffffull << 12 | 1ull << 33))) &&
+		(t || !(w[0] & (0xffffffull << 40 | 1ull << 32)));
+	err = ik_riscv_fault_decode(w, &r);
+	FZ_CHECK((err == 0) == legal, "fault record %016llx %016llx: %d, legal %d",
+		 (unsigned long long)w[0], (unsigned long long)w[1], err, legal);
+	FZ_CHECK((ik_riscv_fault_cause_name(cause) != NULL) == cause_ok, "cause %u name", cause);
+	if (err) {
+		FZ_CHECK(r.cause == 0 && r.did == 0 && r.iotval == 0, "refused record left fields");
+		return;
+	}
+	FZ_CHECK(r.cause == cause && r.ttyp == t && r.did == (w[0] >> 40) && r.iotval == w[2] &&
+			 r.iotval2 == w[3] && r.custom == (uint32_t)w[1] && r.pv == (w[0] >> 32 & 1) &&
+			 r.priv == (w[0] >> 33 & 1) && r.pid == ((w[0] >> 12) & 0xfffff),
+		 "fault record fields");
+	FZ_CHECK(r.guest_page_fault == (cause == 20 || cause == 21 || cause == 23) &&
+			 (!r.guest_page_fault || r.gpa == (w[3] & ~3ull)) &&
+			 r.implicit == (r.guest_page_fault && (w[3] & 1)) &&
+			 r.implicit_write == (r.implicit && (w[3] & 2)),
+		 "guest-page fault fields");
+	FZ_CHECK(ik_riscv_fault_encode(&r, back) == 0 && !memcmp(back, w, sizeof(w)),
+		 "fault record re-encode");
+}
 
 static void op_smmu_cmd(struct fz *f)
 {
@@ -675,13 +903,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	fz_init(&f, data, size);
 	while (fz_left(&f) && ops++ < 512) {
-		switch (fz_u8(&f) % 6) {
+		switch (fz_u8(&f) % 9) {
 		case 0: op_smmu_cmd(&f); break;
 		case 1: op_smmu_words(&f); break;
 		case 2: op_vtd_desc(&f); break;
 		case 3: op_vtd_words(&f); break;
 		case 4: op_tlbi_range(&f); break;
-		default: op_psi_mask(&f); break;
+		case 5: op_psi_mask(&f); break;
+		case 6: op_rv_cmd(&f); break;
+		case 7: op_rv_words(&f); break;
+		default: op_rv_fault(&f); break;
 		}
 	}
 	/* NULL arguments, once per input: -EINVAL, nothing written. */

@@ -4,7 +4,7 @@
  * threaded, with the software consumer driven by the harness; and the
  * software consumer alone on hostile ring contents.
  *
- * Mode A (queue).  A queue (SMMUv3, VT-d 128 or 256-bit; small rings; wrap
+ * Mode A (queue).  A queue (SMMUv3, VT-d 128 or 256-bit, RISC-V; small rings; wrap
  * bit or NO_WRAP; with or without MSI completion; ring in caller memory or
  * carved, device address fuzzed) whose register hooks run a struct ik_cmdq_sw
  * consumer in one of three ways the input switches between: drain everything
@@ -36,6 +36,7 @@
 #include <iommukit/cmdq.h>
 #include <iommukit/cmd/smmuv3.h>
 #include <iommukit/cmd/vtd.h>
+#include <iommukit/cmd/riscv.h>
 #include "fuzzlib.h"
 
 /* Catch a handler writing to a timed-out issuer's dead stack frame. */
@@ -49,8 +50,8 @@ const char *__asan_default_options(void)
 #define MAX_CALLS 512
 #define MAX_ERR 2048
 
-static const struct ik_cmdq_fmt *const fmts[3] = { &ik_cmdq_fmt_smmuv3, &ik_cmdq_fmt_vtd128,
-						   &ik_cmdq_fmt_vtd256 };
+static const struct ik_cmdq_fmt *const fmts[4] = { &ik_cmdq_fmt_smmuv3, &ik_cmdq_fmt_vtd128,
+						   &ik_cmdq_fmt_vtd256, &ik_cmdq_fmt_riscv };
 
 /* ================================================================ mode A */
 
@@ -119,6 +120,12 @@ static uint32_t ent_id(const uint8_t *b)
 	uint64_t w0;
 
 	memcpy(&w0, b, 8);
+	if (A.fmt == &ik_cmdq_fmt_riscv) {	/* IOTINVAL.VMA ADDR = id << 12 */
+		uint64_t w1;
+
+		memcpy(&w1, b + 8, 8);
+		return (uint32_t)(w1 >> 10);
+	}
 	return A.fmt == &ik_cmdq_fmt_smmuv3 ? (uint32_t)(w0 >> 32) : (uint32_t)(w0 >> 16);
 }
 
@@ -137,6 +144,17 @@ static void make_cmd(uint8_t *b, uint32_t id, bool bad)
 		FZ_CHECK(ik_smmu_cmd_encode(&c, w) == 0, "encode CFGI_STE");
 		if (bad)
 			w[0] = (w[0] & ~0xffull) | 0xff; /* no such opcode */
+	} else if (A.fmt == &ik_cmdq_fmt_riscv) {
+		struct ik_riscv_cmd c;
+
+		memset(&c, 0, sizeof(c));
+		c.opcode = IK_RISCV_CMD_IOTINVAL;
+		c.func3 = IK_RISCV_IOTINVAL_VMA;
+		c.av = 1;
+		c.addr = (uint64_t)id << 12;
+		FZ_CHECK(ik_riscv_cmd_encode(&c, w) == 0, "encode IOTINVAL.VMA");
+		if (bad)
+			w[0] |= 1ull << 11; /* a reserved bit */
 	} else {
 		struct ik_vtd_desc d;
 
@@ -594,7 +612,7 @@ static void run_queue(struct fz *f)
 	A.cur_call = -1;
 	timeouts = timeouts_slack = 0;
 	fz_alloc_init(&FA);
-	A.fmt = fmts[k % 3];
+	A.fmt = fmts[k % 4];
 	A.es = A.fmt->entry_size;
 	A.words = A.es / 8; /* 64-bit words of an entry */
 	memset(&cfg, 0, sizeof(cfg));
@@ -862,6 +880,9 @@ static void b_write_entry(struct fz *f)
 			w[0] = IK_SMMU_CMD_SYNC | ((uint64_t)IK_SMMU_SYNC_CS_IRQ << 12) |
 			       ((uint64_t)fz_u32(f) << 32);
 			w[1] = (fz_u64(f) & ((1ull << 50) - 1)) << 2;
+		} else if (B.fmt == &ik_cmdq_fmt_riscv) {	/* IOFENCE.C, AV */
+			w[0] = IK_RISCV_CMD_IOFENCE | (1u << 10) | ((uint64_t)fz_u32(f) << 32);
+			w[1] = fz_u64(f) & ((1ull << 62) - 1);
 		} else {
 			w[0] = IK_VTD_DESC_WAIT | (1u << 5) | ((uint64_t)fz_u32(f) << 32);
 			w[1] = fz_u64(f) & ~3ull;
@@ -887,7 +908,7 @@ static void run_hostile(struct fz *f)
 	int err;
 
 	memset(&B, 0, sizeof(B));
-	B.fmt = fmts[k % 3];
+	B.fmt = fmts[k % 4];
 	B.es = B.fmt->entry_size;
 	k = fz_u8(f);
 	B.log2 = k < 240 ? 2 + k % 6 : k % 24;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
  * fuzz_pgtable - the page-table engine (include/iommukit/pgtable.h) in every
- * format (lpae-s1, lpae-s2, vtd-sl, vtd-fl), at every granule, input and
+ * format (lpae-s1, lpae-s2, vtd-sl, vtd-fl, riscv-s1, riscv-s2), at every granule, input and
  * output size the input picks (bad configs must be refused), with the
  * table-page hooks or the default allocator, coherent or not.
  *
@@ -44,12 +44,13 @@
 #include <iommukit/pgtable.h>
 #include <iommukit/fmt/lpae.h>
 #include <iommukit/fmt/vtd.h>
+#include <iommukit/fmt/riscv.h>
 #include "fuzzlib.h"
 
 typedef unsigned __int128 u128;
 
 #define MAX_PAGES 6000
-#define MAX_EXT 3000
+#define MAX_EXT 12000 /* two splits of a 256T block: 2 x 4 x 511 extents */
 #define LEAF_CAP 12000
 #define MAX_TBL 8192
 #define MAX_OPS 40
@@ -727,6 +728,12 @@ static void expect_prot(unsigned prot, unsigned *dprot, uint64_t *attr)
 		p = IK_PROT_NOEXEC | (prot & (IK_PROT_READ | IK_PROT_WRITE)) | (snp ? IK_PROT_CACHE : 0);
 		a = snp;
 		break;
+	case IK_PT_RISCV_S1:	/* no memory types (no Svpbmt); W implies R */
+		p = IK_PROT_READ | (prot & (IK_PROT_WRITE | IK_PROT_PRIV | IK_PROT_NOEXEC));
+		break;
+	case IK_PT_RISCV_S2:	/* every G-stage leaf is U: PRIV is not kept */
+		p = IK_PROT_READ | (prot & (IK_PROT_WRITE | IK_PROT_NOEXEC));
+		break;
 	default: /* IK_PT_VTD_FL */
 		p = IK_PROT_READ | (prot & (IK_PROT_WRITE | IK_PROT_PRIV | IK_PROT_NOEXEC));
 		p |= prot & IK_PROT_MMIO ? IK_PROT_MMIO : prot & IK_PROT_CACHE;
@@ -741,7 +748,9 @@ static bool expect_dirty(const struct ext *x, uint64_t leaf_base)
 {
 	if (G.quirks & IK_PT_QUIRK_DIRTY)
 		return is_dirty(leaf_base);
-	return G.fmt == IK_PT_VTD_FL && (x->prot & IK_PROT_WRITE);
+	/* x86 and RISC-V leaves: D preset on writable ones */
+	return (G.fmt == IK_PT_VTD_FL || G.fmt == IK_PT_RISCV_S1 || G.fmt == IK_PT_RISCV_S2) &&
+	       (x->prot & IK_PROT_WRITE);
 }
 
 /* ================================================================ checks */
@@ -901,6 +910,9 @@ static bool my_is_table(uint64_t e, unsigned lvl)
 		return (e & 3) == 3;
 	case IK_PT_VTD_SL:
 		return lvl > 2 || !(e & IK_VTD_SL_PS);
+	case IK_PT_RISCV_S1:
+	case IK_PT_RISCV_S2:
+		return !(e & 0xe);	/* R = W = X = 0: a pointer */
 	default:
 		return lvl > 2 || !(e & IK_VTD_FL_PS);
 	}
@@ -910,6 +922,8 @@ static uint64_t my_table_addr(uint64_t e)
 {
 	if (G.fmt == IK_PT_LPAE_S1 || G.fmt == IK_PT_LPAE_S2)
 		return e & 0x0000fffffffff000ull & ~((1ull << G.lg2_granule) - 1);
+	if (G.fmt == IK_PT_RISCV_S1 || G.fmt == IK_PT_RISCV_S2)
+		return ((e >> 10) & ((1ull << 44) - 1)) << 12;	/* PPN 53:10 */
 	return e & IK_VTD_ADDR_MASK;
 }
 
@@ -995,16 +1009,20 @@ static bool snap_before(uint64_t *hash)
 	return true;
 }
 
-/* After it: pages reachable before and not now.  Returns their count and
- * marks them pending in gather `gid` (gid < 0: just count). */
-static uint64_t snap_after(uint64_t *hash, int gid)
+/* After it: pages reachable before and not now.  Stores their count in
+ * *lostp and marks them pending in gather `gid` (gid < 0: just count).
+ * Returns false when the tables have grown past the traversal budget: then
+ * nothing is known (and tracking stops). */
+static bool snap_after(uint64_t *hash, int gid, uint64_t *lostp)
 {
 	struct trav t;
 	uint64_t lost = 0;
 
+	*lostp = 0;
 	if (!traverse(&t)) {
+		FZ_TRACE("tables past the traversal budget: table tracking off");
 		track = false;
-		return 0;
+		return false;
 	}
 	*hash = t.hash;
 	for (size_t i = 0; i < NPG; i++) {
@@ -1018,7 +1036,8 @@ static uint64_t snap_after(uint64_t *hash, int gid)
 		}
 	}
 	check_accounting(&t);
-	return lost;
+	*lostp = lost;
+	return true;
 }
 
 /* ================================================================ operations */
@@ -1187,8 +1206,17 @@ static void op_map(struct fz *f)
 		valid = false;
 		exists = true; /* -EEXIST expected */
 	}
-	if (valid && M.leaves + count_map_leaves(iova, segs, n, pgsize) > LEAF_CAP)
-		return;
+	if (valid) {
+		/* Keep the model within its arrays: a map adds at most one
+		 * extent per leaf, and without forced pages at most one per
+		 * leaf size per end of each physically contiguous run. */
+		uint64_t add = count_map_leaves(iova, segs, n, pgsize), ext = add;
+
+		if (!pgsize && ext > (uint64_t)n * 128)
+			ext = (uint64_t)n * 128;
+		if (M.leaves + add > LEAF_CAP || M.n + ext > MAX_EXT - 64)
+			return;
+	}
 	snap = snap_before(&h0);
 	fail = arm_fail(f);
 	op_begin();
@@ -1199,6 +1227,9 @@ static void op_map(struct fz *f)
 	else
 		err = ik_pgtable_map_sg(PT, iova, segs, n, prot, fz_u8(f) & 1 ? &mapped : NULL);
 	disarm();
+	FZ_TRACE("map form %d %#llx +%#llx pa %#llx pgsize %#llx segs %zu prot %#x fail %d = %d", form,
+		 (unsigned long long)iova, (unsigned long long)total, (unsigned long long)segs[0].paddr,
+		 (unsigned long long)pgsize, n, prot, fail, err);
 	if (form == 2 && mapped != 0x55)
 		FZ_CHECK(mapped == (err ? 0 : total), "map_sg: mapped %#llx, err %d, total %#llx",
 			 (unsigned long long)mapped, err, (unsigned long long)total);
@@ -1227,9 +1258,9 @@ static void op_map(struct fz *f)
 			 H.flush_walks, (unsigned long long)H.fw_iova, (unsigned long long)H.fw_size,
 			 (unsigned long long)H.fw_gran, (unsigned long long)iova,
 			 (unsigned long long)total, err);
-	if (snap) {
-		uint64_t lost = snap_after(&h1, -1);
+	uint64_t lost;
 
+	if (snap && snap_after(&h1, -1, &lost)) {
 		if (err)
 			FZ_CHECK(h0 == h1 && !lost, "a failed map (%d) changed the tables", err);
 		if (lost && (HOOKS.flush_walk || HOOKS.flush_all))
@@ -1280,6 +1311,8 @@ static void op_unmap(struct fz *f)
 	op_begin();
 	r = ik_pgtable_unmap(PT, iova, size, g);
 	disarm();
+	FZ_TRACE("unmap %#llx +%#llx gather %d fail %d = %lld", (unsigned long long)iova,
+		 (unsigned long long)size, gid, fail, (long long)r);
 	if (!valid) {
 		FZ_CHECK(r == -EINVAL, "unmap(%#llx, %#llx) = %lld, expected -EINVAL",
 			 (unsigned long long)iova, (unsigned long long)size, (long long)r);
@@ -1299,8 +1332,12 @@ static void op_unmap(struct fz *f)
 		FZ_CHECK(g->start == before.start && g->end == before.end && g->nr_tables == before.nr_tables &&
 				 g->nr_ranges == before.nr_ranges,
 			 "a failed unmap changed the gather");
-		if (snap)
-			FZ_CHECK(snap_after(&h1, -1) == 0 && h0 == h1, "a failed unmap changed the tables");
+		if (snap) {
+			uint64_t lost;
+
+			FZ_CHECK(!snap_after(&h1, -1, &lost) || (lost == 0 && h0 == h1),
+				 "a failed unmap changed the tables");
+		}
 		check_range(iova, size);
 		return;
 	}
@@ -1350,9 +1387,9 @@ static void op_unmap(struct fz *f)
 		if (split)
 			FZ_CHECK(g->walk, "a block was split but gather->walk is not set");
 	}
-	if (snap) {
-		uint64_t lost = snap_after(&h1, gid);
+	uint64_t lost;
 
+	if (snap && snap_after(&h1, gid, &lost)) {
 		FZ_CHECK(g->nr_tables - before.nr_tables == lost,
 			 "unmap unlinked %llu tables, the gather got %u", (unsigned long long)lost,
 			 g->nr_tables - before.nr_tables);
@@ -1367,6 +1404,7 @@ static void do_sync(int gid)
 	unsigned calls;
 	int err;
 
+	FZ_TRACE("sync gather %d", gid);
 	for (size_t i = 0; i < NPG; i++)
 		if (PG[i].pending && PG[i].gid == gid)
 			FZ_CHECK(hash_bytes(PG[i].cpu, PG[i].size) == PG[i].snap,
@@ -1416,7 +1454,10 @@ static void op_device_write(struct fz *f)
 			 (unsigned long long)iova, r.fault);
 		return;
 	}
-	if (!(M.e[i].prot & IK_PROT_WRITE)) {
+	/* RISC-V first stage: a privileged write to a U page needs SUM */
+	if (!(M.e[i].prot & IK_PROT_WRITE) ||
+	    (G.fmt == IK_PT_RISCV_S1 && !(M.e[i].prot & IK_PROT_PRIV) &&
+	     !(G.fmt_flags & IK_RISCV_FLAG_SUM))) {
 		FZ_CHECK(r.fault == IK_PT_FAULT_PERMISSION, "device write to read-only %#llx: fault %d",
 			 (unsigned long long)iova, r.fault);
 		return;
@@ -1542,7 +1583,7 @@ static int cfg_expect(const struct ik_pgtable_cfg *c)
 {
 	unsigned glg2;
 
-	if (c->fmt < IK_PT_LPAE_S1 || c->fmt > IK_PT_VTD_FL)
+	if (c->fmt < IK_PT_LPAE_S1 || c->fmt > IK_PT_RISCV_S2)
 		return -EOPNOTSUPP;
 	if (!c->pgsize_bitmap)
 		return -EINVAL;
@@ -1554,6 +1595,15 @@ static int cfg_expect(const struct ik_pgtable_cfg *c)
 			q |= IK_PT_QUIRK_DIRTY | IK_PT_QUIRK_ARM_NS;
 		if ((c->quirks & ~q) || c->fmt_flags || (glg2 != 12 && glg2 != 14 && glg2 != 16) ||
 		    c->ias < 32 || c->ias > 48 || !lpae_oas_ok(c->oas))
+			return -EINVAL;
+		return 0;
+	}
+	if (c->fmt == IK_PT_RISCV_S1 || c->fmt == IK_PT_RISCV_S2) {
+		bool s1 = c->fmt == IK_PT_RISCV_S1;
+
+		if (c->ias < 32 || c->ias > (s1 ? 56u : 59u) || c->oas < 32 || c->oas > 56 ||
+		    glg2 != 12 || (c->quirks & ~(IK_PT_QUIRK_DIRTY | IK_PT_QUIRK_DEFER_LEAF_CLEAN)) ||
+		    (c->fmt_flags & ~(s1 ? IK_RISCV_FLAG_SUM : 0)))
 			return -EINVAL;
 		return 0;
 	}
@@ -1579,6 +1629,10 @@ static unsigned expect_levels(const struct ik_pgtable_cfg *c)
 		return c->ias <= 39 ? 3 : c->ias <= 48 ? 4 : 5;
 	if (c->fmt == IK_PT_VTD_FL)
 		return c->ias <= 47 ? 4 : 5;
+	if (c->fmt == IK_PT_RISCV_S1)
+		return c->ias <= 38 ? 3 : c->ias <= 47 ? 4 : 5;
+	if (c->fmt == IK_PT_RISCV_S2)
+		return c->ias <= 41 ? 3 : c->ias <= 50 ? 4 : 5;
 	va = c->ias - glg2;
 	n = (va + bits - 1) / bits;
 	/* stage 2 starts a level lower with 2..16 concatenated roots */
@@ -1595,6 +1649,8 @@ static uint64_t expect_sizes(const struct ik_pgtable_cfg *c)
 
 	if (c->fmt == IK_PT_LPAE_S1 || c->fmt == IK_PT_LPAE_S2)
 		want = glg2 == 12 ? (1ull << 21) | (1ull << 30) : glg2 == 14 ? 1ull << 25 : 1ull << 29;
+	else if (c->fmt == IK_PT_RISCV_S1 || c->fmt == IK_PT_RISCV_S2)
+		want = (1ull << 21) | (1ull << 30) | (1ull << 39) | (1ull << 48); /* every level */
 	else
 		want = ((c->fmt == IK_PT_VTD_FL || (c->fmt_flags & IK_VTD_FLAG_SP_2M)) ? 1ull << 21 : 0) |
 		       ((c->fmt_flags & IK_VTD_FLAG_SP_1G) ? 1ull << 30 : 0);
@@ -1611,7 +1667,7 @@ static void gen_cfg(struct fz *f, struct ik_pgtable_cfg *c, int *mode)
 	unsigned glg2;
 
 	memset(c, 0, sizeof(*c));
-	c->fmt = (enum ik_pt_fmt)(k < 250 ? 1 + k % 4 : k % 7);
+	c->fmt = (enum ik_pt_fmt)(k < 250 ? 1 + k % 6 : k % 9);
 	k = fz_u8(f);
 	if (c->fmt == IK_PT_LPAE_S1 || c->fmt == IK_PT_LPAE_S2) {
 		static const uint32_t oas[] = { 32, 36, 40, 42, 44, 48 };
@@ -1619,6 +1675,10 @@ static void gen_cfg(struct fz *f, struct ik_pgtable_cfg *c, int *mode)
 		glg2 = k % 3 == 0 ? 12 : k % 3 == 1 ? 14 : 16;
 		c->ias = 32 + fz_u8(f) % 17;
 		c->oas = oas[fz_u8(f) % 6];
+	} else if (c->fmt == IK_PT_RISCV_S1 || c->fmt == IK_PT_RISCV_S2) {
+		glg2 = 12;
+		c->ias = 32 + fz_u8(f) % (c->fmt == IK_PT_RISCV_S1 ? 25 : 28);
+		c->oas = 32 + fz_u8(f) % 25;
 	} else {
 		glg2 = 12;
 		c->ias = 32 + fz_u8(f) % 26;
@@ -1643,7 +1703,11 @@ static void gen_cfg(struct fz *f, struct ik_pgtable_cfg *c, int *mode)
 	q = fz_u8(f);
 	c->quirks = (q & 1 ? IK_PT_QUIRK_DIRTY : 0) | (q & 2 ? IK_PT_QUIRK_ARM_NS : 0) |
 		    (q & 4 ? IK_PT_QUIRK_DEFER_LEAF_CLEAN : 0);
-	if (c->fmt >= IK_PT_VTD_SL) {
+	if (c->fmt == IK_PT_RISCV_S1 || c->fmt == IK_PT_RISCV_S2) {
+		c->quirks &= ~IK_PT_QUIRK_ARM_NS;
+		if (c->fmt == IK_PT_RISCV_S1 && (q & 8))
+			c->fmt_flags |= IK_RISCV_FLAG_SUM;
+	} else if (c->fmt >= IK_PT_VTD_SL) {
 		c->quirks &= ~IK_PT_QUIRK_ARM_NS;
 		if (q & 8)
 			c->fmt_flags |= IK_VTD_FLAG_SP_2M;
@@ -1692,6 +1756,15 @@ static void setup_regs_walker(void)
 			FZ_CHECK(ik_lpae_walker_from_regs(&WREG, 2, r.vtcr, r.vttbr, 0) == 0,
 				 "walker from VTCR/VTTBR");
 		FZ_CHECK(ik_vtd_get_regs(PT, 1, NULL) == -EINVAL, "vtd_get_regs on LPAE");
+	} else if (G.fmt == IK_PT_RISCV_S1 || G.fmt == IK_PT_RISCV_S2) {
+		struct ik_vtd_regs vr;
+		ik_u64 atp;
+
+		FZ_CHECK(ik_riscv_get_atp(PT, G.fmt == IK_PT_RISCV_S2 ? 0x1234 : 0, &atp) == 0,
+			 "riscv_get_atp");
+		FZ_CHECK(ik_riscv_walker_from_atp(&WREG, G.fmt, atp, G.oas, G.quirks & IK_PT_QUIRK_DIRTY,
+						  G.fmt_flags) == 0, "walker from iosatp/iohgatp");
+		FZ_CHECK(ik_vtd_get_regs(PT, 1, &vr) == -EINVAL, "vtd_get_regs on RISC-V");
 	} else {
 		struct ik_vtd_regs r;
 
@@ -1738,6 +1811,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	H.oas = CFG.oas;
 	H.next_iommu = 1ull << 21;
 	want = cfg_expect(&CFG);
+	FZ_TRACE("config fmt %d ias %u oas %u sizes %#llx quirks %#x flags %#llx mode %d", CFG.fmt,
+		 CFG.ias, CFG.oas, (unsigned long long)CFG.pgsize_bitmap, CFG.quirks,
+		 (unsigned long long)CFG.fmt_flags, mode);
 	err = ik_pt_geometry_init(&g, &CFG);
 	FZ_CHECK(err == want, "geometry_init(fmt %d ias %u oas %u sizes %#llx quirks %#x flags %#llx) = %d, expected %d",
 		 CFG.fmt, CFG.ias, CFG.oas, (unsigned long long)CFG.pgsize_bitmap, CFG.quirks,
@@ -1812,6 +1888,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			break;
 		default:
 			op_begin();
+			FZ_TRACE("drain cache");
 			ik_pgtable_drain_cache(PT);
 			{
 				struct ik_pgtable_stats st;

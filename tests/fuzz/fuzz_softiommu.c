@@ -4,7 +4,8 @@
  * emulator runs it.
  *
  * Mode A (a driver).  Up to three contexts, each an ik_pgtable (LPAE stage
- * 1 or 2, VT-d second- or first-level, 4K granule, blocks possible) whose
+ * 1 or 2, VT-d second- or first-level, RISC-V first stage or G-stage, 4K
+ * granule, blocks possible) whose
  * table pages sit at harness-chosen IOMMU addresses and are read through
  * the read64 hook; streams attached to them (some sharing a context);
  * device memory is a 4 MiB arena at a fixed physical address (phys_to_host).
@@ -12,7 +13,7 @@
  * (leaf-only when the gather says no walk changed) by ik_softiommu_exec() or
  * through a command queue drained inline by the soft IOMMU (SMMUv3 TLBI
  * ranges from ik_smmu_tlbi_range, VT-d page-selective descriptors from
- * ik_vtd_psi_mask), syncs, then syncs the gather.  The input may also make
+ * ik_vtd_psi_mask, RISC-V IOTINVAL per page or per address space), syncs, then syncs the gather.  The input may also make
  * it a sloppy driver (invalidation skipped, leaf-only where walks changed,
  * tables freed before the invalidation).  Model: per context, iova page ->
  * (arena page, prot); the arena's expected contents.
@@ -35,10 +36,11 @@
  *   INV_* with IK_SOFTIOMMU_CMD_VMID / _PASID).
  * Mode B (guest tables).  A guest-memory buffer with arbitrary contents
  * holds the tables; walkers come from fuzzed TCR/TTBR, VT-d context and
- * PASID entries, or configs; table memory is read (and A/D-updated) only
- * through read64/cas64, which refuse anything outside the buffer (a nested
- * stream's stage-1 and stage-2 tables both in it, stage 1's addresses
- * translated by stage 2, or a pair the soft IOMMU must refuse); DMA at
+ * PASID entries, RISC-V iosatp/iohgatp values, or configs; table memory is
+ * read (and A/D-updated) only through read64/cas64, which refuse anything
+ * outside the buffer (a nested stream's stage-1 and stage-2 tables both in
+ * it, stage 1's addresses translated by stage 2, or a pair the soft IOMMU
+ * must refuse); DMA at
  * any address and length, translations, invalidations, and guest writes to
  * the tables in between.  Nothing may crash or write outside the buffers
  * (guard bytes around each), and with checking on a translation that
@@ -48,9 +50,11 @@
 #include <iommukit/pgtable.h>
 #include <iommukit/fmt/lpae.h>
 #include <iommukit/fmt/vtd.h>
+#include <iommukit/fmt/riscv.h>
 #include <iommukit/cmdq.h>
 #include <iommukit/cmd/smmuv3.h>
 #include <iommukit/cmd/vtd.h>
+#include <iommukit/cmd/riscv.h>
 #include "fuzzlib.h"
 
 #define GUARD 256
@@ -255,6 +259,35 @@ static void invalidate(struct ctx *c, uint64_t iova, uint64_t size, bool leaf)
 		for (int i = 0; i < n; i++)
 			FZ_CHECK(ik_smmu_cmd_encode(&out[i], w[i]) == 0, "encode TLBI");
 		err = ik_cmdq_issue(A.q, w, (unsigned)n, IK_CMDQ_SYNC);
+	} else if (A.qfmt == &ik_cmdq_fmt_riscv) {
+		/* IOTINVAL.VMA of the PSCID (first stage) or .GVMA of the GSCID
+		 * (G-stage): one per page with AV (each also drops a block
+		 * holding it), or one for the address space */
+		static uint64_t w[64][2];
+		struct ik_riscv_cmd t;
+		unsigned n = 0;
+
+		memset(&t, 0, sizeof(t));
+		t.opcode = IK_RISCV_CMD_IOTINVAL;
+		if (c->cfg.fmt == IK_PT_RISCV_S2) {
+			t.func3 = IK_RISCV_IOTINVAL_GVMA;
+			t.gv = 1;
+			t.gscid = (ik_u16)c->tag;
+		} else {
+			t.func3 = IK_RISCV_IOTINVAL_VMA;
+			t.pscv = 1;
+			t.pscid = c->tag;
+		}
+		if (size <= 64 * PAGE) {
+			t.av = 1;
+			for (uint64_t a = iova; a < iova + size; a += PAGE, n++) {
+				t.addr = a;
+				FZ_CHECK(ik_riscv_cmd_encode(&t, w[n]) == 0, "encode IOTINVAL");
+			}
+		} else {
+			FZ_CHECK(ik_riscv_cmd_encode(&t, w[n++]) == 0, "encode IOTINVAL");
+		}
+		err = ik_cmdq_issue(A.q, w, n, IK_CMDQ_SYNC);
 	} else {
 		struct ik_vtd_desc d;
 		uint64_t ent[4] = { 0, 0, 0, 0 }, base;
@@ -668,6 +701,11 @@ static void op_bad_queue(struct fz *f)
 
 		if (!ik_smmu_cmd_decode(w, &c))
 			return;
+	} else if (A.qfmt == &ik_cmdq_fmt_riscv) {
+		struct ik_riscv_cmd c;
+
+		if (!ik_riscv_cmd_decode(w, &c))
+			return;
 	} else {
 		struct ik_vtd_desc d;
 
@@ -680,17 +718,22 @@ static void op_bad_queue(struct fz *f)
 
 static void create_ctx(struct fz *f, struct ctx *c, unsigned i)
 {
-	static const enum ik_pt_fmt fmts[] = { IK_PT_LPAE_S1, IK_PT_LPAE_S2, IK_PT_VTD_SL, IK_PT_VTD_FL };
+	static const enum ik_pt_fmt fmts[] = { IK_PT_LPAE_S1, IK_PT_LPAE_S2, IK_PT_VTD_SL, IK_PT_VTD_FL,
+					       IK_PT_RISCV_S1, IK_PT_RISCV_S2 };
 	uint8_t k = fz_u8(f);
 	int err;
 
 	memset(c, 0, sizeof(*c));
-	c->cfg.fmt = A.qfmt == &ik_cmdq_fmt_smmuv3 ? fmts[k & 1] : fmts[2 + (k & 1)];
+	c->cfg.fmt = A.qfmt == &ik_cmdq_fmt_smmuv3 ? fmts[k & 1] :
+		     A.qfmt == &ik_cmdq_fmt_riscv  ? fmts[4 + (k & 1)] : fmts[2 + (k & 1)];
 	if (!A.use_queue)
-		c->cfg.fmt = fmts[k % 4];
+		c->cfg.fmt = fmts[k % 6];
 	if (c->cfg.fmt <= IK_PT_LPAE_S2) {
 		c->cfg.ias = 32 + fz_u8(f) % 17;
 		c->cfg.oas = 40;
+	} else if (c->cfg.fmt >= IK_PT_RISCV_S1) {
+		c->cfg.ias = 32 + fz_u8(f) % (c->cfg.fmt == IK_PT_RISCV_S1 ? 25 : 28);
+		c->cfg.oas = 46;
 	} else {
 		c->cfg.ias = 32 + fz_u8(f) % (c->cfg.fmt == IK_PT_VTD_SL ? 26 : 25);
 		c->cfg.oas = 46;
@@ -705,11 +748,12 @@ static void create_ctx(struct fz *f, struct ctx *c, unsigned i)
 	FZ_CHECK(err == 0, "pgtable_create = %d", err);
 	ik_pgtable_walker(c->pt, &c->w);
 	c->tag = 0x100 + i;
-	c->rd_always = c->cfg.fmt == IK_PT_LPAE_S1 || c->cfg.fmt == IK_PT_VTD_FL;
-	/* a stage 1 may be a guest's, nested over A.s2: its table addresses
-	 * (t_alloc) and outputs (op_map) are IPAs */
-	if (c->rd_always && (k & 8) && A.s2 &&
-	    c->cfg.fmt == (A.s2_smmu ? IK_PT_LPAE_S1 : IK_PT_VTD_FL)) {
+	/* formats that cannot deny reads (RISC-V: W without R is reserved) */
+	c->rd_always = c->cfg.fmt == IK_PT_LPAE_S1 || c->cfg.fmt == IK_PT_VTD_FL ||
+		       c->cfg.fmt == IK_PT_RISCV_S1 || c->cfg.fmt == IK_PT_RISCV_S2;
+	/* an LPAE or VT-d stage 1 may be a guest's, nested over A.s2: its table
+	 * addresses (t_alloc) and outputs (op_map) are IPAs */
+	if ((k & 8) && A.s2 && c->cfg.fmt == (A.s2_smmu ? IK_PT_LPAE_S1 : IK_PT_VTD_FL)) {
 		ik_pgtable_destroy(c->pt);
 		c->nested = true;
 		c->tag2 = 0x200 + i;
@@ -755,7 +799,12 @@ static void run_driver(struct fz *f)
 	A.faults_exact = true;
 	A.sloppy = fz_u8(f) % 4 == 3;
 	A.use_queue = fz_bool(f);
-	A.qfmt = fz_bool(f) ? &ik_cmdq_fmt_smmuv3 : (fz_bool(f) ? &ik_cmdq_fmt_vtd128 : &ik_cmdq_fmt_vtd256);
+	switch (fz_u8(f) % 4) {
+	case 0: A.qfmt = &ik_cmdq_fmt_smmuv3; break;
+	case 1: A.qfmt = &ik_cmdq_fmt_vtd128; break;
+	case 2: A.qfmt = &ik_cmdq_fmt_vtd256; break;
+	default: A.qfmt = &ik_cmdq_fmt_riscv; break;
+	}
 	if (fz_u8(f) & 1)
 		create_s2(A.qfmt == &ik_cmdq_fmt_smmuv3);
 	A.nctx = 1 + fz_u8(f) % MAX_CTX;
@@ -978,7 +1027,7 @@ static void b_attach(struct fz *f)
 		b_attach_nested(f, sid);
 		return;
 	}
-	switch (k % 4) {
+	switch (k % 5) {
 	case 0: {
 		uint64_t tcr = fz_u64(f);
 
@@ -1006,17 +1055,27 @@ static void b_attach(struct fz *f)
 		err = ik_vtd_walker_from_pasid(&w, pe, fz_u8(f) & 0xf, 32 + fz_u8(f) % 21);
 		break;
 	}
+	case 3: {
+		/* an iosatp / iohgatp: MODE mostly 8..10, PPN the root */
+		ik_u64 atp = ((ik_u64)(fz_u8(f) % 12) << IK_RISCV_ATP_MODE_SHIFT) | (root >> 12) |
+			     (fz_bool(f) ? (ik_u64)fz_u16(f) << IK_RISCV_ATP_GSCID_SHIFT : 0);
+
+		err = ik_riscv_walker_from_atp(&w, fz_bool(f) ? IK_PT_RISCV_S2 : IK_PT_RISCV_S1, atp,
+					       32 + fz_u8(f) % 26, fz_bool(f) ? IK_PT_QUIRK_DIRTY : 0,
+					       fz_u8(f) & 1);
+		break;
+	}
 	default: {
 		struct ik_pgtable_cfg c;
 
 		memset(&c, 0, sizeof(c));
-		c.fmt = (enum ik_pt_fmt)(1 + fz_u8(f) % 4);
+		c.fmt = (enum ik_pt_fmt)(1 + fz_u8(f) % 6);
 		c.ias = 32 + fz_u8(f) % 26;
 		c.oas = 32 + fz_u8(f) % 21;
 		c.pgsize_bitmap = fz_u64(f) | (1ull << (12 + 2 * (fz_u8(f) % 3)));
 		c.pgsize_bitmap &= ~((1ull << 12) - 1);
 		c.quirks = fz_u8(f) & 1;
-		c.fmt_flags = c.fmt >= IK_PT_VTD_SL ? fz_u8(f) & 3 : 0;
+		c.fmt_flags = c.fmt >= IK_PT_VTD_SL ? fz_u8(f) & 3 : 0;	/* RISC-V: SUM, or refused */
 		err = ik_pt_walker_init(&w, &c, root);
 		break;
 	}
@@ -1025,7 +1084,7 @@ static void b_attach(struct fz *f)
 		return;
 	err = ik_softiommu_attach_pt(S, sid, fz_u8(f), &w, &GMEM);
 	FZ_CHECK(err == 0 || sid >= MAXS, "attach_pt of an accepted walker (case %u, fmt %d, %u levels) = %d",
-		 k % 4, w.geom.fmt, w.geom.nlevels, err);
+		 k % 5, w.geom.fmt, w.geom.nlevels, err);
 	if (err)
 		return;
 	GSTR[sid].w = w;

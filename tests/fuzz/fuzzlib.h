@@ -103,6 +103,24 @@ static inline uint64_t fz_edgy(struct fz *f)
 	return fz_u64(f);
 }
 
+/* FZ_TRACE(...): a line on stderr for each operation when the environment
+ * has FZ_TRACE set (to replay a finding step by step: see README.md). */
+static inline int fz_trace_on(void)
+{
+	static int on = -1;
+
+	if (on < 0)
+		on = getenv("FZ_TRACE") != NULL;
+	return on;
+}
+#define FZ_TRACE(...)                                                                \
+	do {                                                                         \
+		if (fz_trace_on()) {                                                 \
+			fprintf(stderr, "trace: " __VA_ARGS__);                      \
+			fprintf(stderr, "\n");                                       \
+		}                                                                    \
+	} while (0)
+
 #define FZ_CHECK(cond, ...)                                                          \
 	do {                                                                         \
 		if (!(cond)) {                                                       \
