@@ -66,17 +66,17 @@ static struct ik_smmu_idr decode(const uint32_t idr[6])
 
 /* Table pages for an oas below the host's addresses: host memory, with
  * made-up IOMMU addresses under 2^36 (the descriptor tests only encode
- * them; walks use 48-bit table sets at host addresses). */
+ * them; walks use 48-bit table sets at host addresses), above the base
+ * the cookie points to, if any. */
 static uint64_t fake_next;
 
 static void *fake_alloc_table(void *cookie, ik_size size, ik_u64 *iommu)
 {
 	void *p = NULL;
 
-	(void)cookie;
 	if (posix_memalign(&p, size, size))
 		return NULL;
-	*iommu = ++fake_next << 20;
+	*iommu = (cookie ? *(const uint64_t *)cookie : 0) + (++fake_next << 20);
 	return p;
 }
 
@@ -967,6 +967,134 @@ START_TEST(cd_fields_at_spec_positions_not_tcr_positions)
 			ck_assert_uint_ne(r.tcr & GENMASK(15, 14), cd[0] & GENMASK(15, 14));
 		ik_pgtable_destroy(pt);
 	}
+}
+END_TEST
+
+/* 52-bit table sets: table pages above 2^48 (BADDR[51:48] = 0b1010). */
+static const uint64_t high_base = 0xaull << 48;
+
+static struct ik_pgtable *mk_pt52(enum ik_pt_fmt fmt, unsigned gshift, unsigned ias, uint32_t quirks)
+{
+	struct ik_pgtable_cfg pc;
+	struct ik_pgtable *pt = NULL;
+
+	memset(&pc, 0, sizeof(pc));
+	pc.hooks = &fake_hooks;
+	pc.cookie = (void *)&high_base;
+	pc.fmt = fmt;
+	pc.ias = ias;
+	pc.oas = 52;
+	pc.pgsize_bitmap = 1ull << gshift;
+	pc.fmt_flags = gshift == 16 ? 0 : IK_LPAE_FLAG_LPA2;
+	pc.coherent = true;
+	pc.quirks = quirks;
+	ck_assert_int_eq(ik_pgtable_create(&pc, &pt), 0);
+	return pt;
+}
+
+/* 52-bit tables (FEAT_LPA at 64K, FEAT_LPA2 at 4K/16K): IPS/S2PS 0b110,
+ * CD.DS / STE.S2DS, S2HA/S2HD for stage-2 dirty tracking, and TTB0/S2TTB
+ * holding the root address itself (bits [51:4]), not the TTBR packing;
+ * an SMMU without DS, VAX, OAS 52 or HTTU 2 refuses them, nothing written. */
+START_TEST(cd_and_ste_carry_52_bit_tables_at_spec_positions)
+{
+	uint32_t w[6];
+	struct ik_smmu_idr id, no;
+	struct ik_pgtable *s1_4k = mk_pt52(IK_PT_LPAE_S1, 12, 52, 0);
+	struct ik_pgtable *s1_64k = mk_pt52(IK_PT_LPAE_S1, 16, 52, 0);
+	struct ik_pgtable *s2_4k = mk_pt52(IK_PT_LPAE_S2, 12, 52, IK_PT_QUIRK_DIRTY);
+	struct ik_pgtable *s2_16k = mk_pt52(IK_PT_LPAE_S2, 14, 52, 0);
+	struct ik_pgtable_info info;
+	struct ik_lpae_regs r;
+	struct ik_smmu_cd_config c;
+	struct ik_smmu_ste_config sc;
+	uint64_t cd[8], ste[8], keep[8];
+
+	idr_full(w);
+	w[5] = 6u << 0 | 1u << 4 | 1u << 5 | 1u << 6 | 1u << 7 | 1u << 10; /* OAS 52, DS, VAX 52 */
+	id = decode(w);
+	ck_assert(id.ds);
+	ck_assert_uint_eq(id.oas, 52);
+	ck_assert_uint_eq(id.vax, 1);
+	/* stage 1, 4K LPA2 */
+	memset(&c, 0, sizeof(c));
+	c.pt = s1_4k;
+	ik_pgtable_get_info(s1_4k, &info);
+	ck_assert_int_eq(ik_lpae_get_regs(s1_4k, &r), 0);
+	ck_assert_int_eq(ik_smmu_cd_build(&id, &c, cd), 0);
+	ck_assert_uint_eq(CD_T0SZ(cd[0]), 12);
+	ck_assert_uint_eq(CD_IPS(cd[0]), 6);
+	ck_assert_uint_ge(info.root_iommu, 1ull << 48);
+	ck_assert_uint_eq(CD_TTB0(cd[1]), info.root_iommu);
+	ck_assert_uint_ne(cd[1], r.ttbr & GENMASK(51, 4)); /* TTBR packs [51:48] at [5:2] */
+	ck_assert_uint_eq(cd[2], BIT(58));		      /* DS, CD bit 186 */
+	{
+		/* an emulator's walker from the CD: TCR fields and TTB0 */
+		struct ik_pt_walker wk;
+		uint64_t tcr = CD_T0SZ(cd[0]) | 0ull << 14 | CD_IPS(cd[0]) << 32 | 1ull << 59;
+
+		ck_assert_int_eq(ik_lpae_walker_from_regs(&wk, 1, tcr,
+							  ik_lpae_ttbr_from_addr(CD_TTB0(cd[1])), 0), 0);
+		ck_assert_uint_eq(wk.root, info.root_iommu);
+		ck_assert_uint_eq(wk.geom.nlevels, 5);
+	}
+	/* stage 1, 64K LPA: no DS */
+	c.pt = s1_64k;
+	ik_pgtable_get_info(s1_64k, &info);
+	ck_assert_int_eq(ik_smmu_cd_build(&id, &c, cd), 0);
+	ck_assert_uint_eq(CD_IPS(cd[0]), 6);
+	ck_assert_uint_eq(CD_TTB0(cd[1]), info.root_iommu);
+	ck_assert_uint_eq(cd[2], 0);
+	/* stage 2, 4K LPA2, dirty: 16 concatenated level-0 tables (SL0 2) */
+	memset(&sc, 0, sizeof(sc));
+	sc.config = IK_SMMU_STE_CFG_S2;
+	sc.s2_pt = s2_4k;
+	ik_pgtable_get_info(s2_4k, &info);
+	ck_assert_int_eq(ik_smmu_ste_build(&id, &sc, ste), 0);
+	ck_assert_uint_eq(STE_S2T0SZ(ste[2]), 12);
+	ck_assert_uint_eq(STE_S2SL0(ste[2]), 2);
+	ck_assert_uint_eq(STE_S2PS(ste[2]), 6);
+	ck_assert(ste[2] & BIT(56));	/* S2HA, STE bit 184 */
+	ck_assert(ste[2] & BIT(55));	/* S2HD, STE bit 183 */
+	ck_assert_uint_eq(STE_S2TTB(ste[3]), info.root_iommu);
+	ck_assert_uint_eq(ste[3] & ~GENMASK(51, 4), BIT(3)); /* S2DS, STE bit 195 */
+	ck_assert_uint_eq(ste[3] & BIT(2), 0);		      /* S2SL0_2: no level -1 */
+	/* stage 2, 16K LPA2 52-bit: start level 0 is SL0 0b11 */
+	sc.s2_pt = s2_16k;
+	ck_assert_int_eq(ik_smmu_ste_build(&id, &sc, ste), 0);
+	ck_assert_uint_eq(STE_S2SL0(ste[2]), 3);
+	ck_assert(!(ste[2] & (BIT(55) | BIT(56))));
+	ck_assert_uint_eq(ste[3] & BIT(3), BIT(3));
+	/* what an SMMU without the features refuses, nothing written */
+	memset(keep, 0x5a, sizeof(keep));
+	memcpy(cd, keep, sizeof(cd));
+	memcpy(ste, keep, sizeof(ste));
+	no = id;
+	no.ds = false;
+	c.pt = s1_4k;
+	ck_assert_int_eq(ik_smmu_cd_build(&no, &c, cd), -EINVAL);
+	sc.s2_pt = s2_16k;
+	ck_assert_int_eq(ik_smmu_ste_build(&no, &sc, ste), -EINVAL);
+	c.pt = s1_64k; /* 64K needs no DS */
+	ck_assert_int_eq(ik_smmu_cd_build(&no, &c, cd), 0);
+	memcpy(cd, keep, sizeof(cd));
+	no = id;
+	no.vax = 0;
+	ck_assert_int_eq(ik_smmu_cd_build(&no, &c, cd), -EINVAL);
+	no = id;
+	no.oas = 48;
+	ck_assert_int_eq(ik_smmu_cd_build(&no, &c, cd), -EINVAL);
+	sc.s2_pt = s2_4k;
+	ck_assert_int_eq(ik_smmu_ste_build(&no, &sc, ste), -EINVAL);
+	no = id;
+	no.httu = 1;
+	ck_assert_int_eq(ik_smmu_ste_build(&no, &sc, ste), -EINVAL);
+	ck_assert_mem_eq(cd, keep, sizeof(cd));
+	ck_assert_mem_eq(ste, keep, sizeof(ste));
+	ik_pgtable_destroy(s1_4k);
+	ik_pgtable_destroy(s1_64k);
+	ik_pgtable_destroy(s2_4k);
+	ik_pgtable_destroy(s2_16k);
 }
 END_TEST
 
@@ -2644,6 +2772,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, ste_abort_and_bypass_at_spec_positions);
 	tcase_add_test(tc, ste_stage1_fields_at_spec_positions);
 	tcase_add_test(tc, ste_stage2_fields_come_from_the_table_set_at_spec_positions);
+	tcase_add_test(tc, cd_and_ste_carry_52_bit_tables_at_spec_positions);
 	tcase_add_test(tc, ste_rejects_what_the_smmu_lacks_with_nothing_written);
 	tcase_add_test(tc, cd_fields_at_spec_positions_not_tcr_positions);
 	tcase_add_test(tc, cd_flags_and_dirty_tracking_at_spec_positions);

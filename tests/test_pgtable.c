@@ -27,7 +27,9 @@
 #define SZ_32M 0x2000000ull
 #define SZ_512M 0x20000000ull
 #define SZ_1G 0x40000000ull
-#define SZ_512G 0x8000000000ull
+#define SZ_64G (1ull << 36)
+#define SZ_512G (1ull << 39)
+#define SZ_4T (1ull << 42)
 
 #define PROT_RW (IK_PROT_READ | IK_PROT_WRITE)
 #define PROT_LPAE (IK_PROT_READ | IK_PROT_WRITE | IK_PROT_NOEXEC | IK_PROT_CACHE | IK_PROT_MMIO)
@@ -73,6 +75,14 @@ static const struct fmt_case fmt_cases[] = {
 	{ "lpae-s2 4K ias48", IK_PT_LPAE_S2, 48, 48, SZ_4K | SZ_2M | SZ_1G, 0, PROT_LPAE, 0 },
 	{ "lpae-s2 16K ias48 concat", IK_PT_LPAE_S2, 48, 44, SZ_16K | SZ_32M, 0, PROT_LPAE, 0 },
 	{ "lpae-s2 64K ias42", IK_PT_LPAE_S2, 42, 42, SZ_64K | SZ_512M, 0, PROT_LPAE, 0 },
+	{ "lpae-s2 4K ias48 dirty", IK_PT_LPAE_S2, 48, 48, SZ_4K | SZ_2M | SZ_1G, IK_PT_QUIRK_DIRTY, PROT_LPAE, 0 },
+	/* 52 bits: FEAT_LPA (64K) and FEAT_LPA2 (4K, 16K); tables above 2^48 */
+	{ "lpae-s1 64K lpa ias52", IK_PT_LPAE_S1, 52, 52, SZ_64K | SZ_512M | SZ_4T, 0, PROT_LPAE | IK_PROT_PRIV, 0 },
+	{ "lpae-s2 64K lpa ias52 dirty", IK_PT_LPAE_S2, 52, 52, SZ_64K | SZ_512M | SZ_4T, IK_PT_QUIRK_DIRTY, PROT_LPAE, 0 },
+	{ "lpae-s1 4K lpa2 ias52", IK_PT_LPAE_S1, 52, 52, SZ_4K | SZ_2M | SZ_1G | SZ_512G, 0, PROT_LPAE | IK_PROT_PRIV, IK_LPAE_FLAG_LPA2 },
+	{ "lpae-s1 16K lpa2 ias52 dirty", IK_PT_LPAE_S1, 52, 52, SZ_16K | SZ_32M | SZ_64G, IK_PT_QUIRK_DIRTY, PROT_LPAE | IK_PROT_PRIV, IK_LPAE_FLAG_LPA2 },
+	{ "lpae-s2 4K lpa2 ias52 concat", IK_PT_LPAE_S2, 52, 52, SZ_4K | SZ_2M | SZ_1G | SZ_512G, 0, PROT_LPAE, IK_LPAE_FLAG_LPA2 },
+	{ "lpae-s2 16K lpa2 ias52 dirty", IK_PT_LPAE_S2, 52, 52, SZ_16K | SZ_32M | SZ_64G, IK_PT_QUIRK_DIRTY, PROT_LPAE, IK_LPAE_FLAG_LPA2 },
 	{ "vtd-sl 3-level", IK_PT_VTD_SL, 39, 48, SZ_4K | SZ_2M | SZ_1G, 0, PROT_VTD_SL, VTD_SP | IK_VTD_FLAG_SC },
 	{ "vtd-sl 4-level 2M dirty", IK_PT_VTD_SL, 48, 48, SZ_4K | SZ_2M | SZ_1G, IK_PT_QUIRK_DIRTY, PROT_VTD_SL, IK_VTD_FLAG_SP_2M | IK_VTD_FLAG_SC },
 	{ "vtd-sl 4-level 4K only", IK_PT_VTD_SL, 48, 46, SZ_4K | SZ_2M | SZ_1G, 0, PROT_RW, 0 },
@@ -330,7 +340,9 @@ static struct th *th_new_hooks(const struct fmt_case *fc, bool coherent, ik_u32 
 	ik_fault_alloc_init(&h->fa);
 	pthread_mutex_init(&h->lock, NULL);
 	h->fc = fc;
-	h->next_iommu = 1ull << 20;
+	/* 52-bit configs get table addresses that use OA[51:48] */
+	h->next_iommu = fc->oas == 52 && (fc->fmt == IK_PT_LPAE_S1 || fc->fmt == IK_PT_LPAE_S2)
+				? 0xbull << 48 : 1ull << 20;
 	h->hooks.alloc_table = th_alloc_table;
 	h->hooks.free_table = th_free_table;
 	h->hooks.clean = th_clean;
@@ -1846,7 +1858,7 @@ START_TEST(lpae_geometry_and_registers)
 	c.quirks = 0x8000;
 	ck_assert_int_eq(ik_pgtable_create(&c, &pt), -EINVAL);
 	c.fmt = IK_PT_LPAE_S2;
-	c.quirks = IK_PT_QUIRK_DIRTY;
+	c.quirks = IK_PT_QUIRK_ARM_NS;	/* stage 1 only */
 	ck_assert_int_eq(ik_pgtable_create(&c, &pt), -EINVAL);
 	c.quirks = 0;
 	c.fmt = IK_PT_FMT_MAX;

@@ -138,6 +138,10 @@ struct bench_fmt {
 	bool stage2;		/* stage-2 invalidations (TLBI_S2_IPA, TLBI_S12_VMALL) */
 	bool dma_default;	/* in bench dma's default matrix */
 	bool riscv;		/* RISC-V IOMMU commands (then smmu is false) */
+	/* NULL: the format's own row, named as the format; else a variant
+	 * of the format with another config, for bench map only (its name,
+	 * e.g. "lpae-s1-lpa2"; --fmt selects it by that name) */
+	const char *variant;
 };
 #define BENCH_FMTS_MAX 16	/* rows at most */
 extern const struct bench_fmt bench_fmts[];

@@ -540,7 +540,7 @@ static const char *fmt_names(char *buf, size_t len, bool defaults)
 	for (size_t k = 0; k < bench_nfmts; k++) {
 		const char *name = ik_pt_fmt_name(bench_fmts[k].fmt);
 
-		if (name && (!defaults || bench_fmts[k].dma_default))
+		if (name && !bench_fmts[k].variant && (!defaults || bench_fmts[k].dma_default))
 			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", n ? ", " : "",
 					      name);
 	}

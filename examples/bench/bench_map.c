@@ -35,7 +35,7 @@
 
 static const char *fname(const struct bench_fmt *f)
 {
-	const char *n = ik_pt_fmt_name(f->fmt);
+	const char *n = f->variant ? f->variant : ik_pt_fmt_name(f->fmt);
 
 	return n ? n : "?";
 }

@@ -139,7 +139,7 @@ IK_API enum ik_pt_fmt ik_pt_fmt_from_name(const char *name);
  *                  some combinations are refused (VT-d: FORCE_SNP needs SC);
  *   ias_widths     bit n set: an input address width of n bits is accepted;
  *   oas_widths     bit n set: an output address width of n bits is accepted
- *                  (LPAE: the PARange values 32, 36, 40, 42, 44, 48);
+ *                  (LPAE: the PARange values 32, 36, 40, 42, 44, 48, 52);
  *   granules       smallest first; size 0 ends the list.  size: a granule
  *                  (the lowest bit of pgsize_bitmap selects it); leaf_sizes:
  *                  every page size the format can map with that granule
@@ -222,7 +222,8 @@ enum ik_pt_fault {
 /* Quirks (ik_pgtable_cfg.quirks). */
 /* Hardware dirty tracking: writable leaves are written "writable-clean" so
  * that the IOMMU marks them dirty on the first write (LPAE stage 1: DBM with
- * AP[2] set; VT-d second-level: the D bit).  -EINVAL where unsupported. */
+ * AP[2] set; LPAE stage 2: DBM with S2AP[1] clear; VT-d second-level: the D
+ * bit).  -EINVAL where unsupported. */
 #define IK_PT_QUIRK_DIRTY		0x1u
 /* ARM stage 1: mark table and leaf entries non-secure (NSTable/NS). */
 #define IK_PT_QUIRK_ARM_NS		0x2u
@@ -415,7 +416,9 @@ struct ik_pgtable_cfg {
  *   root_size      bytes of the root table (8 << top_bits, at least 64);
  *   hw_start_level format-specific first lookup level as the hardware
  *                  numbers it (ARM: 0..3 for stage 1, 0..2 for stage 2;
- *                  VT-d: nlevels);
+ *                  a 4K LPA2 stage 1 over 48 bits starts at level -1,
+ *                  stored as (ik_u32)-1 so that hw_start_level + nlevels
+ *                  is 4 in unsigned arithmetic; VT-d: nlevels);
  *   concat         number of concatenated root tables (1 if none).
  */
 struct ik_pt_geometry {

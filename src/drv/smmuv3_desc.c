@@ -96,6 +96,7 @@ IK_API int ik_smmu_idr_decode(const ik_u32 idr[6], ik_u32 iidr, ik_u32 aidr,
 	out->gran4k = bit32(r5, 4);
 	out->gran16k = bit32(r5, 5);
 	out->gran64k = bit32(r5, 6);
+	out->ds = bit32(r5, 7);
 	out->vax = (ik_u8)fld32(r5, 10, 2);
 	out->stall_max = (ik_u16)fld32(r5, 16, 16);
 	out->implementer = (ik_u16)fld32(iidr, 0, 12);
@@ -147,6 +148,10 @@ IK_API bool ik_smmu_coherent(const struct ik_smmu_idr *id, const struct ik_dma_m
 #define TCR_IPS(v) fld64(v, 32, 3)
 #define VTCR_SL0(v) fld64(v, 6, 2)
 #define VTCR_PS(v) fld64(v, 16, 3)
+#define VTCR_HA(v) fld64(v, 21, 1)
+#define VTCR_HD(v) fld64(v, 22, 1)
+#define TCR_DS(v) fld64(v, 59, 1)
+#define VTCR_DS(v) fld64(v, 32, 1)
 
 static bool gran_ok(const struct ik_smmu_idr *id, unsigned lg2)
 {
@@ -183,8 +188,11 @@ static bool fits(ik_u64 addr, unsigned bits)
 #define STE2_S2PS_SHIFT 48
 #define STE2_S2AA64 (1ull << 51)
 #define STE2_S2PTW (1ull << 54)
+#define STE2_S2HD (1ull << 55)
+#define STE2_S2HA (1ull << 56)
 #define STE2_S2R (1ull << 58)
 /* Word 3 */
+#define STE3_S2DS (1ull << 3)
 #define STE3_S2TTB_MASK 0x000ffffffffffff0ull
 
 static int ste_s1(const struct ik_smmu_idr *id, const struct ik_smmu_ste_config *c,
@@ -222,17 +230,24 @@ static int ste_s2(const struct ik_smmu_idr *id, const struct ik_smmu_ste_config 
 	if (info.geom.fmt != IK_PT_LPAE_S2 || ik_lpae_get_regs(c->s2_pt, &r))
 		return -EINVAL;
 	vtcr = r.vtcr;
+	/* S2TTB holds the root address itself ([51:4]), not VTTBR's packing
+	 * of BADDR[51:48] into [5:2]; HA/HD need HTTU with dirty state. */
 	if (!gran_ok(id, info.geom.lg2_granule) || info.geom.oas > id->oas ||
-	    info.geom.ias > id->oas || !fits(r.vttbr, id->oas) ||
-	    (TCR_IRGN0(vtcr) && !id->cohacc))
+	    info.geom.ias > id->oas || !fits(info.root_iommu, id->oas) ||
+	    (TCR_IRGN0(vtcr) && !id->cohacc) || (VTCR_DS(vtcr) && !id->ds) ||
+	    (VTCR_HD(vtcr) && id->httu != 2))
 		return -EINVAL;
 	w[2] |= TCR_T0SZ(vtcr) << STE2_S2T0SZ_SHIFT | VTCR_SL0(vtcr) << STE2_S2SL0_SHIFT |
 		TCR_IRGN0(vtcr) << STE2_S2IR0_SHIFT | TCR_ORGN0(vtcr) << STE2_S2OR0_SHIFT |
 		TCR_SH0(vtcr) << STE2_S2SH0_SHIFT | TCR_TG0(vtcr) << STE2_S2TG_SHIFT |
 		VTCR_PS(vtcr) << STE2_S2PS_SHIFT | STE2_S2AA64 | STE2_S2R;
+	if (VTCR_HA(vtcr))
+		w[2] |= STE2_S2HA;
+	if (VTCR_HD(vtcr))
+		w[2] |= STE2_S2HD;
 	if (c->config == IK_SMMU_STE_CFG_NESTED)
 		w[2] |= STE2_S2PTW;
-	w[3] = r.vttbr & STE3_S2TTB_MASK;
+	w[3] = (info.root_iommu & STE3_S2TTB_MASK) | (VTCR_DS(vtcr) ? STE3_S2DS : 0);
 	return 0;
 }
 
@@ -304,7 +319,8 @@ IK_API int ik_smmu_cd_build(const struct ik_smmu_idr *id, const struct ik_smmu_c
 	dirty = info.geom.quirks & IK_PT_QUIRK_DIRTY;
 	stall = c->flags & IK_SMMU_CD_STALL;
 	if (!id->s1p || !gran_ok(id, info.geom.lg2_granule) || info.geom.oas > id->oas ||
-	    !fits(r.ttbr, id->oas) || (c->asid > 0xff && !id->asid16) ||
+	    !fits(info.root_iommu, id->oas) || (c->asid > 0xff && !id->asid16) ||
+	    (info.geom.ias > 48 && !id->vax) || (TCR_DS(tcr) && !id->ds) ||
 	    (dirty && id->httu != 2) || (TCR_IRGN0(tcr) && !id->cohacc) ||
 	    (stall && id->stall_model != 0 && id->stall_model != 2) ||
 	    (!stall && id->stall_model == 2) ||
@@ -330,8 +346,10 @@ IK_API int ik_smmu_cd_build(const struct ik_smmu_idr *id, const struct ik_smmu_c
 	if (!(c->flags & IK_SMMU_CD_SHARED_ASID))
 		w0 |= IK_SMMU_CD_ASET;
 	cd[0] = w0;
-	cd[1] = r.ttbr & IK_SMMU_CD_TTB0_MASK;
-	cd[2] = 0; /* TTB1: EPD1 = 1 */
+	/* TTB0 is the root address itself ([51:4]), not TTBR's packing of
+	 * BADDR[51:48] into [5:2]. */
+	cd[1] = info.root_iommu & IK_SMMU_CD_TTB0_MASK;
+	cd[2] = TCR_DS(tcr) ? IK_SMMU_CD_DS : 0; /* TTB1: EPD1 = 1 */
 	cd[3] = r.mair;
 	cd[4] = cd[5] = cd[6] = cd[7] = 0;
 	return 0;

@@ -5,51 +5,82 @@
  * src/pgtable/pgtable_lpae_s2.c with LPAE_STAGE defined to 1 or 2, so that the stage
  * is a compile-time constant in every encoder.
  *
- * Level mapping: engine level L is ARM lookup level 3 - L.  Architectural
- * block levels: 4K granule lookup levels 1 and 2 (1G, 2M); 16K and 64K
- * granules lookup level 2 (32M, 512M).  Bits of the formats from the Arm ARM
- * (VMSAv8-64 translation table descriptor formats, D8.3).
+ * Level mapping: engine level L is ARM lookup level 3 - L.  Block levels
+ * and the 52-bit layouts (FEAT_LPA for 64K, FEAT_LPA2 / DS for 4K and 16K):
+ * lpae_common.h and <iommukit/fmt/lpae.h>.  Bits of the formats from the
+ * Arm ARM (VMSAv8-64 translation table descriptor formats).
  */
 #ifndef IK_FMT_LPAE_H
 #define IK_FMT_LPAE_H
 
 #include <iommukit/fmt/lpae.h>
 #include "pgtable_internal.h"
+#include "lpae_common.h"
 
 #ifndef LPAE_STAGE
 #error "define LPAE_STAGE (1 or 2) before including fmt_lpae.h"
 #endif
 
-#define LPAE_OA_MASK 0x0000ffffffffffffull
-
 /* ---- the facts (ik_pt_fmt_info) ---- */
 #if LPAE_STAGE == 1
 #define FMT_QUIRKS (IK_PT_QUIRK_DIRTY | IK_PT_QUIRK_ARM_NS | IK_PT_QUIRK_DEFER_LEAF_CLEAN)
-#define FMT_HAS_DIRTY 1
 #else
-#define FMT_QUIRKS IK_PT_QUIRK_DEFER_LEAF_CLEAN
-#define FMT_HAS_DIRTY 0
+#define FMT_QUIRKS (IK_PT_QUIRK_DIRTY | IK_PT_QUIRK_DEFER_LEAF_CLEAN)
 #endif
-#define FMT_FLAGS 0ull
-#define FMT_IAS_WIDTHS IK_PT_WIDTHS(32, 48)
-/* PARange: 32, 36, 40, 42, 44 or 48 bits */
+#define FMT_HAS_DIRTY 1
+#define FMT_FLAGS IK_LPAE_FLAG_LPA2
+/* 49..52 need the 64K granule or LPA2 (fmt_geometry checks) */
+#define FMT_IAS_WIDTHS IK_PT_WIDTHS(32, 52)
+/* PARange: 32, 36, 40, 42, 44, 48 or 52 bits */
 #define FMT_OAS_WIDTHS ((1ull << 32) | (1ull << 36) | (1ull << 40) | (1ull << 42) | \
-			(1ull << 44) | (1ull << 48))
-/* Blocks: 4K granule lookup levels 2 and 1 (2M, 1G); 16K and 64K level 2. */
-#define FMT_GRANULES                                                           \
-	{ { 1ull << 12, (1ull << 12) | (1ull << 21) | (1ull << 30) },          \
-	  { 1ull << 14, (1ull << 14) | (1ull << 25) },                         \
-	  { 1ull << 16, (1ull << 16) | (1ull << 29) } }
+			(1ull << 44) | (1ull << 48) | (1ull << 52))
+/* Every block the architecture allows (the 52-bit ones need LPA2 / oas 52). */
+#define FMT_GRANULES                                                             \
+	{ { 1ull << 12, (1ull << 12) | (1ull << 21) | (1ull << 30) | (1ull << 39) }, \
+	  { 1ull << 14, (1ull << 14) | (1ull << 25) | (1ull << 36) },                \
+	  { 1ull << 16, (1ull << 16) | (1ull << 29) | (1ull << 42) } }
 #define FMT_HW_LEVELS_UP 0
+/* OA[51:48] (64K) or OA[51:50] (LPA2) sit below the rest of the address. */
+#define FMT_LEAF_LINEAR_LG2 48
 
-/* Is an engine level an architectural block level for this granule? */
+/* Is an engine level an architectural block level for this geometry? */
 static inline bool lpae_block_level(const struct ik_pt_geometry *g, unsigned lvl)
 {
-	if (lvl == 0)
-		return false;
-	if (g->lg2_granule == 12)
-		return lvl == 1 || lvl == 2;
-	return lvl == 1;
+	return lvl > 0 &&
+	       lpae_leaf_level(g->lg2_granule, lpae_ds(g->lg2_granule, g->fmt_flags), g->oas, lvl);
+}
+
+/* Descriptor address field <-> address (tables and leaves alike); the
+ * level's low bits are the caller's to mask. */
+static inline ik_u64 lpae_pte_to_addr(const struct ik_pt_geometry *g, ik_u64 pte)
+{
+	if (g->lg2_granule == 16)
+		return (pte & 0x0000ffffffff0000ull) |
+		       ((pte >> IK_LPAE_PTE_LPA_OA_HI_SHIFT) & 0xf) << 48;
+	if (g->fmt_flags & IK_LPAE_FLAG_LPA2)
+		return (pte & IK_LPAE_PTE_LPA2_ADDR_MASK) |
+		       ((pte >> IK_LPAE_PTE_LPA2_OA_HI_SHIFT) & 0x3) << 50;
+	return pte & IK_LPAE_PTE_ADDR_MASK;
+}
+
+/* addr < 2^oas; 52-bit addresses only where the geometry has them. */
+static inline ik_u64 lpae_addr_to_pte(const struct ik_pt_geometry *g, ik_u64 addr)
+{
+	ik_u64 hi = addr >> 48;
+
+	if (IK_LIKELY(!hi))
+		return addr;
+	if (g->lg2_granule == 16)
+		return (addr & 0x0000ffffffffffffull) | hi << IK_LPAE_PTE_LPA_OA_HI_SHIFT;
+	return (addr & 0x0003ffffffffffffull) | (addr >> 50) << IK_LPAE_PTE_LPA2_OA_HI_SHIFT;
+}
+
+/* Every descriptor bit that holds address. */
+static inline ik_u64 lpae_addr_bits(const struct ik_pt_geometry *g)
+{
+	if (g->lg2_granule != 16 && (g->fmt_flags & IK_LPAE_FLAG_LPA2))
+		return IK_LPAE_PTE_LPA2_ADDR_MASK | 0x3ull << IK_LPAE_PTE_LPA2_OA_HI_SHIFT;
+	return IK_LPAE_PTE_ADDR_MASK;	/* 64K: [47:16] and [15:12] */
 }
 
 static int fmt_geometry(struct ik_pt_geometry *g, const struct ik_pgtable_cfg *cfg)
@@ -57,8 +88,12 @@ static int fmt_geometry(struct ik_pt_geometry *g, const struct ik_pgtable_cfg *c
 	/* quirks, fmt_flags, ias, oas and the granule are checked (FMT_*) */
 	unsigned glg2 = (unsigned)__builtin_ctzll(cfg->pgsize_bitmap);
 	unsigned bits, va_bits, nlevels, top_bits, concat = 1, lvl;
+	bool ds = lpae_ds(glg2, cfg->fmt_flags);
 	ik_u64 bitmap;
 
+	/* 52-bit input or output addresses: 64K, or 4K/16K with DS. */
+	if (glg2 != 16 && !ds && (cfg->ias > 48 || cfg->oas > 48))
+		return -EINVAL;
 	bits = glg2 - 3;
 	va_bits = cfg->ias - glg2;
 	nlevels = (va_bits + bits - 1) / bits;
@@ -69,17 +104,13 @@ static int fmt_geometry(struct ik_pt_geometry *g, const struct ik_pgtable_cfg *c
 		nlevels--;
 		top_bits += bits;
 	}
-	/* Start-level limits: stage 1 any of 0..3 (16K/64K: no level 0 beyond
-	 * one 16K entry bit, which the arithmetic gives); stage 2 SL0 encodes
-	 * 4K levels 0..2, 16K/64K levels 1..3. */
-	if (nlevels > 4 || nlevels < 1)
+	/* Start levels: stage 1 any of -1..3 (level -1 only for a 4K LPA2
+	 * table over 48 bits, which is what the arithmetic gives); stage 2 as
+	 * SL0 encodes them (lpae_s2_start_ok). */
+	if (nlevels > 5 || nlevels < 1)
 		return -EINVAL;
-	if (LPAE_STAGE == 2) {
-		unsigned start = 4 - nlevels;
-
-		if (glg2 == 12 ? start > 2 : start < 1)
-			return -EINVAL;
-	}
+	if (LPAE_STAGE == 2 && !lpae_s2_start_ok(glg2, ds, nlevels))
+		return -EINVAL;
 	IK_ENV_MEMSET(g, 0, sizeof(*g));
 	g->fmt = cfg->fmt;
 	g->ias = cfg->ias;
@@ -90,7 +121,7 @@ static int fmt_geometry(struct ik_pt_geometry *g, const struct ik_pgtable_cfg *c
 	g->lg2_granule = (ik_u8)glg2;
 	g->bits = (ik_u8)bits;
 	g->top_bits = (ik_u8)top_bits;
-	g->hw_start_level = 4 - nlevels;
+	g->hw_start_level = 4u - nlevels;	/* level -1: (ik_u32)-1 */
 	g->concat = concat;
 	g->root_size = 8ull << top_bits;
 	if (g->root_size < 64)
@@ -131,19 +162,19 @@ static inline bool fmt_is_valid(const struct ik_pt_geometry *g, ik_u64 pte, unsi
 static inline ik_u64 fmt_table_addr(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
 {
 	(void)lvl;
-	return pte & LPAE_OA_MASK & ~((1ull << g->lg2_granule) - 1);
+	return lpae_pte_to_addr(g, pte) & ~((1ull << g->lg2_granule) - 1);
 }
 
 static inline ik_u64 fmt_leaf_addr(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
 {
 	unsigned shift = g->lg2_granule + lvl * g->bits;
 
-	return pte & LPAE_OA_MASK & ~((1ull << shift) - 1);
+	return lpae_pte_to_addr(g, pte) & ~((1ull << shift) - 1);
 }
 
 static inline ik_u64 fmt_mk_table(const struct ik_pt_geometry *g, ik_u64 table_iommu, unsigned lvl)
 {
-	ik_u64 pte = table_iommu | IK_LPAE_PTE_TYPE_TABLE;
+	ik_u64 pte = lpae_addr_to_pte(g, table_iommu) | IK_LPAE_PTE_TYPE_TABLE;
 
 	(void)lvl;
 	if (LPAE_STAGE == 1 && (g->quirks & IK_PT_QUIRK_ARM_NS))
@@ -155,7 +186,10 @@ static inline int fmt_prot_attrs(const struct ik_pt_geometry *g, unsigned prot, 
 {
 	ik_u64 a = IK_LPAE_PTE_AF;
 
-	if (prot & IK_PROT_CACHE)
+	/* With DS, bits [9:8] hold OA[51:50]: shareability is TCR.SH0's. */
+	if (lpae_ds(g->lg2_granule, g->fmt_flags))
+		;
+	else if (prot & IK_PROT_CACHE)
 		a |= IK_LPAE_PTE_SH_IS;
 	else
 		a |= IK_LPAE_PTE_SH_OS;
@@ -180,7 +214,11 @@ static inline int fmt_prot_attrs(const struct ik_pt_geometry *g, unsigned prot, 
 	} else {
 		if (prot & IK_PROT_READ)
 			a |= IK_LPAE_PTE_S2AP_READ;
-		if (prot & IK_PROT_WRITE)
+		if (!(prot & IK_PROT_WRITE))
+			;
+		else if (g->quirks & IK_PT_QUIRK_DIRTY)
+			a |= IK_LPAE_PTE_DBM;	/* writable-clean: S2AP[1] = 0 */
+		else
 			a |= IK_LPAE_PTE_S2AP_WRITE;
 		if (prot & (IK_PROT_NOEXEC | IK_PROT_MMIO))
 			a |= IK_LPAE_PTE_UXN;
@@ -198,15 +236,14 @@ static inline int fmt_prot_attrs(const struct ik_pt_geometry *g, unsigned prot, 
 static inline ik_u64 fmt_mk_leaf(const struct ik_pt_geometry *g, ik_u64 attrs, ik_u64 oa,
 				 unsigned lvl)
 {
-	(void)g;
-	return attrs | oa | (lvl ? IK_LPAE_PTE_TYPE_BLOCK : IK_LPAE_PTE_TYPE_PAGE);
+	return attrs | lpae_addr_to_pte(g, oa) |
+	       (lvl ? IK_LPAE_PTE_TYPE_BLOCK : IK_LPAE_PTE_TYPE_PAGE);
 }
 
 static inline ik_u64 fmt_leaf_attrs(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
 {
-	(void)g;
 	(void)lvl;
-	return pte & ~(IK_LPAE_PTE_ADDR_MASK | IK_LPAE_PTE_TYPE_MASK);
+	return pte & ~(lpae_addr_bits(g) | IK_LPAE_PTE_TYPE_MASK);
 }
 
 /* Hierarchical limits from table descriptors (stage 1 only). */
@@ -241,105 +278,134 @@ static inline enum ik_pt_fault fmt_walk_table(const struct ik_pt_geometry *g,
 	return IK_PT_FAULT_NONE;
 }
 
+/* Stage 1 leaf: AP, APTable/XNTable limits, AttrIndx; HA/HD with
+ * IK_PT_QUIRK_DIRTY (AP[2] is the dirty bit of a DBM leaf). */
+static inline enum ik_pt_fault lpae_walk_leaf_s1(const struct ik_pt_geometry *g,
+						 const struct fmt_walk_state *st, ik_u64 pte,
+						 unsigned access, struct ik_pt_walk_result *res,
+						 ik_u64 *hw_new)
+{
+	unsigned prot = 0;
+	bool hw_dirty = (g->quirks & IK_PT_QUIRK_DIRTY) != 0;
+	ik_u64 nv = pte;
+	bool dbm = hw_dirty && (pte & IK_LPAE_PTE_DBM);
+	bool wr = !(pte & IK_LPAE_PTE_AP_RDONLY) || dbm;
+	unsigned idx = (unsigned)(pte >> IK_LPAE_PTE_ATTRINDX_SHIFT) & 7;
+	bool unpriv = (pte & IK_LPAE_PTE_AP_UNPRIV) && !st->nounpriv;
+	bool priv_access = (access & IK_ACCESS_PRIV) != 0;
+	bool xn;
+
+	if (st->ro)
+		wr = false;
+	prot = IK_PROT_READ | (wr ? IK_PROT_WRITE : 0);
+	if (!unpriv)
+		prot |= IK_PROT_PRIV;
+	xn = priv_access ? ((pte & IK_LPAE_PTE_PXN) || st->pxn)
+			 : ((pte & IK_LPAE_PTE_UXN) || st->xn);
+	if ((pte & (IK_LPAE_PTE_UXN | IK_LPAE_PTE_PXN)) || st->xn || st->pxn)
+		prot |= IK_PROT_NOEXEC;
+	if (idx == IK_LPAE_MAIR_IDX_WBRWA)
+		prot |= IK_PROT_CACHE;
+	else if (idx == IK_LPAE_MAIR_IDX_DEV)
+		prot |= IK_PROT_MMIO;
+	res->attr = idx;
+	res->dirty = (pte & IK_LPAE_PTE_DBM) && !(pte & IK_LPAE_PTE_AP_RDONLY);
+	res->prot = prot;
+	*hw_new = pte;
+	if (!(pte & IK_LPAE_PTE_AF)) {
+		if (!hw_dirty)	/* HA is enabled with HD */
+			return IK_PT_FAULT_ACCESS_FLAG;
+		nv |= IK_LPAE_PTE_AF;
+	}
+	if (access) {
+		if (!priv_access && !unpriv)
+			return IK_PT_FAULT_PERMISSION;
+		if ((access & IK_ACCESS_WRITE) && !wr)
+			return IK_PT_FAULT_PERMISSION;
+		if ((access & IK_ACCESS_EXEC) && xn)
+			return IK_PT_FAULT_PERMISSION;
+		if ((access & IK_ACCESS_WRITE) && dbm)
+			nv &= ~IK_LPAE_PTE_AP_RDONLY; /* hardware marks it dirty */
+	}
+	*hw_new = nv;
+	return IK_PT_FAULT_NONE;
+}
+
+/* Stage 2 leaf: S2AP, MemAttr, XN; HA/HD with IK_PT_QUIRK_DIRTY (S2AP[1]
+ * is the dirty bit of a DBM leaf). */
+static inline enum ik_pt_fault lpae_walk_leaf_s2(const struct ik_pt_geometry *g, ik_u64 pte,
+						 unsigned access, struct ik_pt_walk_result *res,
+						 ik_u64 *hw_new)
+{
+	unsigned prot = 0;
+	bool hw_s2 = (g->quirks & IK_PT_QUIRK_DIRTY) != 0;
+	ik_u64 nv = pte;
+	ik_u64 ma = (pte >> IK_LPAE_PTE_S2_MEMATTR_SHIFT) & 0xf;
+	bool dbm = hw_s2 && (pte & IK_LPAE_PTE_DBM);
+
+	if (pte & IK_LPAE_PTE_S2AP_READ)
+		prot |= IK_PROT_READ;
+	if ((pte & IK_LPAE_PTE_S2AP_WRITE) || dbm)
+		prot |= IK_PROT_WRITE;
+	if (pte & IK_LPAE_PTE_UXN)
+		prot |= IK_PROT_NOEXEC;
+	if (ma == IK_LPAE_S2_MEMATTR_WB)
+		prot |= IK_PROT_CACHE;
+	else if ((ma & 0xc) == 0)
+		prot |= IK_PROT_MMIO;
+	res->attr = ma;
+	res->dirty = (pte & IK_LPAE_PTE_DBM) && (pte & IK_LPAE_PTE_S2AP_WRITE);
+	res->prot = prot;
+	*hw_new = pte;
+	if (!(pte & IK_LPAE_PTE_AF)) {
+		if (!hw_s2)
+			return IK_PT_FAULT_ACCESS_FLAG;
+		nv |= IK_LPAE_PTE_AF;
+	}
+	if (access) {
+		if ((access & IK_ACCESS_READ) && !(prot & IK_PROT_READ))
+			return IK_PT_FAULT_PERMISSION;
+		if ((access & IK_ACCESS_WRITE) && !(prot & IK_PROT_WRITE))
+			return IK_PT_FAULT_PERMISSION;
+		if ((access & IK_ACCESS_EXEC) && (prot & IK_PROT_NOEXEC))
+			return IK_PT_FAULT_PERMISSION;
+		if ((access & IK_ACCESS_WRITE) && dbm)
+			nv |= IK_LPAE_PTE_S2AP_WRITE; /* hardware marks it dirty */
+	}
+	*hw_new = nv;
+	return IK_PT_FAULT_NONE;
+}
+
 static inline enum ik_pt_fault fmt_walk_leaf(const struct ik_pt_geometry *g,
 					     const struct fmt_walk_state *st, ik_u64 pte,
 					     unsigned lvl, unsigned access,
 					     struct ik_pt_walk_result *res, ik_u64 *hw_new)
 {
-	unsigned prot = 0;
-	bool hw_dirty = LPAE_STAGE == 1 && (g->quirks & IK_PT_QUIRK_DIRTY);
-	ik_u64 nv = pte;
-
 	(void)lvl;
-	if (LPAE_STAGE == 1) {
-		bool dbm = hw_dirty && (pte & IK_LPAE_PTE_DBM);
-		bool wr = !(pte & IK_LPAE_PTE_AP_RDONLY) || dbm;
-		unsigned idx = (unsigned)(pte >> IK_LPAE_PTE_ATTRINDX_SHIFT) & 7;
-		bool unpriv = (pte & IK_LPAE_PTE_AP_UNPRIV) && !st->nounpriv;
-		bool priv_access = (access & IK_ACCESS_PRIV) != 0;
-		bool xn;
-
-		if (st->ro)
-			wr = false;
-		prot = IK_PROT_READ | (wr ? IK_PROT_WRITE : 0);
-		if (!unpriv)
-			prot |= IK_PROT_PRIV;
-		xn = priv_access ? ((pte & IK_LPAE_PTE_PXN) || st->pxn)
-				 : ((pte & IK_LPAE_PTE_UXN) || st->xn);
-		if ((pte & (IK_LPAE_PTE_UXN | IK_LPAE_PTE_PXN)) || st->xn || st->pxn)
-			prot |= IK_PROT_NOEXEC;
-		if (idx == IK_LPAE_MAIR_IDX_WBRWA)
-			prot |= IK_PROT_CACHE;
-		else if (idx == IK_LPAE_MAIR_IDX_DEV)
-			prot |= IK_PROT_MMIO;
-		res->attr = idx;
-		res->dirty = (pte & IK_LPAE_PTE_DBM) && !(pte & IK_LPAE_PTE_AP_RDONLY);
-		res->prot = prot;
-		*hw_new = pte;
-		if (!(pte & IK_LPAE_PTE_AF)) {
-			if (!hw_dirty)	/* HA is enabled with HD */
-				return IK_PT_FAULT_ACCESS_FLAG;
-			nv |= IK_LPAE_PTE_AF;
-		}
-		if (access) {
-			if (!priv_access && !unpriv)
-				return IK_PT_FAULT_PERMISSION;
-			if ((access & IK_ACCESS_WRITE) && !wr)
-				return IK_PT_FAULT_PERMISSION;
-			if ((access & IK_ACCESS_EXEC) && xn)
-				return IK_PT_FAULT_PERMISSION;
-			if ((access & IK_ACCESS_WRITE) && dbm)
-				nv &= ~IK_LPAE_PTE_AP_RDONLY; /* hardware marks it dirty */
-		}
-		*hw_new = nv;
-		return IK_PT_FAULT_NONE;
-	}
-	/* stage 2 */
-	{
-		ik_u64 ma = (pte >> IK_LPAE_PTE_S2_MEMATTR_SHIFT) & 0xf;
-
-		if (pte & IK_LPAE_PTE_S2AP_READ)
-			prot |= IK_PROT_READ;
-		if (pte & IK_LPAE_PTE_S2AP_WRITE)
-			prot |= IK_PROT_WRITE;
-		if (pte & IK_LPAE_PTE_UXN)
-			prot |= IK_PROT_NOEXEC;
-		if (ma == IK_LPAE_S2_MEMATTR_WB)
-			prot |= IK_PROT_CACHE;
-		else if ((ma & 0xc) == 0)
-			prot |= IK_PROT_MMIO;
-		res->attr = ma;
-		res->dirty = false;
-		res->prot = prot;
-		*hw_new = pte;
-		if (!(pte & IK_LPAE_PTE_AF))
-			return IK_PT_FAULT_ACCESS_FLAG;
-		if (access) {
-			if ((access & IK_ACCESS_READ) && !(prot & IK_PROT_READ))
-				return IK_PT_FAULT_PERMISSION;
-			if ((access & IK_ACCESS_WRITE) && !(prot & IK_PROT_WRITE))
-				return IK_PT_FAULT_PERMISSION;
-			if ((access & IK_ACCESS_EXEC) && (prot & IK_PROT_NOEXEC))
-				return IK_PT_FAULT_PERMISSION;
-		}
-		return IK_PT_FAULT_NONE;
-	}
+	if (LPAE_STAGE == 1)
+		return lpae_walk_leaf_s1(g, st, pte, access, res, hw_new);
+	(void)st;
+	return lpae_walk_leaf_s2(g, pte, access, res, hw_new);
 }
 
-#if FMT_HAS_DIRTY
+/* Dirty state (DBM = 1 leaves only): stage 1 writable-dirty = AP[2] clear;
+ * stage 2 writable-dirty = S2AP[1] set. */
 static inline bool fmt_leaf_dirty(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
 {
 	(void)g;
 	(void)lvl;
-	return (pte & IK_LPAE_PTE_DBM) && !(pte & IK_LPAE_PTE_AP_RDONLY);
+	if (!(pte & IK_LPAE_PTE_DBM))
+		return false;
+	return LPAE_STAGE == 1 ? !(pte & IK_LPAE_PTE_AP_RDONLY) : (pte & IK_LPAE_PTE_S2AP_WRITE) != 0;
 }
 
 static inline ik_u64 fmt_leaf_mkclean(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
 {
 	(void)g;
 	(void)lvl;
-	return (pte & IK_LPAE_PTE_DBM) ? (pte | IK_LPAE_PTE_AP_RDONLY) : pte;
+	if (!(pte & IK_LPAE_PTE_DBM))
+		return pte;
+	return LPAE_STAGE == 1 ? pte | IK_LPAE_PTE_AP_RDONLY : pte & ~IK_LPAE_PTE_S2AP_WRITE;
 }
-#endif
 
 #endif /* IK_FMT_LPAE_H */

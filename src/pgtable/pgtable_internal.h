@@ -72,6 +72,12 @@
  *   FMT_LEAF_OA_SHIFT the leaf's address field holds oa >> this (RISC-V:
  *                     2, the PPN of oa >> 12 sits at bit 10); optional,
  *                     default 0 (the address bits in place)
+ *   FMT_LEAF_LINEAR_LG2  fmt_mk_leaf is linear in oa only within each
+ *                     aligned 2^N window of output addresses (the address
+ *                     field is split: ARM 52-bit OA keeps OA[51:48] or
+ *                     OA[51:50] in low bits); a run of leaves that crosses
+ *                     such a boundary is encoded entry by entry.  Optional,
+ *                     default 64 (linear everywhere, no check compiled in)
  *
  * The functions (g: const struct ik_pt_geometry *; pte, attrs, oa: ik_u64;
  * lvl: unsigned engine level):
@@ -110,7 +116,8 @@
  *       (aligned to the level's size).  The per-PTE hot path: keep it to a few
  *       ORs.  It must be linear in oa: fmt_mk_leaf(g, attrs, oa + d, lvl) ==
  *       fmt_mk_leaf(g, attrs, oa, lvl) + (d >> FMT_LEAF_OA_SHIFT) for any
- *       multiple d of the level's size that keeps oa + d below 2^oas (the
+ *       multiple d of the level's size that keeps oa + d below 2^oas and in
+ *       the same aligned 2^FMT_LEAF_LINEAR_LG2 window as oa (within it, the
  *       address field is one run of bits that no attribute overlaps); the
  *       engine fills runs by adding.
  *   ik_u64 fmt_leaf_attrs(g, pte, lvl)

@@ -50,6 +50,24 @@
 #ifndef FMT_LEAF_OA_SHIFT
 #define FMT_LEAF_OA_SHIFT 0
 #endif
+#ifndef FMT_LEAF_LINEAR_LG2
+#define FMT_LEAF_LINEAR_LG2 64
+#endif
+
+/* Does a run of n leaves of size sz from output address pa leave the
+ * aligned 2^FMT_LEAF_LINEAR_LG2 window in which fmt_mk_leaf is linear?
+ * (Then the run is encoded entry by entry.)  Constant false by default. */
+static inline bool pt_leaf_nonlinear(ik_u64 pa, ik_u64 sz, ik_u64 n)
+{
+#if FMT_LEAF_LINEAR_LG2 < 64
+	return ((pa ^ (pa + (n - 1) * sz)) >> FMT_LEAF_LINEAR_LG2) != 0;
+#else
+	(void)pa;
+	(void)sz;
+	(void)n;
+	return false;
+#endif
+}
 
 /* ------------------------------------------------------------ names */
 
@@ -770,9 +788,16 @@ static void pt_map_piece(struct pt_map_req *m, const struct pt_piece *p)
 		}
 		ik_atomic_fetch_add(&t->nleaf, p->count, IK_MO_RELAXED);
 		pt_run_add(&m->c, l, t, idx, idx + p->count - 1);
+	} else if (IK_UNLIKELY(pt_leaf_nonlinear(pa, sz, p->count))) {
+		for (k = 0; k < p->count; k++, pa += sz)
+			pt_store(&e[k], fmt_mk_leaf(g, attrs, pa, l));
+		ik_atomic_fetch_add(&t->nleaf, p->count, IK_MO_RELAXED);
+		if (!(m->c.pt->cfg.quirks & IK_PT_QUIRK_DEFER_LEAF_CLEAN))
+			pt_run_add(&m->c, l, t, idx, idx + p->count - 1);
 	} else {
-		/* fmt_mk_leaf is linear in the output address (contract):
-		 * one leaf's step is sz >> FMT_LEAF_OA_SHIFT. */
+		/* fmt_mk_leaf is linear in the output address within an aligned
+		 * 2^FMT_LEAF_LINEAR_LG2 window (contract), which this run stays
+		 * in; one leaf's step is sz >> FMT_LEAF_OA_SHIFT. */
 		ik_u64 v = fmt_mk_leaf(g, attrs, pa, l), st = sz >> FMT_LEAF_OA_SHIFT;
 
 		for (k = 0; k + 4 <= p->count; k += 4, v += 4 * st) {

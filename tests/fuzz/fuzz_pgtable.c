@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
  * fuzz_pgtable - the page-table engine (include/iommukit/pgtable.h) in every
- * format (lpae-s1, lpae-s2, vtd-sl, vtd-fl, riscv-s1, riscv-s2), at every granule, input and
- * output size the input picks (bad configs must be refused), with the
- * table-page hooks or the default allocator, coherent or not.
+ * format (lpae-s1, lpae-s2 with 48- and 52-bit layouts, vtd-sl, vtd-fl,
+ * riscv-s1, riscv-s2), at every granule, input and output size the input
+ * picks (bad configs must be refused), with the table-page hooks or the
+ * default allocator, coherent or not.
  *
  * Table memory.  The harness's alloc_table hook hands out pages at IOMMU
  * addresses of its own (a bump allocator, never reused: a stale pointer to
@@ -54,7 +55,8 @@ typedef unsigned __int128 u128;
 #define LEAF_CAP 12000
 #define MAX_TBL 8192
 #define MAX_OPS 40
-#define TRAVERSE_BUDGET 20000 /* entries a traversal may read */
+/* entries a traversal may read: some 64K tables (8192 entries) too */
+#define TRAVERSE_BUDGET (20000 + 4 * (1ull << G.bits))
 
 /* ================================================================ memory */
 
@@ -920,11 +922,20 @@ static bool my_is_table(uint64_t e, unsigned lvl)
 
 static uint64_t my_table_addr(uint64_t e)
 {
-	if (G.fmt == IK_PT_LPAE_S1 || G.fmt == IK_PT_LPAE_S2)
-		return e & 0x0000fffffffff000ull & ~((1ull << G.lg2_granule) - 1);
+	uint64_t a;
+
 	if (G.fmt == IK_PT_RISCV_S1 || G.fmt == IK_PT_RISCV_S2)
 		return ((e >> 10) & ((1ull << 44) - 1)) << 12;	/* PPN 53:10 */
-	return e & IK_VTD_ADDR_MASK;
+	if (G.fmt != IK_PT_LPAE_S1 && G.fmt != IK_PT_LPAE_S2)
+		return e & IK_VTD_ADDR_MASK;
+	/* NLTA: 64K keeps [51:48] in [15:12]; LPA2 [51:50] in [9:8] */
+	if (G.lg2_granule == 16)
+		a = (e & 0x0000ffffffff0000ull) | ((e >> 12) & 0xf) << 48;
+	else if (G.fmt_flags & IK_LPAE_FLAG_LPA2)
+		a = (e & 0x0003fffffffff000ull) | ((e >> 8) & 0x3) << 50;
+	else
+		a = e & 0x0000fffffffff000ull;
+	return a & ~((1ull << G.lg2_granule) - 1);
 }
 
 struct trav {
@@ -1575,7 +1586,14 @@ static void op_dirty(struct fz *f)
 
 static bool lpae_oas_ok(uint32_t oas)
 {
-	return oas == 32 || oas == 36 || oas == 40 || oas == 42 || oas == 44 || oas == 48;
+	return oas == 32 || oas == 36 || oas == 40 || oas == 42 || oas == 44 || oas == 48 ||
+	       oas == 52;
+}
+
+/* The LPA2 layout (DS = 1): 4K and 16K with the flag; 64K has FEAT_LPA's. */
+static bool lpae_ds(const struct ik_pgtable_cfg *c)
+{
+	return (c->fmt_flags & IK_LPAE_FLAG_LPA2) && __builtin_ctzll(c->pgsize_bitmap) != 16;
 }
 
 /* Whether the documented rules accept cfg (format headers). */
@@ -1589,12 +1607,16 @@ static int cfg_expect(const struct ik_pgtable_cfg *c)
 		return -EINVAL;
 	glg2 = (unsigned)__builtin_ctzll(c->pgsize_bitmap);
 	if (c->fmt == IK_PT_LPAE_S1 || c->fmt == IK_PT_LPAE_S2) {
-		ik_u32 q = IK_PT_QUIRK_DEFER_LEAF_CLEAN;
+		ik_u32 q = IK_PT_QUIRK_DEFER_LEAF_CLEAN | IK_PT_QUIRK_DIRTY;
 
 		if (c->fmt == IK_PT_LPAE_S1)
-			q |= IK_PT_QUIRK_DIRTY | IK_PT_QUIRK_ARM_NS;
-		if ((c->quirks & ~q) || c->fmt_flags || (glg2 != 12 && glg2 != 14 && glg2 != 16) ||
-		    c->ias < 32 || c->ias > 48 || !lpae_oas_ok(c->oas))
+			q |= IK_PT_QUIRK_ARM_NS;
+		if ((c->quirks & ~q) || (c->fmt_flags & ~IK_LPAE_FLAG_LPA2) ||
+		    (glg2 != 12 && glg2 != 14 && glg2 != 16) || c->ias < 32 || c->ias > 52 ||
+		    !lpae_oas_ok(c->oas))
+			return -EINVAL;
+		/* over 48 bits: FEAT_LPA/LVA (64K) or FEAT_LPA2 (4K, 16K) */
+		if ((c->ias > 48 || c->oas > 48) && glg2 != 16 && !lpae_ds(c))
 			return -EINVAL;
 		return 0;
 	}
@@ -1647,11 +1669,17 @@ static uint64_t expect_sizes(const struct ik_pgtable_cfg *c)
 	unsigned glg2 = (unsigned)__builtin_ctzll(c->pgsize_bitmap), n = expect_levels(c);
 	uint64_t s = 1ull << glg2, want = 0;
 
-	if (c->fmt == IK_PT_LPAE_S1 || c->fmt == IK_PT_LPAE_S2)
-		want = glg2 == 12 ? (1ull << 21) | (1ull << 30) : glg2 == 14 ? 1ull << 25 : 1ull << 29;
-	else if (c->fmt == IK_PT_RISCV_S1 || c->fmt == IK_PT_RISCV_S2)
+	if (c->fmt == IK_PT_LPAE_S1 || c->fmt == IK_PT_LPAE_S2) {
+		bool ds = lpae_ds(c);
+
+		/* Arm ARM block levels; level 0 (4K) / level 1 (16K) with DS,
+		 * the 4T level-1 block of 64K with 52-bit PAs */
+		want = glg2 == 12   ? (1ull << 21) | (1ull << 30) | (ds ? 1ull << 39 : 0)
+		       : glg2 == 14 ? (1ull << 25) | (ds ? 1ull << 36 : 0)
+				    : (1ull << 29) | (c->oas == 52 ? 1ull << 42 : 0);
+	} else if (c->fmt == IK_PT_RISCV_S1 || c->fmt == IK_PT_RISCV_S2) {
 		want = (1ull << 21) | (1ull << 30) | (1ull << 39) | (1ull << 48); /* every level */
-	else
+	} else
 		want = ((c->fmt == IK_PT_VTD_FL || (c->fmt_flags & IK_VTD_FLAG_SP_2M)) ? 1ull << 21 : 0) |
 		       ((c->fmt_flags & IK_VTD_FLAG_SP_1G) ? 1ull << 30 : 0);
 	/* a block size needs its level: level L spans 2^(glg2 + L * (glg2 - 3)) */
@@ -1670,11 +1698,13 @@ static void gen_cfg(struct fz *f, struct ik_pgtable_cfg *c, int *mode)
 	c->fmt = (enum ik_pt_fmt)(k < 250 ? 1 + k % 6 : k % 9);
 	k = fz_u8(f);
 	if (c->fmt == IK_PT_LPAE_S1 || c->fmt == IK_PT_LPAE_S2) {
-		static const uint32_t oas[] = { 32, 36, 40, 42, 44, 48 };
+		static const uint32_t oas[] = { 32, 36, 40, 42, 44, 48, 52, 52 };
 
 		glg2 = k % 3 == 0 ? 12 : k % 3 == 1 ? 14 : 16;
-		c->ias = 32 + fz_u8(f) % 17;
-		c->oas = oas[fz_u8(f) % 6];
+		c->ias = 32 + fz_u8(f) % 21;
+		c->oas = oas[fz_u8(f) % 8];
+		if (c->ias > 48 || c->oas > 48 || (k & 0x40)) /* mostly valid: LPA2 */
+			c->fmt_flags |= IK_LPAE_FLAG_LPA2;
 	} else if (c->fmt == IK_PT_RISCV_S1 || c->fmt == IK_PT_RISCV_S2) {
 		glg2 = 12;
 		c->ias = 32 + fz_u8(f) % (c->fmt == IK_PT_RISCV_S1 ? 25 : 28);
@@ -1696,6 +1726,8 @@ static void gen_cfg(struct fz *f, struct ik_pgtable_cfg *c, int *mode)
 		c->pgsize_bitmap |= 1ull << 21 | 1ull << 30;
 	if (k & 2)
 		c->pgsize_bitmap |= 1ull << 25 | 1ull << 29;
+	if (k & 8)	/* the 52-bit blocks: 512G, 64G, 4T */
+		c->pgsize_bitmap |= 1ull << 39 | 1ull << 36 | 1ull << 42;
 	if (k & 4)
 		c->pgsize_bitmap |= fz_u64(f) & ~((2ull << glg2) - 1); /* extra sizes */
 	if (k >= 250)
@@ -1716,7 +1748,7 @@ static void gen_cfg(struct fz *f, struct ik_pgtable_cfg *c, int *mode)
 		if (c->fmt == IK_PT_VTD_SL && (q & 32))
 			c->fmt_flags |= IK_VTD_FLAG_SC | (q & 64 ? IK_VTD_FLAG_FORCE_SNP : 0);
 	} else if (c->fmt == IK_PT_LPAE_S2) {
-		c->quirks &= ~(IK_PT_QUIRK_DIRTY | IK_PT_QUIRK_ARM_NS);
+		c->quirks &= ~IK_PT_QUIRK_ARM_NS;
 	}
 	if (q >= 250) {
 		c->quirks |= fz_u32(f);
@@ -1753,7 +1785,7 @@ static void setup_regs_walker(void)
 			FZ_CHECK(ik_lpae_walker_from_regs(&WREG, 1, r.tcr, r.ttbr, G.quirks & IK_PT_QUIRK_DIRTY) == 0,
 				 "walker from TCR/TTBR");
 		else
-			FZ_CHECK(ik_lpae_walker_from_regs(&WREG, 2, r.vtcr, r.vttbr, 0) == 0,
+			FZ_CHECK(ik_lpae_walker_from_regs(&WREG, 2, r.vtcr, r.vttbr, G.quirks & IK_PT_QUIRK_DIRTY) == 0,
 				 "walker from VTCR/VTTBR");
 		FZ_CHECK(ik_vtd_get_regs(PT, 1, NULL) == -EINVAL, "vtd_get_regs on LPAE");
 	} else if (G.fmt == IK_PT_RISCV_S1 || G.fmt == IK_PT_RISCV_S2) {
@@ -1809,7 +1841,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	H.hooks_alloc = mode <= 1;
 	H.coherent = CFG.coherent;
 	H.oas = CFG.oas;
-	H.next_iommu = 1ull << 21;
+	/* 52-bit configs: table addresses above 2^48 (bits 51:48 = 0b1010) */
+	H.next_iommu = CFG.oas == 52 ? (0xaull << 48) + (1ull << 21) : 1ull << 21;
 	want = cfg_expect(&CFG);
 	FZ_TRACE("config fmt %d ias %u oas %u sizes %#llx quirks %#x flags %#llx mode %d", CFG.fmt,
 		 CFG.ias, CFG.oas, (unsigned long long)CFG.pgsize_bitmap, CFG.quirks,

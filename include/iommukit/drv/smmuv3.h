@@ -184,6 +184,10 @@ IK_BEGIN_DECLS
  *   bbml         break-before-make level (IDR3.BBML);
  *   oas_enc      IDR5.OAS: 0..6 = 32, 36, 40, 42, 44, 48, 52 bits; `oas`
  *                holds the bits (0 for a reserved encoding);
+ *   vax          IDR5.VAX: 0 48-bit VAs, 1 52-bit VAs (64K granule, or
+ *                4K/16K with DS);
+ *   ds           IDR5.DS: 52-bit addresses with 4K/16K granules (FEAT_LPA2
+ *                tables: CD.DS, STE.S2DS);
  *   sidsize, ssidsize  bits of StreamID and SubstreamID;
  *   cmdqs, eventqs, priqs  log2 of the largest queue of each kind.
  */
@@ -208,7 +212,7 @@ struct ik_smmu_idr {
 	ik_u8 bbml;
 	/* IDR5 */
 	ik_u8 oas_enc, oas, vax;
-	bool gran4k, gran16k, gran64k;
+	bool gran4k, gran16k, gran64k, ds;
 	ik_u16 stall_max;
 	/* IIDR */
 	ik_u16 implementer, productid;
@@ -296,9 +300,11 @@ IK_API bool ik_smmu_coherent(const struct ik_smmu_idr *id, const struct ik_dma_m
  *                s1_stalld (disable stalls; needs STALL_MODEL 0).
  *                ik_smmu_cdtab_ste() fills all of these from a CD table.
  *   stage 2 (S2, NESTED): s2_pt (an IK_PT_LPAE_S2 table set: S2T0SZ, S2SL0,
- *                S2IR0/OR0/SH0, S2TG, S2PS, S2TTB from ik_lpae_get_regs()),
- *                s2_vmid.  S2AA64 and S2R (record faults) are set, S2PTW for
- *                NESTED.
+ *                S2IR0/OR0/SH0, S2TG, S2PS (0b110: 52 bits), S2HA/S2HD
+ *                (IK_PT_QUIRK_DIRTY), S2DS (IK_LPAE_FLAG_LPA2 at 4K/16K)
+ *                from ik_lpae_get_regs(); S2TTB = the root's address, bits
+ *                [51:4]), s2_vmid.  S2AA64 and S2R (record faults) are set,
+ *                S2PTW for NESTED.
  *   s2_vmid      also written for a stage-1-only STE on an SMMU with stage
  *                2 (S2VMID then tags the stage-1 entries; TLBI_NH_* name it);
  *                must be 0 on an SMMU without stage 2.
@@ -324,7 +330,7 @@ struct ik_smmu_ste_config {
  * S2P; a stage-2 granule the SMMU
  * lacks (GRAN4K/16K/64K); a stage-2 output size (S2PS) or input size beyond
  * OAS, or a root beyond it; a coherent (write-back) stage-2 walk on an SMMU
- * without COHACC; a CD table pointer misaligned or beyond OAS, S1Fmt
+ * without COHACC; S2DS without IDR5.DS; S2HD without HTTU = 2; a CD table pointer misaligned or beyond OAS, S1Fmt
  * unknown or 2-level without CD2L, S1CDMax beyond SSIDSIZE or above 20,
  * S1DSS above 2, an attribute value out of range, a cacheable CD fetch
  * (S1CIR/S1COR) without COHACC, S1STALLD with a
@@ -369,15 +375,18 @@ IK_API int ik_smmu_ste_build(const struct ik_smmu_idr *id, const struct ik_smmu_
 #define IK_SMMU_CD_ASET (1ull << 47)
 #define IK_SMMU_CD_ASID_SHIFT 48 /* [63:48] */
 #define IK_SMMU_CD_TTB0_MASK 0x000ffffffffffff0ull /* word 1, [51:4] */
+#define IK_SMMU_CD_DS (1ull << 58)	/* word 2: CD bit 186, FEAT_LPA2 tables */
 
 /*
  * struct ik_smmu_cd_config - a stage-1 context: pt (an IK_PT_LPAE_S1 table
  * set), asid, flags (IK_SMMU_CD_*).  The CD gets T0SZ = 64 - ias, TG0 in
  * the CD's encoding, IR0/OR0/SH0 as the table set's walk attributes
  * (write-back inner-shareable when it is coherent), EPD0 = 0, EPD1 = 1,
- * ENDI = 0, IPS = its oas, HA/HD when it has IK_PT_QUIRK_DIRTY, AA64 = 1,
- * R = 1, A = 1, ASET = 1 (flags change S, AFFD, ASET, R, A), ASID, TTB0 and
- * MAIR (ik_lpae_get_regs()), V = 1.
+ * ENDI = 0, IPS = its oas (0b110: 52 bits), HA/HD when it has
+ * IK_PT_QUIRK_DIRTY, DS (word 2 bit 58) with IK_LPAE_FLAG_LPA2 at 4K/16K,
+ * AA64 = 1, R = 1, A = 1, ASET = 1 (flags change S, AFFD, ASET, R, A),
+ * ASID, MAIR (ik_lpae_get_regs()), TTB0 = the root's address (bits [51:4];
+ * not TTBR's packing of BADDR[51:48] into [5:2]), V = 1.
  */
 struct ik_smmu_cd_config {
 	const struct ik_pgtable *pt;
@@ -388,7 +397,8 @@ struct ik_smmu_cd_config {
 /*
  * ik_smmu_cd_build - encode a CD into cd[0..7].  -EINVAL (cd untouched):
  * pt missing or not IK_PT_LPAE_S1; no stage 1 (S1P); a granule the SMMU
- * lacks; an output size (IPS) or TTB0 beyond OAS; an ASID above 255
+ * lacks; an output size (IPS) or TTB0 beyond OAS; an input size over 48
+ * bits without IDR5.VAX; DS without IDR5.DS; an ASID above 255
  * without ASID16; IK_PT_QUIRK_DIRTY without HTTU = 2; a coherent walk
  * without COHACC; STALL without STALL_MODEL 0, or no STALL with STALL_MODEL
  * 2 (forced); TERM_RAZWI with TERM_MODEL 1; an unknown flag; NULL id, c or
