@@ -9,13 +9,21 @@ bench=./iommukit-bench
 n=0 fails=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 no() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
-echo "1..6"
+echo "1..7"
 
 out=$($bench --quick dma --time 0.05 --size 4k,64k 2>&1)
 if [ $? -eq 0 ] && printf '%s\n' "$out" | grep -q 'lpae-s1 .*64K .*deferred'; then
 	ok "dma table: strict and deferred rows"
 else
 	no "dma table"; printf '%s\n' "$out" | sed 's/^/# /'
+fi
+
+out=$($bench --quick dma --time 0.05 --size 4k,2m --mode strict --format lpae-s1/s2,vtd-fl/sl --check 2>&1)
+if [ $? -eq 0 ] && printf '%s\n' "$out" | grep -q 'lpae-s1/s2 .*2M .*strict' &&
+   printf '%s\n' "$out" | grep -q 'vtd-fl/sl .*4K .*strict'; then
+	ok "dma nested rows (stage 1 over stage 2), checking mode"
+else
+	no "dma nested rows"; printf '%s\n' "$out" | sed 's/^/# /'
 fi
 
 out=$($bench --json --quick dma --time 0.05 --size 16k --segments 4 --non-coherent --check --mode strict 2>&1)

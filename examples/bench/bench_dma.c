@@ -16,6 +16,9 @@
  *             the whole context once per batch and only then frees the IOVAs
  *             and table pages
  * then the host checks that every page holds what the device wrote.
+ *
+ * Nested rows (lpae-s1/s2, vtd-fl/sl): the same loop on a guest's stage-1
+ * table that the soft IOMMU walks through a host stage 2 (dma_sys.h).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -37,6 +40,7 @@ static void *xmemalign(size_t align, size_t size)
 
 struct dma_opts {
 	enum ik_pt_fmt fmt;
+	bool nested;	/* fmt (stage 1) over its stage 2 */
 	unsigned granule_shift;
 	bool coherent;
 	bool deferred;
@@ -367,6 +371,7 @@ static int dma_run(const struct dma_opts *o, struct dma_result *r)
 	r->o = *o;
 	memset(&dc, 0, sizeof(dc));
 	dc.fmt = o->fmt;
+	dc.nested = o->nested;
 	dc.granule_shift = o->granule_shift;
 	dc.coherent = o->coherent;
 	dc.nqueues = o->nqueues;
@@ -460,11 +465,19 @@ static const char *human_size(uint64_t b, char *buf, size_t n)
 	return buf;
 }
 
+/* A row's format label: the format, or "lpae-s1/s2", "vtd-fl/sl" nested. */
+static const char *row_name(enum ik_pt_fmt fmt, bool nested)
+{
+	if (nested)
+		return fmt == IK_PT_LPAE_S1 ? "lpae-s1/s2" : fmt == IK_PT_VTD_FL ? "vtd-fl/sl" : "?";
+	return ik_pt_fmt_name(fmt) ? ik_pt_fmt_name(fmt) : "?";
+}
+
 static void print_header(void)
 {
-	printf("%-8s %5s %-8s %9s | %21s | %22s |\n", "", "", "", "", "map (ns)     ",
+	printf("%-10s %5s %-8s %9s | %21s | %22s |\n", "", "", "", "", "map (ns)     ",
 	       "unmap (ns)      ");
-	printf("%-8s %5s %-8s %9s | %6s %7s %6s | %6s %8s %6s | %6s %6s %6s %5s %6s\n", "format",
+	printf("%-10s %5s %-8s %9s | %6s %7s %6s | %6s %8s %6s | %6s %6s %6s %5s %6s\n", "format",
 	       "size", "mode", "iter/s", "mean", "stddev", "p99", "mean", "stddev", "p99", "cmd/it",
 	       "syn/it", "cln/it", "hit%", "faults");
 }
@@ -475,8 +488,8 @@ static void print_row(const struct dma_result *r)
 	double it = r->iters ? (double)r->iters : 1.0;
 	uint64_t acc = r->ss.iotlb_hits + r->ss.iotlb_misses;
 
-	printf("%-8s %5s %-8s %9.0f | %6.0f %7.0f %6llu | %6.0f %8.0f %6llu | %6.2f %6.2f %6.2f %5.1f %6llu\n",
-	       ik_pt_fmt_name(r->o.fmt), human_size(r->o.size, sz, sizeof(sz)),
+	printf("%-10s %5s %-8s %9.0f | %6.0f %7.0f %6llu | %6.0f %8.0f %6llu | %6.2f %6.2f %6.2f %5.1f %6llu\n",
+	       row_name(r->o.fmt, r->o.nested), human_size(r->o.size, sz, sizeof(sz)),
 	       r->o.deferred ? "deferred" : "strict", (double)r->iters / (r->secs > 0 ? r->secs : 1),
 	       r->map.mean, r->map.stddev, (unsigned long long)r->map.p99, r->unmap.mean,
 	       r->unmap.stddev, (unsigned long long)r->unmap.p99, (double)r->c.cmds / it,
@@ -487,7 +500,7 @@ static void print_row(const struct dma_result *r)
 
 static void print_json(const struct dma_result *r)
 {
-	printf("{\"bench\":\"dma\",\"fmt\":\"%s\",\"size\":%llu,\"segments\":%u,\"granule\":%llu,"
+	printf("{\"bench\":\"dma\",\"fmt\":\"%s\",\"nested\":%s,\"size\":%llu,\"segments\":%u,\"granule\":%llu,"
 	       "\"coherent\":%s,\"mode\":\"%s\",\"threads\":%u,\"queues\":%u,\"consumer\":\"%s\",\"check\":%s,"
 	       "\"iters\":%llu,\"seconds\":%.3f,\"iters_per_s\":%.1f,"
 	       "\"map_mean_ns\":%.1f,\"map_stddev_ns\":%.1f,\"map_p50_ns\":%llu,\"map_p99_ns\":%llu,"
@@ -497,7 +510,8 @@ static void print_json(const struct dma_result *r)
 	       "\"iotlb_misses\":%llu,\"walks\":%llu,\"walk_cache_hits\":%llu,"
 	       "\"iotlb_inv_entries\":%llu,\"tables_alloc\":%llu,\"tables_freed\":%llu,"
 	       "\"faults\":%llu,\"stale\":%llu}\n",
-	       ik_pt_fmt_name(r->o.fmt), (unsigned long long)r->o.size, r->o.segments ? r->o.segments : 1,
+	       row_name(r->o.fmt, r->o.nested), r->o.nested ? "true" : "false",
+	       (unsigned long long)r->o.size, r->o.segments ? r->o.segments : 1,
 	       1ull << r->o.granule_shift, r->o.coherent ? "true" : "false",
 	       r->o.deferred ? "deferred" : "strict", r->o.threads, r->o.nqueues,
 	       r->o.consumer_thread ? "thread" : "inline", r->o.check ? "true" : "false", (unsigned long long)r->iters, r->secs,
@@ -530,12 +544,17 @@ static const char *fmt_names(char *buf, size_t len, bool defaults)
 			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", n ? ", " : "",
 					      name);
 	}
+	for (int k = 0; k < 2; k++) /* the nested pairs, built in */
+		if (ik_pt_fmt_name(k ? IK_PT_VTD_FL : IK_PT_LPAE_S1) &&
+		    ik_pt_fmt_name(dsys_nested_s2(k ? IK_PT_VTD_FL : IK_PT_LPAE_S1)))
+			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s", n ? ", " : "",
+					      row_name(k ? IK_PT_VTD_FL : IK_PT_LPAE_S1, true));
 	return buf;
 }
 
 static void dma_help(void)
 {
-	char all[128], dflt[128];
+	char all[192], dflt[192];
 
 	printf(
 "usage: iommukit-bench [--json] [--quick] [--threads N] dma [OPTIONS]\n"
@@ -553,7 +572,10 @@ static void dma_help(void)
 "                           segments with one map_sg (default 1: one map)\n"
 "  --granule 4k|16k|64k     page-table granule and IOVA page (default 4k; VT-d: 4k)\n"
 "  --format NAME[,NAME...]  %s\n"
-"                           (default: %s, those with the granule)\n"
+"                           (default: %s, those with the granule);\n"
+"                           lpae-s1/s2, vtd-fl/sl: the stage 1 nested over its\n"
+"                           stage 2 (an identity map of 48 bits in its largest\n"
+"                           blocks), invalidated by ASID+VMID / PASID+DID\n"
 "  --coherent               the IOMMU walker snoops CPU caches: no cleans (default)\n"
 "  --non-coherent           every changed run of PTEs is cleaned (counted)\n"
 "  --mode strict|deferred|both\n"
@@ -585,7 +607,7 @@ static void dma_help(void)
 "iteration; hit%% = IOTLB hits of the device's page accesses.  A fault, a\n"
 "stale translation or a page without the device's data fails the run (exit 1).\n"
 "\n"
-"--json fields: bench (\"dma\"), fmt, size, segments, granule, coherent, mode,\n"
+"--json fields: bench (\"dma\"), fmt, nested, size, segments, granule, coherent, mode,\n"
 "threads, queues, consumer, check, iters, seconds, iters_per_s, map_mean_ns,\n"
 "map_stddev_ns, map_p50_ns, map_p99_ns, unmap_mean_ns, unmap_stddev_ns,\n"
 "unmap_p50_ns, unmap_p99_ns, cleans, clean_bytes, sync_map_calls, cmds, syncs,\n"
@@ -614,7 +636,8 @@ struct dma_cli {
 	struct dma_opts base;
 	uint64_t sizes[16];
 	int nsizes;
-	enum ik_pt_fmt fmts[4];
+	enum ik_pt_fmt fmts[8];
+	bool nested[8];		/* fmts[i] nested over its stage 2 */
 	int nfmts;
 	bool modes[2];		/* deferred or not, per mode run */
 	int nmodes;
@@ -651,18 +674,27 @@ static const struct option dma_options[] = {
 /* --format NAME[,NAME...]: 0, or the exit status. */
 static int dma_opt_format(struct dma_cli *c, const char *v)
 {
-	char buf[128], names[128], *save = NULL, *tok;
+	char buf[128], names[192], *save = NULL, *tok;
 
 	snprintf(buf, sizeof(buf), "%s", v);
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		enum ik_pt_fmt f = ik_pt_fmt_from_name(tok);
+		bool nested = false;
 
-		if (f == IK_PT_FMT_NONE || !bench_fmt_find(f))
+		if (f == IK_PT_FMT_NONE) {
+			f = !strcmp(tok, row_name(IK_PT_LPAE_S1, true))	  ? IK_PT_LPAE_S1
+			    : !strcmp(tok, row_name(IK_PT_VTD_FL, true)) ? IK_PT_VTD_FL
+									  : IK_PT_FMT_NONE;
+			nested = f != IK_PT_FMT_NONE;
+		}
+		if (f == IK_PT_FMT_NONE || !bench_fmt_find(f) ||
+		    (nested && !bench_fmt_find(dsys_nested_s2(f))))
 			return bench_usage_error("dma", "--format: '%s' is not a format built into "
 						 "this library (%s)", tok,
 						 fmt_names(names, sizeof(names), false));
-		if (c->nfmts == 4)
+		if (c->nfmts == 8)
 			return bench_usage_error("dma", "--format: too many formats");
+		c->nested[c->nfmts] = nested;
 		c->fmts[c->nfmts++] = f;
 	}
 	return 0;
@@ -822,14 +854,25 @@ static int dma_resolve(struct dma_cli *c)
 		b->nqueues = b->threads;
 	if (c->nfmts == 0) {
 		/* the default matrix: its formats that are built in and have the granule */
-		for (size_t k = 0; k < bench_nfmts && c->nfmts < 4; k++)
+		for (size_t k = 0; k < bench_nfmts && c->nfmts < 8; k++)
 			if (bench_fmts[k].dma_default && bench_fmt_leaf_sizes(bench_fmts[k].fmt, gran))
 				c->fmts[c->nfmts++] = bench_fmts[k].fmt;
+		/* and one nested row per pair (4 KiB granule: stage 2 in 1 GiB blocks) */
+		for (int k = 0; k < 2 && gran == 4096 && c->nfmts < 8; k++) {
+			enum ik_pt_fmt f = k ? IK_PT_VTD_FL : IK_PT_LPAE_S1;
+
+			if (bench_fmt_find(f) && bench_fmt_find(dsys_nested_s2(f)) &&
+			    bench_fmt_leaf_sizes(f, gran) && bench_fmt_leaf_sizes(dsys_nested_s2(f), gran)) {
+				c->nested[c->nfmts] = true;
+				c->fmts[c->nfmts++] = f;
+			}
+		}
 	}
 	for (int f = 0; f < c->nfmts; f++)
-		if (!bench_fmt_leaf_sizes(c->fmts[f], gran))
+		if (!bench_fmt_leaf_sizes(c->fmts[f], gran) ||
+		    (c->nested[f] && !bench_fmt_leaf_sizes(dsys_nested_s2(c->fmts[f]), gran)))
 			return bench_usage_error("dma", "--granule: %s has no %lluK granule",
-						 ik_pt_fmt_name(c->fmts[f]),
+						 row_name(c->fmts[f], c->nested[f]),
 						 (unsigned long long)(gran >> 10));
 	for (int k = 0; k < c->nsizes; k++) {
 		if (!c->sizes[k] || c->sizes[k] % gran || c->sizes[k] > (256ull << 20))
@@ -875,7 +918,7 @@ static int dma_config(const struct dma_opts *o, bool json, bool progress, int do
 		char sz[32];
 
 		fprintf(stderr, "\r  [%d/%d] %s %s %s ...        ", done + 1, total,
-			ik_pt_fmt_name(o->fmt), human_size(o->size, sz, sizeof(sz)),
+			row_name(o->fmt, o->nested), human_size(o->size, sz, sizeof(sz)),
 			o->deferred ? "deferred" : "strict");
 		fflush(stderr);
 	}
@@ -883,7 +926,8 @@ static int dma_config(const struct dma_opts *o, bool json, bool progress, int do
 	if (progress)
 		fprintf(stderr, "\r%60s\r", "");
 	if (err) {
-		fprintf(stderr, "iommukit-bench dma: %s %llu bytes %s: %s\n", ik_pt_fmt_name(o->fmt),
+		fprintf(stderr, "iommukit-bench dma: %s %llu bytes %s: %s\n",
+			row_name(o->fmt, o->nested),
 			(unsigned long long)o->size, o->deferred ? "deferred" : "strict",
 			r.error[0] ? r.error : ik_strerror(err));
 		return 1;
@@ -914,6 +958,7 @@ int bench_dma(int argc, char **argv, struct bench_opts *go)
 				struct dma_opts o = c.base;
 
 				o.fmt = c.fmts[f];
+				o.nested = c.nested[f];
 				o.size = c.sizes[k];
 				o.deferred = c.modes[m];
 				rc |= dma_config(&o, go->json, progress, done++, total);

@@ -129,15 +129,23 @@ int dsys_invalidate_all(struct dsys *d)
 		} else {
 			c.op = IK_SMMU_CMD_TLBI_NH_ASID;
 			c.asid = (uint16_t)d->tag;
+			c.vmid = (uint16_t)d->tag2;
 		}
 		err = ik_smmu_cmd_encode(&c, w);
 	} else {
 		struct ik_vtd_desc v;
 
 		memset(&v, 0, sizeof(v));
-		v.type = IK_VTD_DESC_IOTLB;
-		v.g = IK_VTD_G_DOMAIN;
-		v.did = (uint16_t)d->tag;
+		if (d->cfg.nested) { /* the guest's PASID in the domain */
+			v.type = IK_VTD_DESC_PIOTLB;
+			v.g = IK_VTD_G_PASID;
+			v.did = (uint16_t)d->tag2;
+			v.pasid = d->tag;
+		} else {
+			v.type = IK_VTD_DESC_IOTLB;
+			v.g = IK_VTD_G_DOMAIN;
+			v.did = (uint16_t)d->tag;
+		}
 		err = ik_vtd_desc_encode(&v, w, 2);
 	}
 	return err ? err : issue(d, w, 1, true);
@@ -173,6 +181,7 @@ int dsys_invalidate(struct dsys *d, uint64_t iova, uint64_t size, bool walk, boo
 		} else {
 			tmpl.op = IK_SMMU_CMD_TLBI_NH_VA;
 			tmpl.asid = (uint16_t)d->tag;
+			tmpl.vmid = (uint16_t)d->tag2;
 		}
 		tmpl.leaf = !walk;
 		n = ik_smmu_tlbi_range(&tmpl, iova, size, d->cfg.granule_shift, true, out,
@@ -192,15 +201,18 @@ int dsys_invalidate(struct dsys *d, uint64_t iova, uint64_t size, bool walk, boo
 		unsigned am;
 
 		memset(&v, 0, sizeof(v));
-		v.type = IK_VTD_DESC_IOTLB;
-		v.did = (uint16_t)d->tag;
+		/* nested: PASID-based (first stage) in the domain; G_PASID_PAGE
+		 * and G_PASID share the values of G_PAGE and G_DOMAIN */
+		v.type = d->cfg.nested ? IK_VTD_DESC_PIOTLB : IK_VTD_DESC_IOTLB;
+		v.did = (uint16_t)(d->cfg.nested ? d->tag2 : d->tag);
+		v.pasid = d->cfg.nested ? d->tag : 0;
 		if (ik_vtd_psi_mask(iova >> 12, (size + 4095) >> 12, 18, &base, &am) == 0) {
-			v.g = IK_VTD_G_PAGE;
+			v.g = d->cfg.nested ? IK_VTD_G_PASID_PAGE : IK_VTD_G_PAGE;
 			v.addr = base << 12;
 			v.am = (uint8_t)am;
 			v.ih = !walk;
 		} else {
-			v.g = IK_VTD_G_DOMAIN;
+			v.g = d->cfg.nested ? IK_VTD_G_PASID : IK_VTD_G_DOMAIN;
 		}
 		err = ik_vtd_desc_encode(&v, ents, 2);
 		if (err)
@@ -230,6 +242,8 @@ void dsys_fini(struct dsys *d)
 	d->cqp = NULL;
 	ik_pgtable_destroy(d->pt);
 	d->pt = NULL;
+	ik_pgtable_destroy(d->s2);
+	d->s2 = NULL;
 	if (d->iovad_ok)
 		ik_iova_destroy(&d->iovad);
 	d->iovad_ok = false;
@@ -238,6 +252,62 @@ void dsys_fini(struct dsys *d)
 }
 
 #define LOG2_QUEUE 8
+
+enum ik_pt_fmt dsys_nested_s2(enum ik_pt_fmt s1)
+{
+	return s1 == IK_PT_LPAE_S1 ? IK_PT_LPAE_S2 : s1 == IK_PT_VTD_FL ? IK_PT_VTD_SL
+								       : IK_PT_FMT_NONE;
+}
+
+#define NEST_SPAN_LG2 48 /* stage 2 maps IPA = PA over [0, 2^48) */
+
+/* Nested: the host's stage 2 (an identity map of the 48-bit space with its
+ * largest blocks) under the stage 1 in d->pt, attached to stream 0.  0, or
+ * a negative errno with a message. */
+static int dsys_init_stage2(struct dsys *d, const struct dsys_cfg *cfg, char *errbuf,
+			    size_t errlen)
+{
+	enum ik_pt_fmt f2 = dsys_nested_s2(cfg->fmt);
+	const struct bench_fmt *bf = bench_fmt_find(f2);
+	struct ik_softiommu_nested n;
+	struct ik_pgtable_cfg pc;
+	uint64_t sizes = bench_fmt_leaf_sizes(f2, d->granule), block;
+	int err;
+
+	if (!bf || !sizes) {
+		snprintf(errbuf, errlen, "nested: %s has no stage 2 at this granule",
+			 ik_pt_fmt_name(cfg->fmt) ? ik_pt_fmt_name(cfg->fmt) : "?");
+		return -EINVAL;
+	}
+	memset(&pc, 0, sizeof(pc));
+	pc.fmt = f2;
+	pc.ias = NEST_SPAN_LG2;
+	pc.oas = 48;
+	pc.pgsize_bitmap = sizes;
+	pc.fmt_flags = bf->fmt_flags;
+	pc.coherent = true;
+	block = 1ull << (63 - __builtin_clzll(sizes));
+	if (NEST_SPAN_LG2 - __builtin_ctzll(block) > 20) { /* more than 2^20 entries */
+		snprintf(errbuf, errlen, "nested: stage 2 (%s) has no blocks larger than %lluK at "
+			 "this granule: an identity map would take 2^%d entries", ik_pt_fmt_name(f2),
+			 (unsigned long long)(block >> 10), NEST_SPAN_LG2 - __builtin_ctzll(block));
+		return -EINVAL;
+	}
+	err = ik_pgtable_create(&pc, &d->s2);
+	if (!err)
+		err = ik_pgtable_map(d->s2, 0, 0, 1ull << NEST_SPAN_LG2, IK_PROT_READ | IK_PROT_WRITE);
+	if (err) {
+		snprintf(errbuf, errlen, "nested: stage 2 (%s, identity with %lluK blocks): %s",
+			 ik_pt_fmt_name(f2), (unsigned long long)(block >> 10), ik_strerror(err));
+		return err;
+	}
+	memset(&n, 0, sizeof(n));
+	ik_pgtable_walker(d->pt, &n.s1);
+	ik_pgtable_walker(d->s2, &n.s2);
+	n.s1_tag = d->tag;
+	n.s2_tag = d->tag2;
+	return ik_softiommu_attach_nested(d->s, 0, &n);
+}
 
 /* The soft IOMMU, the page table its stream 0 walks, and the IOVA domain.
  * 0, or a negative errno with a message. */
@@ -279,8 +349,14 @@ static int dsys_init_translation(struct dsys *d, const struct dsys_cfg *cfg, cha
 			 cfg->granule_shift, ik_strerror(err));
 		return err;
 	}
-	ik_pgtable_walker(d->pt, &w);
-	err = ik_softiommu_attach_pt(d->s, 0, d->tag, &w, NULL);
+	if (cfg->nested) {
+		err = dsys_init_stage2(d, cfg, errbuf, errlen);
+		if (err)
+			return err;
+	} else {
+		ik_pgtable_walker(d->pt, &w);
+		err = ik_softiommu_attach_pt(d->s, 0, d->tag, &w, NULL);
+	}
 	if (err) {
 		snprintf(errbuf, errlen, "attach: %s", ik_strerror(err));
 		return err;
@@ -375,10 +451,16 @@ int dsys_init(struct dsys *d, const struct dsys_cfg *cfg, char *errbuf, size_t e
 			 (int)cfg->fmt);
 		return -EINVAL;
 	}
+	if (cfg->nested && dsys_nested_s2(cfg->fmt) == IK_PT_FMT_NONE) {
+		snprintf(errbuf, errlen, "nested: %s is not a stage 1 the soft IOMMU nests",
+			 ik_pt_fmt_name(cfg->fmt) ? ik_pt_fmt_name(cfg->fmt) : "?");
+		return -EINVAL;
+	}
 	d->smmu = bf->smmu;
 	d->riscv = bf->riscv;
 	d->stage2 = bf->stage2;
 	d->tag = 1;
+	d->tag2 = 2;
 	d->granule = 1ull << cfg->granule_shift;
 	d->nq = cfg->nqueues ? cfg->nqueues : 1;
 	err = dsys_init_translation(d, cfg, errbuf, errlen);

@@ -6,6 +6,15 @@
  * formats, VT-d descriptors for the VT-d ones) drained by a consumer thread
  * that executes them on the soft IOMMU.  What a driver would do with real
  * hardware, with the hardware replaced by the soft IOMMU.
+ *
+ * Nested (dsys_cfg.nested): the table the benchmark maps is a guest's stage
+ * 1 (lpae-s1 or vtd-fl, its output addresses IPAs), attached with
+ * ik_softiommu_attach_nested() over a host stage 2 (lpae-s2 / vtd-sl) that
+ * maps IPA = PA over the whole 48-bit space with its largest blocks (the
+ * host's buffers and the guest's table pages are wherever the heap put
+ * them).  Every stage-1 table fetch of a walk is translated by stage 2, as
+ * the hardware does; unmaps invalidate stage 1 by (ASID, VMID) or (PASID,
+ * DID).
  */
 #ifndef IK_BENCH_DMA_SYS_H
 #define IK_BENCH_DMA_SYS_H
@@ -38,6 +47,8 @@ struct dsys_cfg {
 	/* ... and one clean + barrier per 8-byte entry of each run, as the old
 	 * per-PTE sync did (the unbatched baseline) */
 	bool per_pte_clean;
+	/* fmt (lpae-s1 or vtd-fl) nested over its stage 2 (see above) */
+	bool nested;
 };
 
 /* Counters the hooks and helpers add to (relaxed atomics). */
@@ -49,6 +60,7 @@ struct dsys {
 	struct dsys_cfg cfg;
 	struct ik_softiommu *s;
 	struct ik_pgtable *pt;
+	struct ik_pgtable *s2;	/* nested: the host's stage 2 */
 	struct ik_pgtable_hooks hooks;
 	struct ik_iova_domain iovad;
 	bool iovad_ok;
@@ -63,7 +75,8 @@ struct dsys {
 	bool smmu;	/* SMMUv3 commands (LPAE) or VT-d descriptors ... */
 	bool riscv;	/* ... or RISC-V IOMMU commands */
 	bool stage2;	/* stage-2 invalidations (the format's bench_fmts row) */
-	uint32_t tag;	/* ASID / VMID / DID of the one context */
+	uint32_t tag;	/* ASID / VMID / DID of the one context (nested: ASID / PASID) */
+	uint32_t tag2;	/* nested: VMID / DID */
 	uint64_t granule, iova_limit_pfn;
 	struct dsys_counts c;
 	int hook_error;	/* first error a hook met (sync_map_cmd) */
@@ -82,6 +95,10 @@ int dsys_invalidate_all(struct dsys *d);
 
 /* The name of the real clean instruction used ("clflushopt", ...). */
 const char *dsys_clean_insn(void);
+
+/* The stage-2 format a stage-1 format nests over (lpae-s1: lpae-s2,
+ * vtd-fl: vtd-sl), or IK_PT_FMT_NONE. */
+enum ik_pt_fmt dsys_nested_s2(enum ik_pt_fmt s1);
 
 /* True if the page-table format is built into the library. */
 bool dsys_fmt_available(enum ik_pt_fmt fmt);

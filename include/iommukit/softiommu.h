@@ -46,6 +46,15 @@
  *     only after every earlier command has taken effect here.
  *     Invalidations take effect when executed (there is no asynchronous
  *     invalidation window): a sync is a completion point, not a trigger.
+ *   - Nesting.  ik_softiommu_attach_nested() gives a stream two stages: a
+ *     stage-1 (guest) table whose root, table and output addresses are
+ *     intermediate physical addresses (IPAs), walked through a stage-2
+ *     (host) table, as SMMUv3 nested STEs (Config = 0b111) and VT-d
+ *     scalable-mode PASID entries with PGTT = 011 define it.  Every stage-1
+ *     table fetch is itself translated (and permission-checked) by stage 2,
+ *     then the final IPA is; the IOTLB caches the combined translation under
+ *     both tags, and a fault says which stage raised it.  See "Nested
+ *     translation" below.
  *   - Faults.  A device access that cannot be translated (no mapping,
  *     permission, address size, access flag, table read error, unknown
  *     stream) is not performed; a record
@@ -75,6 +84,47 @@
  *            before an invalidation never inserts its (possibly stale)
  *            result into the IOTLB afterwards.
  *
+ * Nested translation
+ *   supported pairs    lpae-s1 over lpae-s2 (SMMUv3), vtd-fl over vtd-sl
+ *                      (VT-d); any other pair is -EINVAL.
+ *   walk               stage 1 is walked with ik_pt_walk() through a memory
+ *                      view that translates each table-entry address (an IPA)
+ *                      by a stage-2 walk for a read (and, where the host
+ *                      memory has cas64, the access-flag / A-D update by a
+ *                      stage-2 walk for a write), then reads host memory at
+ *                      the resulting PA; the final IPA is walked by stage 2.
+ *                      Guest tables are hostile: every fetched descriptor goes
+ *                      through the format's own checks (reserved bits,
+ *                      addresses beyond the stage-1 oas = the IPA size), and
+ *                      each IPA through stage 2's (beyond its ias: a stage-2
+ *                      translation fault; not mapped; not readable), and
+ *                      each PA through the host memory's read64 (outside
+ *                      memory: EXTERNAL).
+ *   combined entries   block size = the smaller of the two leaves'; prot =
+ *                      stage-1 prot AND stage-2 prot; tags (s1_tag, s2_tag)
+ *                      = (ASID, VMID) or (PASID, DID).  Nested streams do not
+ *                      use the walk cache.
+ *   fault order        stage-2 faults on a stage-1 table fetch (stage 2,
+ *                      s2_class TT: SMMUv3 F_TRANSLATION etc. with S2 = 1,
+ *                      CLASS = TT) come first, in walk order; then stage-1
+ *                      faults of the walk; then a stage-1 permission fault;
+ *                      then stage-2 faults on the final IPA (stage 2,
+ *                      s2_class IN) and stage-2 permission.  The record holds
+ *                      the IOVA and the IPA stage 2 was asked to translate
+ *                      (the table-entry IPA for TT, the output IPA for IN).
+ *   invalidation       stage-1 commands (INV_TAG / INV_RANGE with
+ *                      IK_SOFTIOMMU_CMD_VMID or _PASID) drop the combined
+ *                      entries of their two tags (by IOVA range for
+ *                      INV_RANGE).  Stage-2 commands (INV_S2_TAG,
+ *                      INV_S2_RANGE) drop every combined entry of the VMID /
+ *                      DID: a stage-2 IPA range invalidation drops the whole
+ *                      VMID's combined entries, because a combined entry
+ *                      depends on the stage-2 translations of every stage-1
+ *                      table it was walked through, not only on its final IPA
+ *                      (the architecture requires software to follow
+ *                      TLBI_S2_IPA with a stage-1 invalidation for the same
+ *                      reason; here one command suffices).
+ *
  * Host memory.  The output address of a translation is turned into a host
  * pointer by the config's phys_to_host hook; without one, output addresses
  * are host virtual addresses (identity), which is what a userspace test or
@@ -89,8 +139,8 @@
  *   cq_poll/cq_run on one queue            everything on other queues and the
  *                                          queue's producers; one consumer per
  *                                          queue at a time
- *   attach/detach                          everything but destroy; a stream's
- *                                          accesses during detach either see
+ *   attach, attach_pt, attach_nested,      everything but destroy; a stream's
+ *   detach                                 accesses during detach either see
  *                                          the old context or fault
  *   fault_pop, stale_pop, history, stats   everything but destroy
  *   set_flags                              everything but destroy (takes
@@ -134,6 +184,21 @@ enum ik_softiommu_fault_type {
 	IK_SOFTIOMMU_FAULT_ACCESS_FLAG = 7, /* ARM: leaf with AF clear */
 };
 
+/* Translation stages (ik_softiommu_xlate.stage, ik_softiommu_fault.stage). */
+enum ik_softiommu_stage {
+	IK_SOFTIOMMU_STAGE_ONLY = 0,   /* not nested: the stream's only stage */
+	IK_SOFTIOMMU_STAGE_1 = 1,      /* nested: stage 1 (guest table) */
+	IK_SOFTIOMMU_STAGE_2 = 2,      /* nested: stage 2 (host table) */
+	IK_SOFTIOMMU_STAGE_NESTED = 3, /* nested, no fault: both stages */
+};
+
+/* What a stage-2 access was for (SMMUv3 event CLASS). */
+enum ik_softiommu_s2_class {
+	IK_SOFTIOMMU_S2_NONE = 0, /* not a stage-2 fault */
+	IK_SOFTIOMMU_S2_TT = 1,   /* fetch of a stage-1 table entry ("S2 fault on S1 walk") */
+	IK_SOFTIOMMU_S2_IN = 2,   /* the final IPA of the access */
+};
+
 /* Deepest walk a walker reports, in levels. */
 #define IK_SOFTIOMMU_MAX_LEVELS 6
 
@@ -153,6 +218,14 @@ enum ik_softiommu_fault_type {
  *             leaf entry, 0 when unknown; feeds the walk cache.
  *   leaf_table_lg2
  *             log2 of the input span that leaf table covers.
+ *   Nested streams only (0 otherwise; a custom walker leaves them 0):
+ *   ipa       the IPA stage 1 produced for the iova; on a stage-2 fault the
+ *             IPA stage 2 failed on (a stage-1 table-entry address for
+ *             s2_class TT, the output IPA for IN).
+ *   stage     IK_SOFTIOMMU_STAGE_NESTED for a translation; on a fault the
+ *             stage that raised it (level is then that stage's level).
+ *   s2_class  for a stage-2 fault: IK_SOFTIOMMU_S2_TT or _IN.
+ *   prot_s1   stage 1's own permissions (prot is stage 1 AND stage 2).
  */
 struct ik_softiommu_xlate {
 	ik_u64 oa;
@@ -162,6 +235,10 @@ struct ik_softiommu_xlate {
 	ik_u32 fault;
 	ik_u32 level;
 	ik_u32 leaf_table_lg2;
+	ik_u32 stage;
+	ik_u64 ipa;
+	ik_u32 s2_class;
+	ik_u32 prot_s1;
 };
 
 /*
@@ -271,6 +348,51 @@ IK_API int ik_softiommu_attach(struct ik_softiommu *s, ik_u32 sid, ik_u32 tag,
 IK_API int ik_softiommu_attach_pt(struct ik_softiommu *s, ik_u32 sid, ik_u32 tag,
 				  const struct ik_pt_walker *w, const struct ik_pt_mem *mem);
 
+/*
+ * struct ik_softiommu_nested - a nested binding (an SMMUv3 STE with Config =
+ * 0b111 and its CD, or a VT-d PASID entry with PGTT = 011):
+ *   s1       the stage-1 (guest) root and geometry, as the CD (TTB0, TG0,
+ *            T0SZ, IPS) or the PASID entry's FLPTPTR and FLPM hold them:
+ *            root and every table address in it are IPAs; geom.oas is the
+ *            IPA width stage 1 may output (larger: ADDR_SIZE at stage 1).
+ *            Format lpae-s1 or vtd-fl.
+ *   s1_tag   ASID (SMMUv3) or PASID (VT-d).
+ *   s2       the stage-2 (host) root and geometry (STE S2TTB/VTCR, the
+ *            PASID entry's SLPTPTR/AW): addresses in it are host physical.
+ *            Format lpae-s2 under lpae-s1, vtd-sl under vtd-fl.
+ *   s2_tag   VMID (SMMUv3 S2VMID) or domain id (VT-d DID).
+ *   mem      host physical memory, read by both stages (stage-1 entries at
+ *            the PA stage 2 gives); NULL: host addresses equal to PAs, as
+ *            ik_softiommu_attach_pt().  Copied.
+ */
+struct ik_softiommu_nested {
+	struct ik_pt_walker s1;
+	ik_u32 s1_tag;
+	struct ik_pt_walker s2;
+	ik_u32 s2_tag;
+	const struct ik_pt_mem *mem;
+};
+
+/*
+ * ik_softiommu_attach_nested - bind stream `sid` to a stage-1 table walked
+ * through a stage-2 table (see "Nested translation" above).
+ * Ownership and lifetime: the soft IOMMU copies the two descriptions (roots
+ * and geometries) and the mem hooks; it never owns, allocates or frees table
+ * memory.  The host must keep the stage-2 tables and host memory readable
+ * through mem until the stream is detached or re-attached and every access
+ * in flight on it has returned; the guest's stage-1 tables need no such
+ * promise (a stage-1 table that stage 2 no longer maps is a stage-2 fault).
+ * Several streams may nest over the same stage 2 (one VMID/DID, one root),
+ * each with its own copy: changing the stage-2 root means re-attaching each.
+ * Replaces an earlier binding without invalidating anything, as
+ * ik_softiommu_attach() does; ik_softiommu_detach() unbinds both stages.
+ * Errors: -EINVAL (NULL s or n, sid out of range, a pair not listed above, a
+ * stage whose format is not built in or has no sane level count, mem without
+ * read64); nothing changes.  O(1).
+ */
+IK_API int ik_softiommu_attach_nested(struct ik_softiommu *s, ik_u32 sid,
+				      const struct ik_softiommu_nested *n);
+
 /* ik_softiommu_detach - unbind `sid`; later accesses fault BAD_STREAM.
  * Errors: -EINVAL (bad sid), -ENOENT (not attached).  O(1). */
 IK_API int ik_softiommu_detach(struct ik_softiommu *s, ik_u32 sid);
@@ -308,6 +430,11 @@ enum ik_softiommu_op {
 	IK_SOFTIOMMU_OP_SYNC = 4,      /* completion point; earlier commands are done */
 	IK_SOFTIOMMU_OP_NOP = 5,       /* a command with nothing to do in this model
 					  (configuration-cache, ATC, page responses) */
+	IK_SOFTIOMMU_OP_INV_S2_TAG = 6,   /* stage 2: entries with `tag` and every
+					     combined entry whose stage-2 tag is `tag` */
+	IK_SOFTIOMMU_OP_INV_S2_RANGE = 7, /* stage 2: entries of `tag` overlapping
+					     [iova, iova+size) (iova an IPA) and
+					     every combined entry of stage-2 tag `tag` */
 	/* history-only events the driver's hooks report (ik_softiommu_note) */
 	IK_SOFTIOMMU_EV_MAP = 16,
 	IK_SOFTIOMMU_EV_UNMAP = 17,
@@ -315,24 +442,39 @@ enum ik_softiommu_op {
 };
 
 /*
- * struct ik_softiommu_cmd - one command.  For INV_RANGE: `leaf` true keeps
- * the walk cache (the driver promises only leaf entries changed); size > 0.
+ * struct ik_softiommu_cmd - one command.  For INV_RANGE and INV_S2_RANGE:
+ * `leaf` true keeps the walk cache (the driver promises only leaf entries
+ * changed); size > 0.
+ * Non-nested entries match on `tag` alone.  Combined (nested) entries carry
+ * two tags; INV_TAG and INV_RANGE match them by `flags`:
+ *   0                       stage-1 tag == tag (any stage-2 tag);
+ *   IK_SOFTIOMMU_CMD_VMID   stage-1 tag == tag (ASID) and stage-2 tag ==
+ *                           tag2 (VMID): SMMUv3 TLBI_NH_*;
+ *   IK_SOFTIOMMU_CMD_PASID  stage-2 tag == tag (DID) and stage-1 tag == tag2
+ *                           (PASID): VT-d PASID-based IOTLB invalidation.
+ * The other ops take flags 0 (tag2 ignored).
  */
+#define IK_SOFTIOMMU_CMD_VMID 0x1u
+#define IK_SOFTIOMMU_CMD_PASID 0x2u
+
 struct ik_softiommu_cmd {
 	ik_u32 op;
 	ik_u32 tag;
 	ik_u64 iova;
 	ik_u64 size;
 	bool leaf;
+	ik_u32 tag2;
+	ik_u32 flags;
 };
 
 /*
  * ik_softiommu_exec - execute one command; it has taken full effect when the
  * call returns (an IOTLB walk in flight cannot re-insert what it dropped).
  * Errors: -EINVAL (s or cmd NULL, unknown op, an event op, range size 0 or
- * iova + size overflow); nothing changes.  Cost: INV_RANGE probes the sets
- * the range can occupy, or scans the IOTLB when that is fewer; the others
- * scan the IOTLB (O(entries)).
+ * iova + size overflow, unknown flags, both flags, flags on an op that takes
+ * none); nothing changes.  Cost: INV_RANGE probes the sets the range can
+ * occupy, or scans the IOTLB when that is fewer (and always once a nested
+ * stream has been attached); the others scan the IOTLB (O(entries)).
  */
 IK_API int ik_softiommu_exec(struct ik_softiommu *s, const struct ik_softiommu_cmd *cmd);
 
@@ -354,10 +496,15 @@ struct ik_softiommu_fault {
 	ik_u64 iova;
 	ik_u64 seq;   /* history sequence number when it happened */
 	ik_u32 sid;
-	ik_u32 tag;   /* 0 for BAD_STREAM */
+	ik_u32 tag;   /* 0 for BAD_STREAM; nested: the stage-1 tag */
 	ik_u32 type;  /* enum ik_softiommu_fault_type */
 	ik_u32 access; /* IK_SOFTIOMMU_READ or _WRITE */
-	ik_u32 level;  /* walk level where it was found */
+	ik_u32 level;  /* walk level where it was found (of `stage`) */
+	/* Nested streams (0 otherwise), as in struct ik_softiommu_xlate: */
+	ik_u32 stage;    /* IK_SOFTIOMMU_STAGE_1 or _2 (ONLY: not nested) */
+	ik_u32 s2_class; /* stage 2: IK_SOFTIOMMU_S2_TT or _IN */
+	ik_u32 tag2;     /* the stage-2 tag (VMID / DID) */
+	ik_u64 ipa;      /* the IPA stage 1 produced, or stage 2 failed on */
 };
 
 /* ik_softiommu_fault_pop - oldest queued fault into *out; -ENOENT when the
@@ -423,6 +570,7 @@ struct ik_softiommu_stats {
 	ik_u64 syncs;
 	ik_u64 nops;
 	ik_u64 inv_all, inv_tag, inv_range;
+	ik_u64 inv_s2_tag, inv_s2_range;
 };
 
 /* ik_softiommu_stats - snapshot the counters (taken under the lock, so
@@ -436,11 +584,14 @@ IK_API void ik_softiommu_stats_reset(struct ik_softiommu *s);
 
 /*
  * ik_softiommu_exec_smmu - execute one decoded SMMUv3 command:
- *   TLBI_NH_VA      INV_RANGE of tag ASID (TLBI_S2_IPA: tag VMID) over
+ *   TLBI_NH_VA      INV_RANGE of tag ASID, combined entries of (ASID, VMID)
+ *                   (IK_SOFTIOMMU_CMD_VMID), over
  *                   [addr, addr + (NUM+1) << (SCALE + granule)) with range
  *                   fields, or the entries holding addr without (TG = 0);
  *                   Leaf keeps the walk cache;
- *   TLBI_NH_ASID    INV_TAG(ASID);  TLBI_S12_VMALL  INV_TAG(VMID);
+ *   TLBI_S2_IPA     INV_S2_RANGE of tag VMID over that range (combined
+ *                   entries: the whole VMID);
+ *   TLBI_NH_ASID    INV_TAG(ASID, VMID);  TLBI_S12_VMALL  INV_S2_TAG(VMID);
  *   TLBI_NH_ALL, TLBI_NSNH_ALL  INV_ALL;  CMD_SYNC  SYNC;
  *   CFGI_*, ATC_INV, PRI_RESP, TLBI_EL2_ALL
  *                   NOP (no configuration cache, ATC or EL2 regime here).
@@ -452,9 +603,12 @@ IK_API int ik_softiommu_exec_smmu(struct ik_softiommu *s, const struct ik_smmu_c
 
 /*
  * ik_softiommu_exec_vtd - execute one decoded VT-d descriptor: IOTLB global
- * -> INV_ALL; IOTLB domain and PASID-based "all of a PASID" -> INV_TAG(DID);
- * page-selective (G = 3) -> INV_RANGE(DID, ADDR, 4 KiB << AM) with IH as the
- * leaf hint (ADDR must be aligned to that size); invalidation wait -> SYNC;
+ * -> INV_ALL; IOTLB domain-selective -> INV_S2_TAG(DID); IOTLB
+ * page-selective (G = 3) -> INV_S2_RANGE(DID, ADDR, 4 KiB << AM) (combined
+ * entries: every one of the DID); PASID-based "all of a PASID" ->
+ * INV_TAG(DID, PASID) and page-selective -> INV_RANGE(DID, PASID, ADDR,
+ * 4 KiB << AM) (IK_SOFTIOMMU_CMD_PASID); IH is the leaf hint (ADDR must be
+ * aligned to the size); invalidation wait -> SYNC;
  * context-cache, PASID-cache and device-TLB -> NOP.  Contexts are attached with tag = DID.
  * Errors: -EINVAL (NULL, other types or granularities, misaligned ADDR).
  */

@@ -16,11 +16,20 @@
 struct sio_tlbe {
 	ik_u64 in;  /* iova >> lg2 */
 	ik_u64 out; /* oa >> lg2 */
+	ik_u64 ipa; /* nested: the IPA >> lg2 */
 	ik_u64 lru;
-	ik_u32 tag;
+	ik_u32 tag;  /* nested: the stage-1 tag */
+	ik_u32 tag2; /* nested: the stage-2 tag */
 	ik_u8 lg2;
-	ik_u8 prot;
+	ik_u8 prot;  /* nested: stage-1 prot in bits 4..5 */
 	ik_u8 valid;
+	ik_u8 nested;
+};
+
+/* Who an IOTLB entry belongs to: the tag, and for a combined entry both. */
+struct sio_key {
+	ik_u32 tag, tag2;
+	bool nested;
 };
 
 struct sio_wce {
@@ -34,11 +43,14 @@ struct sio_wce {
 
 struct sio_stream {
 	struct ik_softiommu_walker w; /* custom walker, when !pt */
-	struct ik_pt_walker ptw;      /* page-table root, when pt */
-	struct ik_pt_mem mem;
-	ik_u32 tag;
+	struct ik_pt_walker ptw;      /* page-table root, when pt (nested: stage 1) */
+	struct ik_pt_walker s2w;      /* nested: the stage-2 root */
+	struct ik_pt_mem mem;         /* (host) table memory */
+	ik_u32 tag;                   /* nested: the stage-1 tag */
+	ik_u32 tag2;                  /* nested: the stage-2 tag */
 	bool attached;
 	bool pt;
+	bool nested;
 	bool hw_levels_up;	/* the format's level numbering (ik_pt_fmt_info) */
 };
 
@@ -60,6 +72,7 @@ struct ik_softiommu {
 	ik_u64 gen; /* invalidations so far */
 	ik_u64 clock; /* LRU clock */
 	ik_u64 bytes; /* stats.bytes, kept apart: updated without the lock */
+	bool had_nested; /* a nested stream was attached: combined entries may exist */
 	struct ik_softiommu_stats st;
 };
 
@@ -190,6 +203,17 @@ static int sio_read_identity(void *ctx, ik_u64 addr, ik_u64 *val)
 	return 0;
 }
 
+static void sio_set_mem(struct sio_stream *st, const struct ik_pt_mem *mem)
+{
+	if (mem) {
+		st->mem = *mem;
+	} else {
+		st->mem.read64 = sio_read_identity;
+		st->mem.cas64 = NULL;
+		st->mem.ctx = NULL;
+	}
+}
+
 IK_API int ik_softiommu_attach_pt(struct ik_softiommu *s, ik_u32 sid, ik_u32 tag,
 				  const struct ik_pt_walker *w, const struct ik_pt_mem *mem)
 {
@@ -203,18 +227,53 @@ IK_API int ik_softiommu_attach_pt(struct ik_softiommu *s, ik_u32 sid, ik_u32 tag
 	IK_ENV_MEMSET(&st, 0, sizeof(st));
 	st.ptw = *w;
 	st.hw_levels_up = fi.hw_levels_up;
-	if (mem) {
-		st.mem = *mem;
-	} else {
-		st.mem.read64 = sio_read_identity;
-		st.mem.cas64 = NULL;
-		st.mem.ctx = NULL;
-	}
+	sio_set_mem(&st, mem);
 	st.tag = tag;
 	st.attached = true;
 	st.pt = true;
 	ik_lock(&s->lock);
 	s->streams[sid] = st;
+	ik_unlock(&s->lock);
+	return 0;
+}
+
+/* A walker the soft IOMMU can run: its format is built in, its depth sane. */
+static bool pt_walker_ok(const struct ik_pt_walker *w, enum ik_pt_fmt fmt)
+{
+	struct ik_pt_fmt_info fi;
+
+	return w->geom.fmt == fmt && !ik_pt_fmt_get_info(fmt, &fi) && w->geom.nlevels >= 1 &&
+	       w->geom.nlevels <= IK_SOFTIOMMU_MAX_LEVELS;
+}
+
+IK_API int ik_softiommu_attach_nested(struct ik_softiommu *s, ik_u32 sid,
+				      const struct ik_softiommu_nested *n)
+{
+	struct sio_stream st;
+	enum ik_pt_fmt f2;
+
+	if (!s || !n || sid >= s->cfg.max_streams || (n->mem && !n->mem->read64))
+		return -EINVAL;
+	if (n->s1.geom.fmt == IK_PT_LPAE_S1)
+		f2 = IK_PT_LPAE_S2;
+	else if (n->s1.geom.fmt == IK_PT_VTD_FL)
+		f2 = IK_PT_VTD_SL;
+	else
+		return -EINVAL;
+	if (!pt_walker_ok(&n->s1, n->s1.geom.fmt) || !pt_walker_ok(&n->s2, f2))
+		return -EINVAL;
+	IK_ENV_MEMSET(&st, 0, sizeof(st));
+	st.ptw = n->s1;
+	st.s2w = n->s2;
+	sio_set_mem(&st, n->mem);
+	st.tag = n->s1_tag;
+	st.tag2 = n->s2_tag;
+	st.attached = true;
+	st.pt = true;
+	st.nested = true;
+	ik_lock(&s->lock);
+	s->streams[sid] = st;
+	s->had_nested = true;
 	ik_unlock(&s->lock);
 	return 0;
 }
@@ -265,36 +324,47 @@ static ik_u32 tlb_set(const struct ik_softiommu *s, ik_u32 tag, ik_u64 in)
 	return (ik_u32)((in + (ik_u64)tag * 0x9e3779b1u) & (s->sets - 1));
 }
 
-static struct sio_tlbe *tlb_lookup(struct ik_softiommu *s, ik_u32 tag, ik_u64 iova)
+/* The set of a key's entry: a combined entry hashes both tags. */
+static ik_u32 key_set(const struct ik_softiommu *s, const struct sio_key *k, ik_u64 in)
+{
+	return tlb_set(s, k->nested ? k->tag ^ (k->tag2 * 0x85ebca6bu) ^ 0x5bd1e995u : k->tag, in);
+}
+
+static bool key_is(const struct sio_tlbe *e, const struct sio_key *k)
+{
+	return e->tag == k->tag && e->nested == k->nested && (!k->nested || e->tag2 == k->tag2);
+}
+
+static struct sio_tlbe *tlb_lookup(struct ik_softiommu *s, const struct sio_key *k, ik_u64 iova)
 {
 	ik_u64 sizes = s->sizes;
 
 	while (sizes) {
 		ik_u32 lg2 = (ik_u32)__builtin_ctzll(sizes);
 		ik_u64 in = iova >> lg2;
-		struct sio_tlbe *set = &s->tlb[(ik_size)tlb_set(s, tag, in) * s->ways];
+		struct sio_tlbe *set = &s->tlb[(ik_size)key_set(s, k, in) * s->ways];
 
 		sizes &= sizes - 1;
 		for (ik_u32 w = 0; w < s->ways; w++) {
 			struct sio_tlbe *e = &set[w];
 
-			if (e->valid && e->lg2 == lg2 && e->in == in && e->tag == tag)
+			if (e->valid && e->lg2 == lg2 && e->in == in && key_is(e, k))
 				return e;
 		}
 	}
 	return NULL;
 }
 
-static void tlb_fill(struct ik_softiommu *s, ik_u32 tag, ik_u64 iova,
+static void tlb_fill(struct ik_softiommu *s, const struct sio_key *k, ik_u64 iova,
 		     const struct ik_softiommu_xlate *x)
 {
 	ik_u64 in = iova >> x->lg2_size;
-	struct sio_tlbe *set = &s->tlb[(ik_size)tlb_set(s, tag, in) * s->ways], *victim = NULL;
+	struct sio_tlbe *set = &s->tlb[(ik_size)key_set(s, k, in) * s->ways], *victim = NULL;
 
 	for (ik_u32 w = 0; w < s->ways; w++) {
 		struct sio_tlbe *e = &set[w];
 
-		if (e->valid && e->lg2 == x->lg2_size && e->in == in && e->tag == tag) {
+		if (e->valid && e->lg2 == x->lg2_size && e->in == in && key_is(e, k)) {
 			victim = e; /* refill in place (another access filled it) */
 			break;
 		}
@@ -305,14 +375,17 @@ static void tlb_fill(struct ik_softiommu *s, ik_u32 tag, ik_u64 iova,
 			victim = e;
 		}
 	}
-	if (victim->valid && !(victim->lg2 == x->lg2_size && victim->in == in && victim->tag == tag))
+	if (victim->valid && !(victim->lg2 == x->lg2_size && victim->in == in && key_is(victim, k)))
 		s->st.iotlb_evictions++;
 	victim->valid = 1;
-	victim->tag = tag;
+	victim->tag = k->tag;
+	victim->tag2 = k->nested ? k->tag2 : 0;
+	victim->nested = k->nested;
 	victim->lg2 = (ik_u8)x->lg2_size;
 	victim->in = in;
 	victim->out = x->oa >> x->lg2_size;
-	victim->prot = (ik_u8)x->prot;
+	victim->ipa = k->nested ? x->ipa >> x->lg2_size : 0;
+	victim->prot = (ik_u8)((x->prot & 3u) | (k->nested ? (x->prot_s1 & 3u) << 4 : 0u));
 	victim->lru = ++s->clock;
 	s->sizes |= 1ull << x->lg2_size;
 	s->st.iotlb_fills++;
@@ -320,10 +393,17 @@ static void tlb_fill(struct ik_softiommu *s, ik_u32 tag, ik_u64 iova,
 
 static void tlb_to_xlate(const struct sio_tlbe *e, ik_u64 iova, struct ik_softiommu_xlate *x)
 {
+	ik_u64 off = iova & ((1ull << e->lg2) - 1);
+
 	IK_ENV_MEMSET(x, 0, sizeof(*x));
-	x->oa = (e->out << e->lg2) | (iova & ((1ull << e->lg2) - 1));
+	x->oa = (e->out << e->lg2) | off;
 	x->lg2_size = e->lg2;
-	x->prot = e->prot;
+	x->prot = e->prot & 3u;
+	if (e->nested) {
+		x->stage = IK_SOFTIOMMU_STAGE_NESTED;
+		x->ipa = (e->ipa << e->lg2) | off;
+		x->prot_s1 = (e->prot >> 4) & 3u;
+	}
 }
 
 static bool range_overlaps(ik_u64 a0, ik_u64 a_last, ik_u64 b0, ik_u64 b_last)
@@ -331,58 +411,102 @@ static bool range_overlaps(ik_u64 a0, ik_u64 a_last, ik_u64 b0, ik_u64 b_last)
 	return a0 <= b_last && b0 <= a_last;
 }
 
-/* Drop IOTLB entries: all (any_tag), of `tag`, or of `tag` overlapping
- * [first, last]. */
-static void tlb_inv(struct ik_softiommu *s, bool any_tag, ik_u32 tag, bool ranged, ik_u64 first,
-		    ik_u64 last)
+/*
+ * What an invalidation drops.  Non-nested entries: all (any_tag), or those
+ * of `tag`, within [first, last] when ranged.  Combined entries, by `nest`:
+ * none, stage-1 tag == tag (NM_S1; with tag2 as the stage-2 tag too:
+ * NM_S1_S2; VT-d's DID + PASID: NM_S2_S1, stage-2 tag == tag and stage-1 tag
+ * == tag2), within the range when ranged; or every one of stage-2 tag `tag`
+ * (NM_S2, whatever the range).
+ */
+enum nest_match { NM_NONE, NM_S1, NM_S1_S2, NM_S2_S1, NM_S2 };
+
+struct inv_match {
+	bool any_tag, ranged;
+	enum nest_match nest;
+	ik_u32 tag, tag2;
+	ik_u64 first, last;
+};
+
+static bool inv_hits(const struct inv_match *m, const struct sio_tlbe *e)
 {
-	ik_u64 probes = 0, dropped = 0;
-	ik_u32 n = s->sets * s->ways;
+	bool tags;
 
-	if (ranged) {
-		ik_u64 sizes = s->sizes;
+	if (m->any_tag)
+		return true;
+	if (!e->nested)
+		tags = e->tag == m->tag;
+	else if (m->nest == NM_S2)
+		return e->tag2 == m->tag;
+	else
+		tags = (m->nest == NM_S1 && e->tag == m->tag) ||
+		       (m->nest == NM_S1_S2 && e->tag == m->tag && e->tag2 == m->tag2) ||
+		       (m->nest == NM_S2_S1 && e->tag2 == m->tag && e->tag == m->tag2);
+	return tags && (!m->ranged || range_overlaps(e->in << e->lg2,
+						     (e->in << e->lg2) + ((1ull << e->lg2) - 1),
+						     m->first, m->last));
+}
 
-		while (sizes && probes <= s->sets) {
-			ik_u32 lg2 = (ik_u32)__builtin_ctzll(sizes);
+/* Set probes a ranged invalidation of non-nested entries needs, or more
+ * than s->sets when a scan is cheaper. */
+static ik_u64 inv_probes(const struct ik_softiommu *s, const struct inv_match *m)
+{
+	ik_u64 probes = 0, sizes = s->sizes;
 
-			sizes &= sizes - 1;
-			probes += (last >> lg2) - (first >> lg2) + 1;
-			if ((last >> lg2) - (first >> lg2) >= s->sets)
-				probes = (ik_u64)s->sets + 1;
+	while (sizes && probes <= s->sets) {
+		ik_u32 lg2 = (ik_u32)__builtin_ctzll(sizes);
+
+		sizes &= sizes - 1;
+		probes += (m->last >> lg2) - (m->first >> lg2) + 1;
+		if ((m->last >> lg2) - (m->first >> lg2) >= s->sets)
+			probes = (ik_u64)s->sets + 1;
+	}
+	return probes;
+}
+
+/* Probe the sets a range of non-nested entries of m->tag can occupy. */
+static ik_u64 tlb_inv_probe(struct ik_softiommu *s, const struct inv_match *m)
+{
+	ik_u64 sizes = s->sizes, dropped = 0;
+
+	while (sizes) {
+		ik_u32 lg2 = (ik_u32)__builtin_ctzll(sizes);
+
+		sizes &= sizes - 1;
+		for (ik_u64 in = m->first >> lg2; in <= m->last >> lg2; in++) {
+			struct sio_tlbe *set = &s->tlb[(ik_size)tlb_set(s, m->tag, in) * s->ways];
+
+			for (ik_u32 w = 0; w < s->ways; w++)
+				if (set[w].valid && !set[w].nested && set[w].tag == m->tag &&
+				    set[w].lg2 == lg2 && set[w].in == in) {
+					set[w].valid = 0;
+					dropped++;
+				}
 		}
 	}
-	if (ranged && probes <= s->sets) {
-		ik_u64 sizes = s->sizes;
+	return dropped;
+}
 
-		while (sizes) {
-			ik_u32 lg2 = (ik_u32)__builtin_ctzll(sizes);
+/* Drop the IOTLB entries *m names. */
+static void tlb_inv(struct ik_softiommu *s, const struct inv_match *m)
+{
+	ik_u64 dropped = 0;
+	ik_u32 n = s->sets * s->ways;
 
-			sizes &= sizes - 1;
-			for (ik_u64 in = first >> lg2; in <= last >> lg2; in++) {
-				struct sio_tlbe *set = &s->tlb[(ik_size)tlb_set(s, tag, in) * s->ways];
-
-				for (ik_u32 w = 0; w < s->ways; w++)
-					if (set[w].valid && set[w].tag == tag && set[w].lg2 == lg2 &&
-					    set[w].in == in) {
-						set[w].valid = 0;
-						dropped++;
-					}
-			}
-		}
+	/* Combined entries live in sets hashed from both tags: once a nested
+	 * stream may have filled some, a command that can reach them scans. */
+	if (m->ranged && !(s->had_nested && m->nest != NM_NONE) && inv_probes(s, m) <= s->sets) {
+		dropped = tlb_inv_probe(s, m);
 	} else {
 		for (ik_u32 i = 0; i < n; i++) {
 			struct sio_tlbe *e = &s->tlb[i];
 
-			if (!e->valid || (!any_tag && e->tag != tag))
-				continue;
-			if (ranged && !range_overlaps(e->in << e->lg2,
-						      (e->in << e->lg2) + ((1ull << e->lg2) - 1),
-						      first, last))
+			if (!e->valid || !inv_hits(m, e))
 				continue;
 			e->valid = 0;
 			dropped++;
 		}
-		if (any_tag)
+		if (m->any_tag)
 			s->sizes = 0;
 	}
 	s->st.iotlb_inv_entries += dropped;
@@ -443,57 +567,78 @@ static void wc_inv(struct ik_softiommu *s, bool any_tag, ik_u32 tag, bool ranged
 
 /* ---- commands ---- */
 
-IK_API int ik_softiommu_exec(struct ik_softiommu *s, const struct ik_softiommu_cmd *cmd)
+/* Validate a command and say what it drops; false: -EINVAL. */
+static bool cmd_match(const struct ik_softiommu_cmd *cmd, struct inv_match *m)
 {
-	ik_u64 last = 0;
+	bool s1 = cmd->op == IK_SOFTIOMMU_OP_INV_TAG || cmd->op == IK_SOFTIOMMU_OP_INV_RANGE;
 
-	if (!s || !cmd)
-		return -EINVAL;
+	IK_ENV_MEMSET(m, 0, sizeof(*m));
+	if ((cmd->flags & ~(IK_SOFTIOMMU_CMD_VMID | IK_SOFTIOMMU_CMD_PASID)) ||
+	    cmd->flags == (IK_SOFTIOMMU_CMD_VMID | IK_SOFTIOMMU_CMD_PASID) || (!s1 && cmd->flags))
+		return false;
 	switch (cmd->op) {
 	case IK_SOFTIOMMU_OP_INV_ALL:
-	case IK_SOFTIOMMU_OP_INV_TAG:
+		m->any_tag = true;
+		return true;
 	case IK_SOFTIOMMU_OP_SYNC:
 	case IK_SOFTIOMMU_OP_NOP:
-		break;
+		return true;
 	case IK_SOFTIOMMU_OP_INV_RANGE:
+	case IK_SOFTIOMMU_OP_INV_S2_RANGE:
 		if (cmd->size == 0 || cmd->iova + (cmd->size - 1) < cmd->iova)
-			return -EINVAL;
-		last = cmd->iova + (cmd->size - 1);
+			return false;
+		m->ranged = true;
+		m->first = cmd->iova;
+		m->last = cmd->iova + (cmd->size - 1);
+		break;
+	case IK_SOFTIOMMU_OP_INV_TAG:
+	case IK_SOFTIOMMU_OP_INV_S2_TAG:
 		break;
 	default:
-		return -EINVAL;
+		return false;
 	}
+	m->tag = cmd->tag;
+	m->tag2 = cmd->tag2;
+	if (!s1)
+		m->nest = NM_S2;
+	else
+		m->nest = cmd->flags == IK_SOFTIOMMU_CMD_VMID    ? NM_S1_S2
+			  : cmd->flags == IK_SOFTIOMMU_CMD_PASID ? NM_S2_S1
+								 : NM_S1;
+	return true;
+}
+
+IK_API int ik_softiommu_exec(struct ik_softiommu *s, const struct ik_softiommu_cmd *cmd)
+{
+	struct inv_match m;
+	bool ranged;
+
+	if (!s || !cmd || !cmd_match(cmd, &m))
+		return -EINVAL;
+	ranged = cmd->op == IK_SOFTIOMMU_OP_INV_RANGE || cmd->op == IK_SOFTIOMMU_OP_INV_S2_RANGE;
 	ik_lock(&s->lock);
 	s->st.cmds++;
 	switch (cmd->op) {
-	case IK_SOFTIOMMU_OP_INV_ALL:
-		tlb_inv(s, true, 0, false, 0, 0);
-		wc_inv(s, true, 0, false, 0, 0);
-		s->gen++;
-		s->st.inv_all++;
-		break;
-	case IK_SOFTIOMMU_OP_INV_TAG:
-		tlb_inv(s, false, cmd->tag, false, 0, 0);
-		wc_inv(s, false, cmd->tag, false, 0, 0);
-		s->gen++;
-		s->st.inv_tag++;
-		break;
-	case IK_SOFTIOMMU_OP_INV_RANGE:
-		tlb_inv(s, false, cmd->tag, true, cmd->iova, last);
-		if (!cmd->leaf)
-			wc_inv(s, false, cmd->tag, true, cmd->iova, last);
-		s->gen++;
-		s->st.inv_range++;
-		break;
 	case IK_SOFTIOMMU_OP_NOP:
 		s->st.nops++;
 		break;
-	default: /* IK_SOFTIOMMU_OP_SYNC: invalidations above are already complete */
+	case IK_SOFTIOMMU_OP_SYNC: /* invalidations before it are already complete */
 		s->st.syncs++;
 		break;
+	default:
+		tlb_inv(s, &m);
+		/* The walk cache holds non-nested streams' tables only. */
+		if (!ranged || !cmd->leaf)
+			wc_inv(s, m.any_tag, m.tag, m.ranged, m.first, m.last);
+		s->gen++;
+		s->st.inv_all += cmd->op == IK_SOFTIOMMU_OP_INV_ALL;
+		s->st.inv_tag += cmd->op == IK_SOFTIOMMU_OP_INV_TAG;
+		s->st.inv_range += cmd->op == IK_SOFTIOMMU_OP_INV_RANGE;
+		s->st.inv_s2_tag += cmd->op == IK_SOFTIOMMU_OP_INV_S2_TAG;
+		s->st.inv_s2_range += cmd->op == IK_SOFTIOMMU_OP_INV_S2_RANGE;
+		break;
 	}
-	hist_add(s, cmd->op, cmd->tag, cmd->op == IK_SOFTIOMMU_OP_INV_RANGE ? cmd->iova : 0,
-		 cmd->op == IK_SOFTIOMMU_OP_INV_RANGE ? cmd->size : 0);
+	hist_add(s, cmd->op, cmd->tag, ranged ? cmd->iova : 0, ranged ? cmd->size : 0);
 	ik_unlock(&s->lock);
 	return 0;
 }
@@ -519,10 +664,12 @@ IK_API int ik_softiommu_set_flags(struct ik_softiommu *s, ik_u32 flags)
 
 /* ---- translation ---- */
 
-/* Queue a fault record (lock held). */
-static void fault_push(struct ik_softiommu *s, ik_u32 sid, ik_u32 tag, ik_u64 iova, ik_u32 type,
-		       ik_u32 access, ik_u32 level)
+/* Queue a fault record (lock held): fault x->fault of an access under key k
+ * (NULL: none, an unknown stream), with x's level and nested details. */
+static void fault_push(struct ik_softiommu *s, ik_u32 sid, const struct sio_key *k, ik_u64 iova,
+		       ik_u32 access, const struct ik_softiommu_xlate *x)
 {
+	ik_u32 tag = k ? k->tag : 0, type = x->fault;
 	struct ik_softiommu_fault *f;
 
 	s->st.faults++;
@@ -538,7 +685,11 @@ static void fault_push(struct ik_softiommu *s, ik_u32 sid, ik_u32 tag, ik_u64 io
 	f->tag = tag;
 	f->type = type;
 	f->access = access;
-	f->level = level;
+	f->level = x->level;
+	f->stage = x->stage;
+	f->s2_class = x->s2_class;
+	f->tag2 = k && k->nested ? k->tag2 : 0;
+	f->ipa = x->ipa;
 }
 
 static void stale_push(struct ik_softiommu *s, ik_u32 sid, ik_u32 tag, ik_u64 iova, ik_u32 access,
@@ -608,11 +759,139 @@ static void pt_to_xlate(const struct ik_pt_geometry *full, const struct ik_pt_wa
 	}
 }
 
-static void do_walk(const struct sio_stream *st, ik_u64 iova, struct ik_softiommu_xlate *x)
+/*
+ * Nested walks.  Stage 1 is walked by ik_pt_walk() through a memory view
+ * whose addresses are IPAs: each entry read (and each hardware update) is a
+ * stage-2 walk of that IPA for a read (write), then a host memory access at
+ * the PA.  A stage-2 fault there ends the read with -EFAULT (the stage-1 walk
+ * then stops, reporting EXTERNAL) and is remembered here, so that the
+ * access reports it as the stage-2 fault on a stage-1 table fetch it is.
+ */
+struct nest_walk {
+	const struct sio_stream *st;
+	struct ik_softiommu_xlate s2f; /* the first stage-2 fault, if any */
+};
+
+/* Stage 2 of `ipa` for a table access of kind `access`: 0 and *pa, or the
+ * fault recorded in n->s2f and -EFAULT. */
+static int nest_s2(struct nest_walk *n, ik_u64 ipa, unsigned access, ik_u64 *pa)
 {
+	struct ik_pt_walk_result r;
 	int err;
 
-	if (st->pt) {
+	err = ik_pt_walk(&n->st->s2w, &n->st->mem, ipa, access, &r);
+	if (!err && r.fault == IK_PT_FAULT_NONE) {
+		*pa = r.oa;
+		return 0;
+	}
+	if (!n->s2f.fault) {
+		n->s2f.fault = err ? IK_SOFTIOMMU_FAULT_TRANSLATION : pt_fault(r.fault);
+		n->s2f.level = err ? 0 : r.level;
+		n->s2f.stage = IK_SOFTIOMMU_STAGE_2;
+		n->s2f.s2_class = IK_SOFTIOMMU_S2_TT;
+		n->s2f.ipa = ipa;
+	}
+	return -EFAULT;
+}
+
+static int nest_read64(void *ctx, ik_u64 ipa, ik_u64 *val)
+{
+	struct nest_walk *n = (struct nest_walk *)ctx;
+	ik_u64 pa;
+	int err = nest_s2(n, ipa, IK_ACCESS_READ, &pa);
+
+	return err ? err : n->st->mem.read64(n->st->mem.ctx, pa, val);
+}
+
+static int nest_cas64(void *ctx, ik_u64 ipa, ik_u64 old, ik_u64 val)
+{
+	struct nest_walk *n = (struct nest_walk *)ctx;
+	ik_u64 pa;
+	int err = nest_s2(n, ipa, IK_ACCESS_WRITE, &pa);
+
+	return err ? err : n->st->mem.cas64(n->st->mem.ctx, pa, old, val);
+}
+
+/* The final IPA through stage 2; x holds stage 1's translation. */
+static void nest_final(const struct sio_stream *st, struct ik_softiommu_xlate *x)
+{
+	struct ik_pt_walk_result r;
+	ik_u32 lg2;
+	int err = ik_pt_walk(&st->s2w, &st->mem, x->ipa, 0, &r);
+
+	if (err || r.fault != IK_PT_FAULT_NONE) {
+		x->fault = err ? IK_SOFTIOMMU_FAULT_TRANSLATION : pt_fault(r.fault);
+		x->level = err ? 0 : r.level;
+		x->stage = IK_SOFTIOMMU_STAGE_2;
+		x->s2_class = IK_SOFTIOMMU_S2_IN;
+		x->prot = 0;
+		return;
+	}
+	lg2 = r.pgsize ? (ik_u32)IK_ILOG2_64(r.pgsize) : 0;
+	/* The combined block: the smaller leaf, aligned in both spaces (both
+	 * leaves are naturally aligned, so it lies inside each). */
+	if (lg2 < x->lg2_size)
+		x->lg2_size = lg2;
+	x->oa = r.oa;
+	x->prot = x->prot_s1 & r.prot;
+	x->stage = IK_SOFTIOMMU_STAGE_NESTED;
+}
+
+static void nest_walk(const struct sio_stream *st, ik_u64 iova, struct ik_softiommu_xlate *x)
+{
+	struct nest_walk n;
+	struct ik_pt_mem m;
+	struct ik_pt_walk_result r;
+	int err;
+
+	IK_ENV_MEMSET(&n, 0, sizeof(n));
+	n.st = st;
+	m.read64 = nest_read64;
+	m.cas64 = st->mem.cas64 ? nest_cas64 : NULL;
+	m.ctx = &n;
+	err = ik_pt_walk(&st->ptw, &m, iova, 0, &r);
+	IK_ENV_MEMSET(x, 0, sizeof(*x));
+	if (n.s2f.fault) {
+		*x = n.s2f;	/* stage 2 refused a stage-1 table access */
+		return;
+	}
+	x->stage = IK_SOFTIOMMU_STAGE_1;
+	if (err) {
+		x->fault = IK_SOFTIOMMU_FAULT_TRANSLATION;
+		return;
+	}
+	x->fault = pt_fault(r.fault);
+	x->level = r.level;
+	if (x->fault)
+		return;	/* incl. access flag: nothing to combine */
+	x->ipa = r.oa;
+	x->lg2_size = r.pgsize ? (ik_u32)IK_ILOG2_64(r.pgsize) : 0;
+	x->prot_s1 = r.prot & (IK_SOFTIOMMU_READ | IK_SOFTIOMMU_WRITE);
+	nest_final(st, x);
+}
+
+/* After any walk: the nested fields are 0 unless the stream is nested
+ * (whatever a custom walker left there), and a block size no walker could
+ * mean is a translation fault. */
+static void walk_sanitize(const struct sio_stream *st, struct ik_softiommu_xlate *x)
+{
+	if (!st->nested) {
+		x->stage = IK_SOFTIOMMU_STAGE_ONLY;
+		x->s2_class = IK_SOFTIOMMU_S2_NONE;
+		x->ipa = 0;
+		x->prot_s1 = 0;
+	}
+	if (!x->fault && (x->lg2_size < 10 || x->lg2_size > 47))
+		x->fault = IK_SOFTIOMMU_FAULT_TRANSLATION; /* walker bug: no sane block size */
+}
+
+static void do_walk(const struct sio_stream *st, ik_u64 iova, struct ik_softiommu_xlate *x)
+{
+	int err = 0;
+
+	if (st->nested) {
+		nest_walk(st, iova, x);
+	} else if (st->pt) {
 		struct ik_pt_walk_result r;
 
 		IK_ENV_MEMSET(&r, 0, sizeof(r));
@@ -627,8 +906,7 @@ static void do_walk(const struct sio_stream *st, ik_u64 iova, struct ik_softiomm
 		IK_ENV_MEMSET(x, 0, sizeof(*x));
 		x->fault = IK_SOFTIOMMU_FAULT_TRANSLATION;
 	}
-	if (!x->fault && (x->lg2_size < 10 || x->lg2_size > 47))
-		x->fault = IK_SOFTIOMMU_FAULT_TRANSLATION; /* walker bug: no sane block size */
+	walk_sanitize(st, x);
 }
 
 static bool can_walk_leaf(const struct sio_stream *st)
@@ -673,8 +951,7 @@ static void do_walk_leaf(const struct sio_stream *st, ik_u64 table, ik_u32 lg2, 
 		IK_ENV_MEMSET(x, 0, sizeof(*x));
 		x->fault = IK_SOFTIOMMU_FAULT_TRANSLATION;
 	}
-	if (!x->fault && (x->lg2_size < 10 || x->lg2_size > 47))
-		x->fault = IK_SOFTIOMMU_FAULT_TRANSLATION;
+	walk_sanitize(st, x);
 	x->leaf_table = table;
 	x->leaf_table_lg2 = lg2;
 }
@@ -682,7 +959,7 @@ static void do_walk_leaf(const struct sio_stream *st, ik_u64 table, ik_u32 lg2, 
 static bool same_translation(const struct ik_softiommu_xlate *a, const struct ik_softiommu_xlate *b)
 {
 	return !a->fault && !b->fault && a->oa == b->oa && a->lg2_size == b->lg2_size &&
-	       a->prot == b->prot;
+	       a->prot == b->prot && a->prot_s1 == b->prot_s1 && a->ipa == b->ipa;
 }
 
 /*
@@ -698,23 +975,60 @@ struct xlate_try {
 	struct sio_stream st;	/* a copy: attach may replace it during the walk */
 	struct ik_softiommu_xlate cached, fresh;
 	ik_u64 gen, wc_table;
-	ik_u32 tag, wc_lg2;
+	struct sio_key key;
+	ik_u32 wc_lg2;
 	bool check, hit;
 };
 
 enum xlate_next { XL_BAD_STREAM, XL_HIT, XL_WALK };
 
+/* A permission fault of a combined translation belongs to the stage that
+ * refused (stage 1 first, as the hardware checks it first). */
+static void nest_fault_stage(struct ik_softiommu_xlate *f, ik_u32 access)
+{
+	bool s1_refuses = !(f->prot_s1 & access);
+
+	if (f->stage == IK_SOFTIOMMU_STAGE_NESTED) {
+		f->stage = s1_refuses ? IK_SOFTIOMMU_STAGE_1 : IK_SOFTIOMMU_STAGE_2;
+		f->s2_class = s1_refuses ? IK_SOFTIOMMU_S2_NONE : IK_SOFTIOMMU_S2_IN;
+	}
+}
+
+/*
+ * A walk's stage-2 fault on the final IPA of an access that stage 1 does
+ * not permit: the hardware reports stage 1's permission fault, found on the
+ * stage-1 leaf before the output went to stage 2.  x->lg2_size is still
+ * that leaf's, which gives its level.
+ */
+static void nest_prefer_s1(const struct sio_stream *st, struct ik_softiommu_xlate *f,
+			   ik_u32 access)
+{
+	const struct ik_pt_geometry *g = &st->ptw.geom;
+
+	if (f->stage != IK_SOFTIOMMU_STAGE_2 || f->s2_class != IK_SOFTIOMMU_S2_IN ||
+	    (f->prot_s1 & access) || g->bits == 0 || f->lg2_size < g->lg2_granule)
+		return;
+	f->fault = IK_SOFTIOMMU_FAULT_PERMISSION;
+	f->stage = IK_SOFTIOMMU_STAGE_1;
+	f->s2_class = IK_SOFTIOMMU_S2_NONE;
+	f->level = (f->lg2_size - g->lg2_granule) / g->bits;
+}
+
 /* Lock held: queue fault `type` of an access that found *found, unlock, and
  * report it in *x (found may be x).  Returns the fault type. */
-static ik_u32 xlate_fault(struct ik_softiommu *s, ik_u32 sid, ik_u32 tag, ik_u64 iova,
+static ik_u32 xlate_fault(struct ik_softiommu *s, ik_u32 sid, const struct sio_key *k, ik_u64 iova,
 			  ik_u32 access, const struct ik_softiommu_xlate *found, ik_u32 type,
 			  struct ik_softiommu_xlate *x)
 {
-	fault_push(s, sid, tag, iova, type, access, found->level);
+	struct ik_softiommu_xlate f = *found;
+
+	f.fault = type;
+	if (type != IK_SOFTIOMMU_FAULT_STALE)
+		nest_fault_stage(&f, access);
+	fault_push(s, sid, k, iova, access, &f);
 	ik_unlock(&s->lock);
-	*x = *found;
-	x->fault = type;
-	return type;
+	*x = f;
+	return f.fault;
 }
 
 /* Lock held: the stream, the IOTLB (XL_HIT: the cached answer is the
@@ -727,11 +1041,13 @@ static enum xlate_next xlate_lookup(struct ik_softiommu *s, ik_u32 sid, ik_u64 i
 
 	if (sid >= s->cfg.max_streams || !s->streams[sid].attached)
 		return XL_BAD_STREAM;
-	t->tag = s->streams[sid].tag;
+	t->key.tag = s->streams[sid].tag;
+	t->key.tag2 = s->streams[sid].tag2;
+	t->key.nested = s->streams[sid].nested;
 	t->check = (ik_load_relaxed(&s->flags) & IK_SOFTIOMMU_CHECK) != 0;
 	t->wc_table = 0;
 	t->wc_lg2 = 0;
-	e = s->sets ? tlb_lookup(s, t->tag, iova) : NULL;
+	e = s->sets ? tlb_lookup(s, &t->key, iova) : NULL;
 	t->hit = e != NULL;
 	if (t->hit) {
 		e->lru = ++s->clock;
@@ -741,13 +1057,14 @@ static enum xlate_next xlate_lookup(struct ik_softiommu *s, ik_u32 sid, ik_u64 i
 			return XL_HIT;
 	} else {
 		s->st.iotlb_misses++;
-		wce = wc_lookup(s, t->tag, iova);
+		/* Nested streams do not use the walk cache (see the header). */
+		wce = t->key.nested ? NULL : wc_lookup(s, t->key.tag, iova);
 		if (wce) {
 			wce->lru = ++s->clock;
 			t->wc_table = wce->table;
 			t->wc_lg2 = wce->lg2;
 			s->st.walk_cache_hits++;
-		} else if (s->cfg.walk_cache_entries) {
+		} else if (s->cfg.walk_cache_entries && !t->key.nested) {
 			s->st.walk_cache_misses++;
 		}
 	}
@@ -769,11 +1086,11 @@ static void xlate_walk(struct xlate_try *t, ik_u64 iova)
 }
 
 /* Lock held; unlocks.  The access is allowed, or a permission fault. */
-static ik_u32 xlate_permit(struct ik_softiommu *s, ik_u32 sid, ik_u32 tag, ik_u64 iova,
-			   ik_u32 access, struct ik_softiommu_xlate *x)
+static ik_u32 xlate_permit(struct ik_softiommu *s, ik_u32 sid, const struct sio_key *k,
+			   ik_u64 iova, ik_u32 access, struct ik_softiommu_xlate *x)
 {
 	if (!(x->prot & access))
-		return xlate_fault(s, sid, tag, iova, access, x, IK_SOFTIOMMU_FAULT_PERMISSION, x);
+		return xlate_fault(s, sid, k, iova, access, x, IK_SOFTIOMMU_FAULT_PERMISSION, x);
 	ik_unlock(&s->lock);
 	return x->fault;
 }
@@ -788,8 +1105,8 @@ static ik_u32 xlate_finish(struct ik_softiommu *s, ik_u32 sid, ik_u64 iova, ik_u
 	const struct ik_softiommu_xlate *fresh = &t->fresh;
 
 	if (t->check && t->hit && !same_translation(&t->cached, fresh)) {
-		stale_push(s, sid, t->tag, iova, access, false, &t->cached, fresh);
-		return xlate_fault(s, sid, t->tag, iova, access, fresh, IK_SOFTIOMMU_FAULT_STALE, x);
+		stale_push(s, sid, t->key.tag, iova, access, false, &t->cached, fresh);
+		return xlate_fault(s, sid, &t->key, iova, access, fresh, IK_SOFTIOMMU_FAULT_STALE, x);
 	}
 	if (t->check && t->wc_table && fresh->leaf_table != t->wc_table) {
 		struct ik_softiommu_xlate wcx;
@@ -797,23 +1114,29 @@ static ik_u32 xlate_finish(struct ik_softiommu *s, ik_u32 sid, ik_u64 iova, ik_u
 		IK_ENV_MEMSET(&wcx, 0, sizeof(wcx));
 		wcx.leaf_table = t->wc_table;
 		wcx.leaf_table_lg2 = t->wc_lg2;
-		stale_push(s, sid, t->tag, iova, access, true, &wcx, fresh);
-		return xlate_fault(s, sid, t->tag, iova, access, fresh, IK_SOFTIOMMU_FAULT_STALE, x);
+		stale_push(s, sid, t->key.tag, iova, access, true, &wcx, fresh);
+		return xlate_fault(s, sid, &t->key, iova, access, fresh, IK_SOFTIOMMU_FAULT_STALE, x);
 	}
-	if (fresh->fault)
-		return xlate_fault(s, sid, t->tag, iova, access, fresh, fresh->fault, x);
+	if (fresh->fault) {
+		struct ik_softiommu_xlate f = *fresh;
+
+		if (t->key.nested)
+			nest_prefer_s1(&t->st, &f, access);
+		return xlate_fault(s, sid, &t->key, iova, access, &f, f.fault, x);
+	}
 	if (!t->hit && s->sets)
-		tlb_fill(s, t->tag, iova, fresh);
+		tlb_fill(s, &t->key, iova, fresh);
 	/* Page-table streams cache last-level tables only: the table holding
 	 * a block leaf may later hold a table pointer in that entry (the block
 	 * unmapped with a leaf-only invalidation, then a table installed in
 	 * the empty entry, which needs none), and a walk restarted there would
 	 * no longer end at it; hardware caches that table as a non-leaf step,
 	 * which stays valid. */
-	if ((!t->st.pt || fresh->level == 0) && (!t->wc_table || fresh->leaf_table != t->wc_table))
-		wc_fill(s, t->tag, iova, fresh->leaf_table, fresh->leaf_table_lg2);
+	if (!t->key.nested && (!t->st.pt || fresh->level == 0) &&
+	    (!t->wc_table || fresh->leaf_table != t->wc_table))
+		wc_fill(s, t->key.tag, iova, fresh->leaf_table, fresh->leaf_table_lg2);
 	*x = t->hit ? t->cached : *fresh;
-	return xlate_permit(s, sid, t->tag, iova, access, x);
+	return xlate_permit(s, sid, &t->key, iova, access, x);
 }
 
 /*
@@ -834,11 +1157,11 @@ static ik_u32 xlate_access(struct ik_softiommu *s, ik_u32 sid, ik_u64 iova, ik_u
 		switch (xlate_lookup(s, sid, iova, &t)) {
 		case XL_BAD_STREAM:
 			IK_ENV_MEMSET(&t.fresh, 0, sizeof(t.fresh));
-			return xlate_fault(s, sid, 0, iova, access, &t.fresh,
+			return xlate_fault(s, sid, NULL, iova, access, &t.fresh,
 					   IK_SOFTIOMMU_FAULT_BAD_STREAM, x);
 		case XL_HIT:
 			*x = t.cached;
-			return xlate_permit(s, sid, t.tag, iova, access, x);
+			return xlate_permit(s, sid, &t.key, iova, access, x);
 		case XL_WALK:
 			break;
 		}
@@ -895,8 +1218,11 @@ static int dma(struct ik_softiommu *s, ik_u32 sid, ik_u64 iova, void *rbuf, cons
 		else
 			host = (ik_u64)(ik_uptr)x.oa == x.oa ? (void *)(ik_uptr)x.oa : NULL;
 		if (!host) {
+			x.fault = IK_SOFTIOMMU_FAULT_EXTERNAL;
+			if (x.stage == IK_SOFTIOMMU_STAGE_NESTED)
+				x.stage = IK_SOFTIOMMU_STAGE_2; /* the output PA, after both stages */
 			ik_lock(&s->lock);
-			fault_push(s, sid, 0, cur, IK_SOFTIOMMU_FAULT_EXTERNAL, access, x.level);
+			fault_push(s, sid, NULL, cur, access, &x);
 			ik_unlock(&s->lock);
 			return -EFAULT;
 		}
@@ -1016,6 +1342,8 @@ IK_API const char *ik_softiommu_op_name(ik_u32 op)
 	case IK_SOFTIOMMU_OP_INV_RANGE: return "inv-range";
 	case IK_SOFTIOMMU_OP_SYNC: return "sync";
 	case IK_SOFTIOMMU_OP_NOP: return "nop";
+	case IK_SOFTIOMMU_OP_INV_S2_TAG: return "inv-s2-tag";
+	case IK_SOFTIOMMU_OP_INV_S2_RANGE: return "inv-s2-range";
 	case IK_SOFTIOMMU_EV_MAP: return "map";
 	case IK_SOFTIOMMU_EV_UNMAP: return "unmap";
 	case IK_SOFTIOMMU_EV_ACCESS_FAULT: return "fault";

@@ -10,16 +10,27 @@
 #include <iommukit/atomic.h>
 #include <iommukit/lock.h>
 
-static int run(struct ik_softiommu *s, ik_u32 op, ik_u32 tag, ik_u64 iova, ik_u64 size, bool leaf)
+/* Execute one soft IOMMU command; flags/tag2 scope it for combined entries
+ * (IK_SOFTIOMMU_CMD_VMID, _PASID). */
+static int run2(struct ik_softiommu *s, ik_u32 op, ik_u32 tag, ik_u64 iova, ik_u64 size, bool leaf,
+		ik_u32 flags, ik_u32 tag2)
 {
 	struct ik_softiommu_cmd c;
 
+	IK_ENV_MEMSET(&c, 0, sizeof(c));
 	c.op = op;
 	c.tag = tag;
 	c.iova = iova;
 	c.size = size;
 	c.leaf = leaf;
+	c.flags = flags;
+	c.tag2 = tag2;
 	return ik_softiommu_exec(s, &c);
+}
+
+static int run(struct ik_softiommu *s, ik_u32 op, ik_u32 tag, ik_u64 iova, ik_u64 size, bool leaf)
+{
+	return run2(s, op, tag, iova, size, leaf, 0, 0);
 }
 
 /* The byte length a TLBI_NH_VA / TLBI_S2_IPA covers. */
@@ -48,15 +59,17 @@ IK_API int ik_softiommu_exec_smmu(struct ik_softiommu *s, const struct ik_smmu_c
 	case IK_SMMU_CMD_TLBI_NH_VA:
 		if (smmu_tlbi_len(c, &len) || c->addr + (len - 1) < c->addr)
 			return -EINVAL;
-		return run(s, IK_SOFTIOMMU_OP_INV_RANGE, c->asid, c->addr, len, c->leaf);
+		return run2(s, IK_SOFTIOMMU_OP_INV_RANGE, c->asid, c->addr, len, c->leaf,
+			    IK_SOFTIOMMU_CMD_VMID, c->vmid);
 	case IK_SMMU_CMD_TLBI_S2_IPA:
 		if (smmu_tlbi_len(c, &len) || c->addr + (len - 1) < c->addr)
 			return -EINVAL;
-		return run(s, IK_SOFTIOMMU_OP_INV_RANGE, c->vmid, c->addr, len, c->leaf);
+		return run(s, IK_SOFTIOMMU_OP_INV_S2_RANGE, c->vmid, c->addr, len, c->leaf);
 	case IK_SMMU_CMD_TLBI_NH_ASID:
-		return run(s, IK_SOFTIOMMU_OP_INV_TAG, c->asid, 0, 0, false);
+		return run2(s, IK_SOFTIOMMU_OP_INV_TAG, c->asid, 0, 0, false, IK_SOFTIOMMU_CMD_VMID,
+			    c->vmid);
 	case IK_SMMU_CMD_TLBI_S12_VMALL:
-		return run(s, IK_SOFTIOMMU_OP_INV_TAG, c->vmid, 0, 0, false);
+		return run(s, IK_SOFTIOMMU_OP_INV_S2_TAG, c->vmid, 0, 0, false);
 	case IK_SMMU_CMD_TLBI_NH_ALL:
 	case IK_SMMU_CMD_TLBI_NSNH_ALL:
 		return run(s, IK_SOFTIOMMU_OP_INV_ALL, 0, 0, 0, false);
@@ -80,22 +93,31 @@ IK_API int ik_softiommu_exec_smmu(struct ik_softiommu *s, const struct ik_smmu_c
 IK_API int ik_softiommu_exec_vtd(struct ik_softiommu *s, const struct ik_vtd_desc *d)
 {
 	ik_u64 len;
+	bool p;
 
 	if (!s || !d)
 		return -EINVAL;
 	switch (d->type) {
 	case IK_VTD_DESC_IOTLB:
 	case IK_VTD_DESC_PIOTLB:
-		if (d->type == IK_VTD_DESC_IOTLB && d->g == IK_VTD_G_GLOBAL)
+		/* IOTLB descriptors address the domain (second stage, and
+		 * every nested entry of the DID); PASID-based ones the first
+		 * stage of one PASID in the domain. */
+		p = d->type == IK_VTD_DESC_PIOTLB;
+		if (!p && d->g == IK_VTD_G_GLOBAL)
 			return run(s, IK_SOFTIOMMU_OP_INV_ALL, 0, 0, 0, false);
 		if (d->g == IK_VTD_G_DOMAIN) /* == IK_VTD_G_PASID for PIOTLB */
-			return run(s, IK_SOFTIOMMU_OP_INV_TAG, d->did, 0, 0, false);
+			return p ? run2(s, IK_SOFTIOMMU_OP_INV_TAG, d->did, 0, 0, false,
+					IK_SOFTIOMMU_CMD_PASID, d->pasid)
+				 : run(s, IK_SOFTIOMMU_OP_INV_S2_TAG, d->did, 0, 0, false);
 		if (d->g != IK_VTD_G_PAGE || d->am > 51)
 			return -EINVAL;
 		len = 4096ull << d->am;
 		if (d->addr & (len - 1))
 			return -EINVAL;
-		return run(s, IK_SOFTIOMMU_OP_INV_RANGE, d->did, d->addr, len, d->ih != 0);
+		return p ? run2(s, IK_SOFTIOMMU_OP_INV_RANGE, d->did, d->addr, len, d->ih != 0,
+				IK_SOFTIOMMU_CMD_PASID, d->pasid)
+			 : run(s, IK_SOFTIOMMU_OP_INV_S2_RANGE, d->did, d->addr, len, d->ih != 0);
 	case IK_VTD_DESC_WAIT:
 		return run(s, IK_SOFTIOMMU_OP_SYNC, 0, 0, 0, false);
 	case IK_VTD_DESC_CC:

@@ -26,10 +26,21 @@
  *   - sloppy driver: with checking on, an access that succeeds agrees with
  *     the tables as they are now (a stale one is refused); without, nothing
  *     is checked but memory safety.
+ *   Nested contexts: an LPAE stage-1 or VT-d first-level context may be
+ *   a guest's, attached with ik_softiommu_attach_nested() over one stage 2
+ *   per run (lpae-s2 / vtd-sl, built once: IPA = PA + NEST_OFF over the
+ *   table-page window and the arena).  Its table pages and outputs are
+ *   IPAs; the model is the same (stage 2 never refuses), its faults are
+ *   stage-1 faults, and its invalidations are the stage-1 commands of its
+ *   two tags (TLBI_NH_* with the VMID, PASID-based IOTLB with the DID, or
+ *   INV_* with IK_SOFTIOMMU_CMD_VMID / _PASID).
  * Mode B (guest tables).  A guest-memory buffer with arbitrary contents
  * holds the tables; walkers come from fuzzed TCR/TTBR, VT-d context and
- * PASID entries, RISC-V iosatp/iohgatp values, or configs; table memory is read (and A/D-updated) only
- * through read64/cas64, which refuse anything outside the buffer; DMA at
+ * PASID entries, RISC-V iosatp/iohgatp values, or configs; table memory is
+ * read (and A/D-updated) only through read64/cas64, which refuse anything
+ * outside the buffer (a nested stream's stage-1 and stage-2 tables both in
+ * it, stage 1's addresses translated by stage 2, or a pair the soft IOMMU
+ * must refuse); DMA at
  * any address and length, translations, invalidations, and guest writes to
  * the tables in between.  Nothing may crash or write outside the buffers
  * (guard bytes around each), and with checking on a translation that
@@ -55,6 +66,7 @@
 #define MAX_CTX 3
 #define MAX_SID 8
 #define MAX_TPAGES 512
+#define NEST_OFF (1ull << 36) /* mode A nested contexts: IPA = PA + NEST_OFF */
 
 static struct fz_alloc FA;
 static int trace = -1;
@@ -104,6 +116,8 @@ struct ctx {
 	struct ik_pgtable_cfg cfg;
 	struct ik_pt_walker w;
 	uint32_t tag;
+	uint32_t tag2;			/* nested: the stage-2 tag */
+	bool nested;			/* a guest's stage 1 over A.s2 */
 	int32_t page[WIN_PAGES];	/* arena page, -1: unmapped */
 	uint8_t prot[WIN_PAGES];
 	uint64_t win;
@@ -130,6 +144,9 @@ static struct {
 	bool faults_exact;
 	uint32_t max_streams, fault_depth;
 	uint64_t freed_reads;
+	struct ik_pgtable *s2;		/* the stage 2 of nested contexts */
+	bool s2_smmu;			/* it is lpae-s2 (else vtd-sl) */
+	struct ik_pt_walker s2w;
 } A;
 
 static struct tpage *tp_find(uint64_t addr)
@@ -143,8 +160,8 @@ static struct tpage *tp_find(uint64_t addr)
 static void *t_alloc(void *cookie, ik_size size, ik_u64 *iommu)
 {
 	struct tpage *t;
+	const struct ctx *c = (const struct ctx *)cookie; /* NULL: the stage 2 */
 
-	(void)cookie;
 	if (A.ntp >= MAX_TPAGES)
 		return NULL;
 	t = &A.tp[A.ntp++];
@@ -154,15 +171,15 @@ static void *t_alloc(void *cookie, ik_size size, ik_u64 *iommu)
 	A.next_iommu = (A.next_iommu + size - 1) & ~(uint64_t)(size - 1);
 	t->iommu = A.next_iommu;
 	A.next_iommu += size;
-	*iommu = t->iommu;
+	*iommu = t->iommu + (c && c->nested ? NEST_OFF : 0); /* a guest's: its IPA */
 	return t->cpu;
 }
 
 static void t_free(void *cookie, void *cpu, ik_u64 iommu, ik_size size)
 {
-	struct tpage *t = tp_find(iommu);
+	const struct ctx *c = (const struct ctx *)cookie;
+	struct tpage *t = tp_find(iommu - (c && c->nested ? NEST_OFF : 0));
 
-	(void)cookie;
 	FZ_CHECK(t && t->cpu == cpu && t->size == size, "free_table of an unknown page");
 	memset(cpu, 0x6b, size);
 	free(cpu);
@@ -195,9 +212,18 @@ static void invalidate(struct ctx *c, uint64_t iova, uint64_t size, bool leaf)
 	if (!size)
 		return;
 	if (!A.use_queue) {
-		struct ik_softiommu_cmd cmd = { IK_SOFTIOMMU_OP_INV_RANGE, c->tag, iova, size, leaf };
+		struct ik_softiommu_cmd cmd = { IK_SOFTIOMMU_OP_INV_RANGE, c->tag, iova, size, leaf, 0, 0 };
 
+		if (c->nested && (iova & PAGE)) { /* SMMUv3 style: ASID + VMID */
+			cmd.flags = IK_SOFTIOMMU_CMD_VMID;
+			cmd.tag2 = c->tag2;
+		} else if (c->nested) { /* VT-d style: DID + PASID */
+			cmd.flags = IK_SOFTIOMMU_CMD_PASID;
+			cmd.tag = c->tag2;
+			cmd.tag2 = c->tag;
+		}
 		FZ_CHECK(ik_softiommu_exec(S, &cmd) == 0, "exec INV_RANGE");
+		cmd.flags = 0;
 		cmd.op = IK_SOFTIOMMU_OP_SYNC;
 		FZ_CHECK(ik_softiommu_exec(S, &cmd) == 0, "exec SYNC");
 		return;
@@ -215,6 +241,7 @@ static void invalidate(struct ctx *c, uint64_t iova, uint64_t size, bool leaf)
 		} else {
 			t.op = IK_SMMU_CMD_TLBI_NH_VA;
 			t.asid = (ik_u16)c->tag;
+			t.vmid = (ik_u16)c->tag2; /* 0 when not nested */
 		}
 		t.leaf = leaf;
 		n = ik_smmu_tlbi_range(&t, iova, size, 12, true, out, 64);
@@ -224,7 +251,7 @@ static void invalidate(struct ctx *c, uint64_t iova, uint64_t size, bool leaf)
 			out[0].op = c->cfg.fmt == IK_PT_LPAE_S2 ? IK_SMMU_CMD_TLBI_S12_VMALL
 								: IK_SMMU_CMD_TLBI_NH_ASID;
 			if (out[0].op == IK_SMMU_CMD_TLBI_NH_ASID)
-				out[0].asid = (ik_u16)c->tag;
+				out[0].asid = (ik_u16)c->tag, out[0].vmid = (ik_u16)c->tag2;
 			else
 				out[0].vmid = (ik_u16)c->tag;
 			n = 1;
@@ -267,8 +294,11 @@ static void invalidate(struct ctx *c, uint64_t iova, uint64_t size, bool leaf)
 		unsigned am;
 
 		memset(&d, 0, sizeof(d));
-		d.type = IK_VTD_DESC_IOTLB;
-		d.did = (ik_u16)c->tag;
+		/* nested: PASID-based in the domain (G_PASID_PAGE, G_PASID share
+		 * the values of G_PAGE, G_DOMAIN) */
+		d.type = c->nested ? IK_VTD_DESC_PIOTLB : IK_VTD_DESC_IOTLB;
+		d.did = (ik_u16)(c->nested ? c->tag2 : c->tag);
+		d.pasid = c->nested ? c->tag : 0;
 		if (ik_vtd_psi_mask(iova >> 12, size >> 12, 18, &base, &am) == 0) {
 			d.g = IK_VTD_G_PAGE;
 			d.am = (ik_u8)am;
@@ -292,7 +322,7 @@ static void h_flush_walk(void *cookie, ik_u64 iova, ik_u64 size, ik_u64 granule)
 static void h_flush_all(void *cookie)
 {
 	struct ctx *c = (struct ctx *)cookie;
-	struct ik_softiommu_cmd cmd = { IK_SOFTIOMMU_OP_INV_TAG, c->tag, 0, 0, false };
+	struct ik_softiommu_cmd cmd = { IK_SOFTIOMMU_OP_INV_TAG, c->tag, 0, 0, false, 0, 0 };
 
 	FZ_CHECK(ik_softiommu_exec(S, &cmd) == 0, "exec INV_TAG");
 }
@@ -330,7 +360,8 @@ static void op_map(struct fz *f)
 	}
 	for (unsigned i = 0; i < npg; i++)
 		busy |= c->page[pg + i] >= 0;
-	err = ik_pgtable_map(c->pt, c->win + pg * PAGE, ARENA_PHYS + apg * PAGE, npg * PAGE, prot);
+	err = ik_pgtable_map(c->pt, c->win + pg * PAGE,
+			     ARENA_PHYS + apg * PAGE + (c->nested ? NEST_OFF : 0), npg * PAGE, prot);
 	TRACE("map ctx %u [%#llx, +%u pages) -> page %u prot %u = %d\n", (unsigned)(c - A.c),
 	      (unsigned long long)(c->win + pg * PAGE), npg, apg, prot, err);
 	if (busy) {
@@ -433,6 +464,11 @@ static void expect_fault(uint32_t sid, uint64_t iova, uint32_t type, uint32_t ac
 	A.faults++;
 	if (A.nexp - A.exp_head >= A.fault_depth || A.nexp >= IK_ARRAY_SIZE(A.exp))
 		return; /* dropped (queue full), or beyond what we track */
+	/* a nested context's stage 2 refuses nothing: its faults are stage 1's */
+	A.exp[A.nexp].stage = type != IK_SOFTIOMMU_FAULT_BAD_STREAM && sid < MAX_SID &&
+					      A.sid_ctx[sid] >= 0 && A.c[A.sid_ctx[sid]].nested
+				      ? IK_SOFTIOMMU_STAGE_1
+				      : IK_SOFTIOMMU_STAGE_ONLY;
 	A.exp[A.nexp].sid = sid;
 	A.exp[A.nexp].iova = iova;
 	A.exp[A.nexp].type = type;
@@ -561,10 +597,11 @@ static void op_fault_pop(void)
 			}
 
 			FZ_CHECK(fr.sid == e->sid && fr.iova == e->iova && fr.type == e->type &&
-					 fr.access == e->access,
-				 "fault record sid %u iova %#llx type %u access %u; expected %u %#llx %u %u",
-				 fr.sid, (unsigned long long)fr.iova, fr.type, fr.access, e->sid,
-				 (unsigned long long)e->iova, e->type, e->access);
+					 fr.access == e->access && fr.stage == e->stage,
+				 "fault record sid %u iova %#llx type %u access %u stage %u; expected %u "
+				 "%#llx %u %u %u", fr.sid, (unsigned long long)fr.iova, fr.type, fr.access,
+				 fr.stage, e->sid, (unsigned long long)e->iova, e->type, e->access,
+				 e->stage);
 		}
 		if (A.exp_head == A.nexp)
 			A.exp_head = A.nexp = 0;
@@ -589,9 +626,23 @@ static void op_attach(struct fz *f)
 			A.sid_ctx[sid] = -1;
 	} else {
 		unsigned ci = (k >> 1) % A.nctx;
-		int err = ik_softiommu_attach_pt(S, sid, A.c[ci].tag, &A.c[ci].w, &TMEM);
+		int err;
 
-		TRACE("attach sid %u ctx %u = %d\n", sid, ci, err);
+		if (A.c[ci].nested) {
+			struct ik_softiommu_nested n;
+
+			memset(&n, 0, sizeof(n));
+			n.s1 = A.c[ci].w;
+			n.s1_tag = A.c[ci].tag;
+			n.s2 = A.s2w;
+			n.s2_tag = A.c[ci].tag2;
+			n.mem = &TMEM;
+			err = ik_softiommu_attach_nested(S, sid, &n);
+		} else {
+			err = ik_softiommu_attach_pt(S, sid, A.c[ci].tag, &A.c[ci].w, &TMEM);
+		}
+
+		TRACE("attach sid %u ctx %u%s = %d\n", sid, ci, A.c[ci].nested ? " (nested)" : "", err);
 
 		FZ_CHECK(err == (sid < A.max_streams ? 0 : -EINVAL), "attach_pt sid %u = %d", sid, err);
 		if (!err && sid < MAX_SID) {
@@ -612,17 +663,28 @@ static void op_exec(struct fz *f)
 	uint8_t k = fz_u8(f);
 	int err;
 
+	const struct ctx *cx;
+	bool ranged, s1, bad;
+
 	memset(&c, 0, sizeof(c));
-	c.op = 1 + k % 8;
-	c.tag = A.c[fz_below(f, A.nctx)].tag;
+	c.op = 1 + k % 9;
+	cx = &A.c[fz_below(f, A.nctx)];
+	c.tag = fz_bool(f) ? cx->tag : cx->tag2;
+	c.tag2 = fz_bool(f) ? cx->tag2 : cx->tag;
+	c.flags = fz_u8(f) % 8 == 0 ? fz_u8(f) % 5 : 0;
 	c.iova = fz_u8(f) & 1 ? fz_edgy(f) : A.c[0].win + fz_u16(f) * PAGE;
 	c.size = fz_u8(f) & 1 ? fz_edgy(f) : fz_u16(f) * PAGE;
 	c.leaf = k & 0x80;
 	err = ik_softiommu_exec(S, &c);
-	if (c.op > 5 || (c.op == IK_SOFTIOMMU_OP_INV_RANGE && (c.size == 0 || c.iova + (c.size - 1) < c.iova)))
-		FZ_CHECK(err == -EINVAL, "exec op %u size %#llx = %d", c.op, (unsigned long long)c.size, err);
+	ranged = c.op == IK_SOFTIOMMU_OP_INV_RANGE || c.op == IK_SOFTIOMMU_OP_INV_S2_RANGE;
+	s1 = c.op == IK_SOFTIOMMU_OP_INV_RANGE || c.op == IK_SOFTIOMMU_OP_INV_TAG;
+	bad = c.op > IK_SOFTIOMMU_OP_INV_S2_RANGE || c.flags > 2 || (c.flags && !s1) ||
+	      (ranged && (c.size == 0 || c.iova + (c.size - 1) < c.iova));
+	if (bad)
+		FZ_CHECK(err == -EINVAL, "exec op %u flags %u size %#llx = %d", c.op, c.flags,
+			 (unsigned long long)c.size, err);
 	else
-		FZ_CHECK(err == 0, "exec op %u = %d", c.op, err);
+		FZ_CHECK(err == 0, "exec op %u flags %u = %d", c.op, c.flags, err);
 }
 
 /* Commands through the queue that the soft IOMMU must refuse: the queue
@@ -689,9 +751,44 @@ static void create_ctx(struct fz *f, struct ctx *c, unsigned i)
 	/* formats that cannot deny reads (RISC-V: W without R is reserved) */
 	c->rd_always = c->cfg.fmt == IK_PT_LPAE_S1 || c->cfg.fmt == IK_PT_VTD_FL ||
 		       c->cfg.fmt == IK_PT_RISCV_S1 || c->cfg.fmt == IK_PT_RISCV_S2;
+	/* an LPAE or VT-d stage 1 may be a guest's, nested over A.s2: its table
+	 * addresses (t_alloc) and outputs (op_map) are IPAs */
+	if ((k & 8) && A.s2 && c->cfg.fmt == (A.s2_smmu ? IK_PT_LPAE_S1 : IK_PT_VTD_FL)) {
+		ik_pgtable_destroy(c->pt);
+		c->nested = true;
+		c->tag2 = 0x200 + i;
+		FZ_CHECK(ik_pgtable_create(&c->cfg, &c->pt) == 0, "pgtable_create (nested)");
+		ik_pgtable_walker(c->pt, &c->w);
+	}
 	c->win = (k & 4) ? 0 : ((1ull << c->cfg.ias) - WIN_PAGES * PAGE) & ~((2ull << 20) - 1);
 	for (unsigned p = 0; p < WIN_PAGES; p++)
 		c->page[p] = -1;
+}
+
+static const struct ik_pgtable_hooks S2HOOKS = { t_alloc, t_free, NULL, NULL, NULL, NULL, NULL, NULL };
+
+/* The stage 2 of nested contexts: IPA = PA + NEST_OFF over the table-page
+ * window [2^32, 2^32 + 1 GiB) and the arena; never changed during a run. */
+static void create_s2(bool smmu)
+{
+	struct ik_pgtable_cfg c;
+
+	memset(&c, 0, sizeof(c));
+	c.fmt = smmu ? IK_PT_LPAE_S2 : IK_PT_VTD_SL;
+	c.ias = smmu ? 40 : 48;
+	c.oas = 40;
+	c.pgsize_bitmap = (1ull << 12) | (1ull << 21) | (1ull << 30);
+	c.fmt_flags = smmu ? 0 : IK_VTD_FLAG_SP_2M | IK_VTD_FLAG_SP_1G;
+	c.coherent = true;
+	c.hooks = &S2HOOKS;
+	c.allocator = &FA.a;
+	FZ_CHECK(ik_pgtable_create(&c, &A.s2) == 0, "stage 2 create");
+	FZ_CHECK(ik_pgtable_map(A.s2, NEST_OFF + (1ull << 32), 1ull << 32, 1ull << 30,
+				IK_PROT_READ | IK_PROT_WRITE) == 0, "stage 2 map of the table window");
+	FZ_CHECK(ik_pgtable_map(A.s2, NEST_OFF + ARENA_PHYS, ARENA_PHYS, ARENA_SIZE,
+				IK_PROT_READ | IK_PROT_WRITE) == 0, "stage 2 map of the arena");
+	ik_pgtable_walker(A.s2, &A.s2w);
+	A.s2_smmu = smmu;
 }
 
 static void run_driver(struct fz *f)
@@ -708,6 +805,8 @@ static void run_driver(struct fz *f)
 	case 2: A.qfmt = &ik_cmdq_fmt_vtd256; break;
 	default: A.qfmt = &ik_cmdq_fmt_riscv; break;
 	}
+	if (fz_u8(f) & 1)
+		create_s2(A.qfmt == &ik_cmdq_fmt_smmuv3);
 	A.nctx = 1 + fz_u8(f) % MAX_CTX;
 	for (unsigned i = 0; i < A.nctx; i++)
 		create_ctx(f, &A.c[i], i);
@@ -780,6 +879,8 @@ static void run_driver(struct fz *f)
 	free(A.ring);
 	for (unsigned i = 0; i < A.nctx; i++)
 		ik_pgtable_destroy(A.c[i].pt);
+	ik_pgtable_destroy(A.s2);
+	A.s2 = NULL;
 	FZ_CHECK(A.ntp == 0, "%u table pages left", A.ntp);
 }
 
@@ -787,7 +888,8 @@ static void run_driver(struct fz *f)
 
 struct gstream {
 	struct ik_pt_walker w;
-	bool on;
+	struct ik_pt_walker w2;	/* nested: the stage 2 */
+	bool on, nested;
 };
 
 static struct gstream GSTR[MAX_SID];
@@ -816,6 +918,84 @@ static int g_cas64(void *ctx, ik_u64 addr, ik_u64 old, ik_u64 val)
 
 static const struct ik_pt_mem GMEM = { g_read64, g_cas64, NULL };
 
+/* The harness's own nested walk, for the checked translations: stage 1
+ * through a view that walks each table-entry IPA by stage 2 (read), then
+ * the output IPA by stage 2.  No hardware updates (a reference). */
+static int ref_nest_read64(void *ctx, ik_u64 ipa, ik_u64 *val)
+{
+	const struct ik_pt_walker *w2 = (const struct ik_pt_walker *)ctx;
+	struct ik_pt_mem m = { g_read64, NULL, NULL };
+	struct ik_pt_walk_result r;
+
+	if (ik_pt_walk(w2, &m, ipa, IK_ACCESS_READ, &r) || r.fault)
+		return -EFAULT;
+	return g_read64(NULL, r.oa, val);
+}
+
+static bool ref_nested(const struct gstream *g, uint64_t iova, uint64_t *oa)
+{
+	struct ik_pt_mem m1 = { ref_nest_read64, NULL, (void *)&g->w2 };
+	struct ik_pt_mem m2 = { g_read64, NULL, NULL };
+	struct ik_pt_walk_result r;
+
+	if (ik_pt_walk(&g->w, &m1, iova, 0, &r) || r.fault)
+		return false;
+	if (ik_pt_walk(&g->w2, &m2, r.oa, 0, &r) || r.fault)
+		return false;
+	*oa = r.oa;
+	return true;
+}
+
+/* A walker of format fmt at a guest-memory root from a fuzzed config
+ * (mostly sane widths): 0 or the config's error. */
+static int gen_cfg_walker(struct fz *f, enum ik_pt_fmt fmt, struct ik_pt_walker *w)
+{
+	struct ik_pgtable_cfg c;
+	uint64_t root = GM_PHYS + (fz_u8(f) % (GM_SIZE / PAGE)) * PAGE;
+
+	memset(&c, 0, sizeof(c));
+	c.fmt = fmt;
+	c.ias = fz_bool(f) ? 32 + fz_u8(f) % 26 : (fmt == IK_PT_VTD_SL ? 39 : 40);
+	c.oas = fz_bool(f) ? 32 + fz_u8(f) % 21 : 40;
+	c.pgsize_bitmap = (1ull << 12) | (fz_bool(f) ? 1ull << 21 : 0) | (fz_bool(f) ? 1ull << 30 : 0);
+	c.quirks = fz_u8(f) & 1;
+	c.fmt_flags = fmt >= IK_PT_VTD_SL ? fz_u8(f) & 3 : 0;
+	if (fz_u8(f) > 240)
+		root = fz_edgy(f);
+	return ik_pt_walker_init(w, &c, root);
+}
+
+/* A nested stream: both stages' tables in guest memory, stage 1's at
+ * IPAs; sometimes a pair the soft IOMMU must refuse. */
+static void b_attach_nested(struct fz *f, uint32_t sid)
+{
+	static const enum ik_pt_fmt pairs[][2] = {
+		{ IK_PT_LPAE_S1, IK_PT_LPAE_S2 }, { IK_PT_VTD_FL, IK_PT_VTD_SL },
+		{ IK_PT_LPAE_S1, IK_PT_VTD_SL },  { IK_PT_LPAE_S2, IK_PT_LPAE_S2 },
+	};
+	unsigned p = fz_u8(f) % 8;
+	bool good = p < 6; /* mostly a supported pair */
+	struct ik_softiommu_nested n;
+	int err;
+
+	p = good ? p % 2 : 2 + p % 2;
+	memset(&n, 0, sizeof(n));
+	if (gen_cfg_walker(f, pairs[p][0], &n.s1) || gen_cfg_walker(f, pairs[p][1], &n.s2))
+		return;
+	n.s1_tag = fz_u8(f);
+	n.s2_tag = fz_u8(f);
+	n.mem = &GMEM;
+	err = ik_softiommu_attach_nested(S, sid, &n);
+	FZ_CHECK(err == (good && sid < MAXS ? 0 : -EINVAL), "attach_nested pair %u sid %u = %d", p,
+		 sid, err);
+	if (err)
+		return;
+	GSTR[sid].w = n.s1;
+	GSTR[sid].w2 = n.s2;
+	GSTR[sid].on = true;
+	GSTR[sid].nested = true;
+}
+
 /* An entry a guest might write: a table or leaf pointing into the guest
  * memory or the arena, or junk. */
 static uint64_t gen_entry(struct fz *f)
@@ -843,6 +1023,10 @@ static void b_attach(struct fz *f)
 
 	if (fz_u8(f) > 240)
 		root = fz_edgy(f);
+	if (k % 8 >= 6) {
+		b_attach_nested(f, sid);
+		return;
+	}
 	switch (k % 5) {
 	case 0: {
 		uint64_t tcr = fz_u64(f);
@@ -905,6 +1089,7 @@ static void b_attach(struct fz *f)
 		return;
 	GSTR[sid].w = w;
 	GSTR[sid].on = true;
+	GSTR[sid].nested = false;
 }
 
 static void b_dma(struct fz *f, bool write)
@@ -929,7 +1114,16 @@ static void b_translate(struct fz *f)
 	struct ik_softiommu_xlate x;
 	int err = ik_softiommu_translate(S, sid, iova, IK_SOFTIOMMU_READ, &x);
 
-	if (!err && check_mode && GSTR[sid].on) {
+	if (!err && check_mode && GSTR[sid].on && GSTR[sid].nested) {
+		uint64_t oa = 0;
+		bool ok = ref_nested(&GSTR[sid], iova, &oa);
+
+		/* a checked translation is what both stages say now */
+		FZ_CHECK(ok && oa == x.oa && x.stage == IK_SOFTIOMMU_STAGE_NESTED,
+			 "checked nested translate %#llx = %#llx, the reference says %d %#llx",
+			 (unsigned long long)iova, (unsigned long long)x.oa, ok,
+			 (unsigned long long)oa);
+	} else if (!err && check_mode && GSTR[sid].on) {
 		struct ik_pt_walk_result r;
 
 		/* a checked translation is what the tables say now */
@@ -971,7 +1165,7 @@ static void run_guest(struct fz *f)
 		case 4: b_dma(f, true); break;
 		case 5: b_translate(f); break;
 		case 6: {
-			struct ik_softiommu_cmd c = { 1 + fz_u8(f) % 5, fz_u8(f), fz_edgy(f), fz_edgy(f), fz_bool(f) };
+			struct ik_softiommu_cmd c = { 1 + fz_u8(f) % 5, fz_u8(f), fz_edgy(f), fz_edgy(f), fz_bool(f), 0, 0 };
 
 			(void)ik_softiommu_exec(S, &c);
 			break;
