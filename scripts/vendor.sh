@@ -7,9 +7,12 @@
 #   scripts/vendor.sh [--selftest] DEST        copy (or update) the vendored files
 #   scripts/vendor.sh [--selftest] --check DEST  report differences, change nothing
 #   scripts/vendor.sh [--selftest] --list      print the files that would be copied
+#                                              (version.h.in: generated as version.h)
 #
 # DEST receives:
-#   include/iommukit/**.h  every public header except env-hosted.h (the libc env)
+#   include/iommukit/**.h  every public header except env-hosted.h (the libc env),
+#                          and version.h generated from version.h.in with the
+#                          version of configure.ac (scripts/gen-version.sh)
 #   src/UNIT/*.[ch]        every library source except env/env_hosted.c
 #   selftest/              with --selftest: the freestanding self-test library
 #                          (examples/selftest/ik_selftest.[ch], st_*.[ch]; not
@@ -29,7 +32,8 @@ while [ $# -gt 0 ]; do
 	--selftest) selftest=1 ;;
 	--check) check=1 ;;
 	--list) list=1 ;;
-	-h|--help) sed -n '3,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	# The comment block at the top, up to the first line of code.
+	-h|--help) awk 'NR > 2 { if (!/^#/) exit; sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
 	-*) echo "vendor.sh: unknown option $1" >&2; exit 2 ;;
 	*) [ -z "$dest" ] || { echo "vendor.sh: one DEST only" >&2; exit 2; }; dest=$1 ;;
 	esac
@@ -40,10 +44,19 @@ if [ "$list" -eq 0 ] && [ -z "$dest" ]; then
 	exit 2
 fi
 
+# The generated <iommukit/version.h>, made once per run in a scratch folder;
+# files() names it "@gen/..." and up() maps that name to the file.
+gen=$(mktemp -d "${TMPDIR:-/tmp}/ik-vendor-gen.XXXXXX")
+trap 'rm -rf "$gen"' EXIT INT TERM
+mkdir -p "$gen/include/iommukit"
+"$top/scripts/gen-version.sh" "$gen/include/iommukit/version.h"
+up() { case $1 in @gen/*) echo "$gen/${1#@gen/}" ;; *) echo "$top/$1" ;; esac; }
+
 # "upstream-path vendored-path" pairs, sorted.
 files() {
-	(cd "$top" && find include/iommukit -name '*.h' ! -name env-hosted.h) |
-		sort | awk '{print $1, $1}'
+	{ (cd "$top" && find include/iommukit -name '*.h' ! -name env-hosted.h ! -name version.h) |
+		awk '{print $1, $1}'; echo "@gen/include/iommukit/version.h include/iommukit/version.h"; } |
+		sort -k2
 	(cd "$top" && find src -name '*.[ch]' ! -name env_hosted.c) |
 		sort | awk '{print $1, $1}'
 	if [ "$selftest" -eq 1 ]; then
@@ -53,7 +66,7 @@ files() {
 }
 
 if [ "$list" -eq 1 ]; then
-	files | awk '{print $1}'
+	files | awk '{sub(/^@gen\/.*/, "include/iommukit/version.h.in"); print $1}'
 	exit 0
 fi
 
@@ -72,7 +85,7 @@ if [ "$check" -eq 1 ]; then
 	while read -r up v; do
 		if [ ! -f "$dest/$v" ]; then
 			echo "missing:          $v"; bad=1
-		elif ! cmp -s "$top/$up" "$dest/$v"; then
+		elif ! cmp -s "$(up "$up")" "$dest/$v"; then
 			m=$(awk -v f="$v" '$2 == f {print $1}' "$manifest")
 			if [ -n "$m" ] && [ "$m" != "$(sum "$dest/$v")" ]; then
 				echo "edited locally:   $v"
@@ -108,7 +121,7 @@ fi
 } > "$manifest.tmp"
 files | while read -r up v; do
 	mkdir -p "$dest/$(dirname "$v")"
-	cmp -s "$top/$up" "$dest/$v" 2>/dev/null || cp "$top/$up" "$dest/$v"
+	cmp -s "$(up "$up")" "$dest/$v" 2>/dev/null || cp "$(up "$up")" "$dest/$v"
 	echo "$(sum "$dest/$v") $v" >> "$manifest.tmp"
 done
 mv "$manifest.tmp" "$manifest"

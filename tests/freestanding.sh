@@ -13,13 +13,16 @@ set -u
 : "${top_srcdir:=.}"
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
-flags="-std=c11 -O2 -ffreestanding -nostdlib -Wall -Wextra -Wundef -Werror -I$top_srcdir/include -I$top_srcdir/tests/freestanding -DIK_ENV_HEADER=\"ik_env_test.h\""
+# <iommukit/version.h> as a vendored copy gets it: from scripts/gen-version.sh.
+mkdir -p "$tmp/gen/iommukit"
+"$top_srcdir/scripts/gen-version.sh" "$tmp/gen/iommukit/version.h" || exit 1
+flags="-std=c11 -O2 -ffreestanding -nostdlib -Wall -Wextra -Wundef -Werror -I$tmp/gen -I$top_srcdir/include -I$top_srcdir/tests/freestanding -DIK_ENV_HEADER=\"ik_env_test.h\""
 
 srcs=$(cd "$top_srcdir" && find src -name '*.c' ! -name env_hosted.c | sort)
 {
 	echo '/* generated: every public header */'
-	(cd "$top_srcdir/include" && find iommukit -name '*.h' ! -name env-hosted.h | sort) |
-		sed 's|.*|#include <&>|'
+	{ (cd "$top_srcdir/include" && find iommukit -name '*.h' ! -name env-hosted.h ! -name version.h)
+	  echo iommukit/version.h; } | sort | sed 's|.*|#include <&>|'
 	echo 'int ik_all_headers_marker;'
 } > "$tmp/all_headers.c"
 

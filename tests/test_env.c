@@ -2,6 +2,9 @@
 /* The env layer: its allocation wrappers, error names, version, CPU and time
  * hooks; and the fault-injecting allocator the other suites rely on. */
 #include "testlib.h"
+#include <stdio.h>
+#include <iommukit/version.h>
+#include "config.h" /* PACKAGE_VERSION */
 
 START_TEST(fails_exactly_the_nth_allocation)
 {
@@ -72,6 +75,24 @@ START_TEST(strerror_names_library_errors)
 }
 END_TEST
 
+/* The generated <iommukit/version.h> and the library agree, and the
+ * numbers are the package version configure was given. */
+START_TEST(version_header_matches_the_library)
+{
+	char buf[32];
+
+	ck_assert_str_eq(ik_version(), IK_VERSION_STRING);
+	ck_assert_str_eq(IK_VERSION_STRING, PACKAGE_VERSION);
+	snprintf(buf, sizeof(buf), "%d.%d.%d", IK_VERSION_MAJOR, IK_VERSION_MINOR, IK_VERSION_PATCH);
+	ck_assert_str_eq(buf, IK_VERSION_STRING);
+	ck_assert_int_eq(IK_VERSION_NUMBER,
+			 IK_VERSION_MAJOR * 10000 + IK_VERSION_MINOR * 100 + IK_VERSION_PATCH);
+#if IK_VERSION_NUMBER < IK_VERSION(0, 1, 0)
+	ck_abort_msg("IK_VERSION_NUMBER below the first release");
+#endif
+}
+END_TEST
+
 START_TEST(env_cpu_and_time_hooks_are_sane)
 {
 	uint64_t t0 = IK_ENV_TIME_NS(), t1;
@@ -96,6 +117,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, fail_every_refuses_from_n_on);
 	tcase_add_test(tc, env_default_allocator_honours_alignment);
 	tcase_add_test(tc, strerror_names_library_errors);
+	tcase_add_test(tc, version_header_matches_the_library);
 	tcase_add_test(tc, env_cpu_and_time_hooks_are_sane);
 	suite_add_tcase(s, tc);
 	return s;

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <iommukit/iova.h>
 #include "testlib.h"
+#include "iova_inline.h"
 
 #if defined(__SANITIZE_THREAD__)
 #define UNDER_TSAN 1
@@ -1377,6 +1378,60 @@ END_TEST
 
 /* ---------------------------------------------------------------- rcache */
 
+/* The exported ik_iova_alloc_fast()/ik_iova_free_fast() and their inline
+ * forms (IK_INLINE_FAST, tests/iova_inline.c) are one contract: the same
+ * random sequence on two identical domains gives the same pfns and errors,
+ * the forms may be mixed on one domain, and both refuse bad arguments. */
+START_TEST(test_inline_and_exported_fast_paths_agree)
+{
+	struct ik_iova_domain a, b;
+	struct ik_rng r = { 0x1f00d };
+	uint64_t live[64], sz[64], pa, pb;
+	unsigned n = 0;
+
+	pin_cpu0();
+	dom_init(&a, 1, 4095, 0, NULL);
+	dom_init(&b, 1, 4095, 0, NULL);
+	for (int i = 0; i < 20000; i++) {
+		if (n < 64 && (n == 0 || ik_rng_below(&r, 2))) {
+			uint64_t np = 1 + ik_rng_below(&r, 40), lim = 64 + ik_rng_below(&r, 4032);
+			int ea = ik_iova_alloc_fast(&a, np, lim, &pa);
+			int eb = t_iova_alloc_fast_inline(&b, np, lim, &pb);
+
+			ck_assert_int_eq(ea, eb);
+			if (ea == 0) {
+				ck_assert_uint_eq(pa, pb);
+				live[n] = pa;
+				sz[n++] = np;
+			}
+		} else {
+			unsigned k = (unsigned)ik_rng_below(&r, n);
+
+			ck_assert_int_eq(ik_iova_free_fast(&a, live[k], sz[k]),
+					 t_iova_free_fast_inline(&b, live[k], sz[k]));
+			live[k] = live[--n];
+			sz[k] = sz[n];
+		}
+	}
+	CHECK_OK(&a);
+	CHECK_OK(&b);
+	/* mixed on one domain: an inline allocation freed through the export */
+	ck_assert_int_eq(t_iova_alloc_fast_inline(&a, 3, 4095, &pa), 0);
+	ck_assert_int_eq(ik_iova_free_fast(&a, pa, 3), 0);
+	ck_assert_int_eq(ik_iova_alloc_fast(&a, 3, 4095, &pb), 0);
+	ck_assert_uint_eq(pa, pb); /* the same magazine */
+	ck_assert_int_eq(t_iova_free_fast_inline(&a, pb, 3), 0);
+	CHECK_OK(&a);
+	ck_assert_int_eq(t_iova_alloc_fast_inline(NULL, 1, 4095, &pa), -EINVAL);
+	ck_assert_int_eq(t_iova_alloc_fast_inline(&a, 1, 4095, NULL), -EINVAL);
+	ck_assert_int_eq(t_iova_alloc_fast_inline(&a, 0, 4095, &pa), -EINVAL);
+	ck_assert_int_eq(t_iova_free_fast_inline(NULL, 1, 1), -EINVAL);
+	ck_assert_int_eq(t_iova_free_fast_inline(&a, 1, 0), -EINVAL);
+	ik_iova_destroy(&a);
+	ik_iova_destroy(&b);
+}
+END_TEST
+
 START_TEST(test_rcache_reuses_freed_ranges)
 {
 	struct ik_iova_domain d;
@@ -2426,6 +2481,7 @@ Suite *ik_test_suite(void)
 	tc = tcase_create("rcache");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_random_fast_path_matches_model);
+	tcase_add_test(tc, test_inline_and_exported_fast_paths_agree);
 	tcase_add_test(tc, test_rcache_reuses_freed_ranges);
 	tcase_add_test(tc, test_rcache_flush_returns_ranges_to_the_tree);
 	tcase_add_test(tc, test_alloc_succeeds_when_only_cached_ranges_are_free);

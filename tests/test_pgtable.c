@@ -1943,9 +1943,17 @@ START_TEST(lpae_geometry_and_registers)
 	c.quirks = IK_PT_QUIRK_ARM_NS;	/* stage 1 only */
 	ck_assert_int_eq(ik_pgtable_create(&c, &pt), -EINVAL);
 	c.quirks = 0;
-	c.fmt = IK_PT_FMT_MAX;
+	{ /* the count is the largest format built in */
+		struct ik_pt_fmt_info fi;
+
+		ck_assert_uint_ge(ik_pt_fmt_count(), IK_PT_VTD_FL);
+		ck_assert_int_eq(ik_pt_fmt_get_info((enum ik_pt_fmt)ik_pt_fmt_count(), &fi), 0);
+		ck_assert_int_eq(ik_pt_fmt_get_info((enum ik_pt_fmt)(ik_pt_fmt_count() + 1), &fi),
+				 -EOPNOTSUPP);
+	}
+	c.fmt = (enum ik_pt_fmt)(ik_pt_fmt_count() + 1);
 	ck_assert_int_eq(ik_pgtable_create(&c, &pt), -EOPNOTSUPP);
-	ck_assert_ptr_null(ik_pt_fmt_name(IK_PT_FMT_MAX));
+	ck_assert_ptr_null(ik_pt_fmt_name((enum ik_pt_fmt)(ik_pt_fmt_count() + 1)));
 	ck_assert_str_eq(ik_pt_fmt_name(IK_PT_LPAE_S1), "lpae-s1");
 	ck_assert_int_eq(ik_pt_fmt_from_name("lpae-s2"), IK_PT_LPAE_S2);
 	ck_assert_int_eq(ik_pt_fmt_from_name("nope"), IK_PT_FMT_NONE);
@@ -2045,7 +2053,7 @@ START_TEST(format_info_agrees_with_create)
 {
 	int built = 0;
 
-	for (int f = 0; f <= IK_PT_FMT_MAX + 1; f++) {
+	for (int f = 0; f <= (int)ik_pt_fmt_count() + 2; f++) {
 		struct ik_pt_fmt_info fi;
 		struct ik_pgtable_cfg base, c;
 		struct ik_pgtable *pt = NULL;

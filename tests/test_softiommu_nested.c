@@ -961,7 +961,7 @@ START_TEST(attach_nested_rejects_bad_pairs_and_changes_nothing)
 	c.s1.geom.nlevels = IK_SOFTIOMMU_MAX_LEVELS + 1;
 	ck_assert_int_eq(ik_softiommu_attach_nested(n.s, 0, &c), -EINVAL);
 	c = n.cfg;
-	c.s1.geom.fmt = IK_PT_FMT_MAX;
+	c.s1.geom.fmt = (enum ik_pt_fmt)(ik_pt_fmt_count() + 1);
 	ck_assert_int_eq(ik_softiommu_attach_nested(n.s, 0, &c), -EINVAL);
 	/* the old binding still translates, from its cached entry */
 	xl(&n, 0, 0x5000, R, 0);

@@ -12,7 +12,9 @@
  *   growth  W1's churn at 1/4 occupancy with 10^3 .. 10^6 live ranges (10^7
  *           with --big): visits and ns should grow like log n.
  *   W4      the fast path: alloc_fast/free_fast pairs of size 1 and of sizes
- *           1..32, on 1..N threads (--threads N, default: the CPUs).  Also
+ *           1..32, inline (IK_INLINE_FAST), and of size 1 through the
+ *           exported functions (size1-ext), on 1..N threads (--threads N,
+ *           default: the CPUs).  Also
  *           the lock floor: the same pattern on a bare array under
  *           ik_lock/ik_unlock, the least a per-CPU-locked cache can cost
  *           (JSON: lock_floor_ns on every W4 line).
@@ -42,6 +44,9 @@
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
+/* W4 measures both forms of the fast path: the inline one (IK_INLINE_FAST)
+ * and, as (ik_iova_alloc_fast)(...), the exported one. */
+#define IK_INLINE_FAST 1
 #include <iommukit/iova.h>
 #include "bench.h"
 
@@ -473,7 +478,7 @@ static int w2(const struct bench_opts *o, uint64_t end, uint64_t iters)
 struct w4_arg {
 	struct ik_iova_domain *d;
 	unsigned id;
-	bool mixed;
+	int mixed; /* 0: size 1, 1: sizes 1..32, 2: size 1 through the exported calls */
 	uint64_t ops;
 	int *go; /* start flag, set with a release store */
 	uint64_t ns, cpu_ns;
@@ -489,14 +494,16 @@ static inline int w4_batch(const struct w4_arg *a, uint64_t i)
 	int err = 0;
 
 	for (unsigned k = 0; k < 8; k++) {
-		uint64_t sz = a->mixed ? 1 + ((i / 16 + k) & 31) : 1;
+		uint64_t sz = a->mixed == 1 ? 1 + ((i / 16 + k) & 31) : 1;
 
-		err |= ik_iova_alloc_fast(a->d, sz, ~0ull, &pfn[k]);
+		err |= a->mixed == 2 ? (ik_iova_alloc_fast)(a->d, sz, ~0ull, &pfn[k])
+				     : ik_iova_alloc_fast(a->d, sz, ~0ull, &pfn[k]);
 	}
 	for (unsigned k = 8; k-- > 0;) {
-		uint64_t sz = a->mixed ? 1 + ((i / 16 + k) & 31) : 1;
+		uint64_t sz = a->mixed == 1 ? 1 + ((i / 16 + k) & 31) : 1;
 
-		err |= ik_iova_free_fast(a->d, pfn[k], sz);
+		err |= a->mixed == 2 ? (ik_iova_free_fast)(a->d, pfn[k], sz)
+				     : ik_iova_free_fast(a->d, pfn[k], sz);
 	}
 	return err;
 }
@@ -581,7 +588,10 @@ static int w4(const struct bench_opts *o, unsigned maxthreads, uint64_t ops)
 		       " one thread\n       (the least any per-CPU-locked fast path can cost"
 		       " here)\n",
 		       floor_ns);
-	for (int mixed = 0; mixed < 2; mixed++) {
+	static const char *const w4_op[] = { "fast_1", "fast_1_32", "fast_1_exported" };
+	static const char *const w4_label[] = { "size1", "sizes1-32", "size1-ext" };
+
+	for (int mixed = 0; mixed < 3; mixed++) {
 		for (unsigned t = 1; t <= maxthreads; t++) {
 			struct ik_iova_domain d;
 			struct w4_arg a[1024];
@@ -634,7 +644,7 @@ static int w4(const struct bench_opts *o, unsigned maxthreads, uint64_t ops)
 					       "\"cpu_ns_per_op\":%.2f,\"cpu_ops_per_s\":%.0f,"
 					       "\"magazines\":%llu,\"node_bytes\":%llu,\"timer_ns\":%llu,"
 					       "\"lock_floor_ns\":%.2f}\n",
-					       mixed ? "fast_1_32" : "fast_1", t,
+					       w4_op[mixed], t,
 					       (unsigned long long)total, (unsigned long long)st.ranges,
 					       bs.mean, (unsigned long long)bs.p50,
 					       (unsigned long long)bs.p99, (unsigned long long)bs.p999,
@@ -649,7 +659,7 @@ static int w4(const struct bench_opts *o, unsigned maxthreads, uint64_t ops)
 					       " thread CPU time %6.2f ns/op (%.0f ops/s)\n"
 					       "    %llu ops; per op in batches of 16: p50 %llu p99 %llu"
 					       " p99.9 %llu ns; %llu ranges in the tree\n",
-					       mixed ? "sizes1-32" : "size1", t, ops_s, ns_op, cpu_op, cpu_ops_s,
+					       w4_label[mixed], t, ops_s, ns_op, cpu_op, cpu_ops_s,
 					       (unsigned long long)total, (unsigned long long)bs.p50,
 					       (unsigned long long)bs.p99, (unsigned long long)bs.p999,
 					       (unsigned long long)st.ranges);

@@ -3,7 +3,8 @@
  * Self-test cases for the command queue (<iommukit/cmdq.h>): lock-free
  * insertion against the software consumer, for SMMUv3 and VT-d encodings,
  * syncs by CONS polling and by completion write, error recovery, a stuck
- * consumer's timeout, and allocation failure.  The self-test has no threads,
+ * consumer's timeout, allocation failure, and batches in groups of
+ * IK_CMDQ_BATCH_MAX.  The self-test has no threads,
  * so the "device" runs when the driver reads CONS: the read_cons hook lets
  * the software consumer drain a few entries first, as a real IOMMU would
  * have meanwhile.  Empty where the library has no command-queue unit.
@@ -364,6 +365,45 @@ out_free:
 	ik_free(&t->alloc.a, c, 2 * sizeof(*c));
 }
 
+/* A batch of 2 * IK_CMDQ_BATCH_MAX + 3 commands, in memory from the
+ * allocator (how a kernel should hold one: see <iommukit/cmdq.h>): each full
+ * group of IK_CMDQ_BATCH_MAX is issued as it fills, the rest with the sync
+ * of ik_cmdq_batch_submit(), which returns once every command ran, in order.
+ * Runs with whatever IK_CMDQ_BATCH_MAX the build chose (the kernel module
+ * builds with a smaller one). */
+static void cmdq_batch_issues_full_groups(struct ik_st *t)
+{
+	struct st_cq *c = (struct st_cq *)ik_alloc(&t->alloc.a, sizeof(*c), IK_CACHELINE);
+	struct ik_cmdq_batch *b = (struct ik_cmdq_batch *)ik_alloc(&t->alloc.a, sizeof(*b), 8);
+	struct ik_cmdq *q = NULL;
+	ik_u64 w[2], writes;
+	ik_u32 i, n = 2 * IK_CMDQ_BATCH_MAX + 3;
+
+	ST_CHECK_GOTO(t, c != NULL && b != NULL, out_free);
+	ST_CHECK_GOTO(t, st_cq_setup(t, c, &q, false, 8, 0, 0, false) == 0, out_free);
+	ik_cmdq_batch_init(b, q);
+	writes = c->prod_writes;
+	for (i = 0; i < n; i++) {
+		ST_CHECK_GOTO(t, st_cq_encode(c, i, w) == 0, out);
+		ST_CHECK_GOTO(t, ik_cmdq_batch_add(b, w) == 0, out);
+		if (i + 1 == IK_CMDQ_BATCH_MAX - 1)	/* not full yet: nothing issued */
+			ST_CHECK_GOTO(t, c->prod_writes == writes, out);
+		if (i + 1 == IK_CMDQ_BATCH_MAX)	/* the first group went out */
+			ST_CHECK_GOTO(t, c->prod_writes > writes, out);
+	}
+	ST_CHECK_GOTO(t, ik_cmdq_batch_submit(b) == 0, out);
+	ST_CHECK_GOTO(t, c->cmds == n && c->order_ok && c->syncs >= 1, out);
+	ST_CHECK_GOTO(t, ik_cmdq_batch_add(NULL, w) == -EINVAL && ik_cmdq_batch_submit(NULL) == -EINVAL,
+		      out);
+out:
+	ik_cmdq_destroy(q);
+out_free:
+	if (b)
+		ik_free(&t->alloc.a, b, sizeof(*b));
+	if (c)
+		ik_free(&t->alloc.a, c, sizeof(*c));
+}
+
 const struct ik_st_case ik_st_cmdq_cases[] = {
 	{ "cmdq_smmuv3_insertion_and_sync", cmdq_smmuv3_insertion_and_sync },
 	{ "cmdq_smmuv3_msi_completion", cmdq_smmuv3_msi_completion },
@@ -371,6 +411,7 @@ const struct ik_st_case ik_st_cmdq_cases[] = {
 	{ "cmdq_error_recovery", cmdq_error_recovery },
 	{ "cmdq_stuck_consumer_times_out", cmdq_stuck_consumer_times_out },
 	{ "cmdq_create_failure_and_sets", cmdq_create_failure_and_sets },
+	{ "cmdq_batch_issues_full_groups", cmdq_batch_issues_full_groups },
 };
 const unsigned ik_st_cmdq_ncases = IK_ARRAY_SIZE(ik_st_cmdq_cases);
 #else

@@ -370,7 +370,29 @@ IK_API void ik_cmdq_get_stats(const struct ik_cmdq *q, struct ik_cmdq_stats *st)
 
 /* ---------------------------------------------------------------- batches */
 
+/*
+ * IK_CMDQ_BATCH_MAX - commands a struct ik_cmdq_batch holds before it issues
+ * them as one group: 64 unless the build defines it (in the env header, or
+ * with -D) to a value from 1 to 1024.  A batch is IK_CMDQ_BATCH_MAX * 32
+ * bytes plus 24 (2072 bytes at 64).  The value is part of the ABI of a
+ * shared library (the caller allocates the batch): a program linking the
+ * installed libiommukit must not change it; a vendored build compiles the
+ * library and its callers together and may.
+ *
+ * Kernels: a batch of 64 on the stack is more than Linux's default frame
+ * limit (CONFIG_FRAME_WARN, 2048 bytes on 64-bit).  Either build with a
+ * small batch (IK_CMDQ_BATCH_MAX 16 is 536 bytes: examples/linux-module's
+ * Kbuild does this and checks -Wframe-larger-than=2048), or keep 64 and
+ * allocate the batch (kmalloc, or per-CPU/per-domain memory) instead of
+ * declaring it as a local variable.  Fewer commands per group means one
+ * PROD write and doorbell per IK_CMDQ_BATCH_MAX commands instead of per 64.
+ */
+#ifndef IK_CMDQ_BATCH_MAX
 #define IK_CMDQ_BATCH_MAX 64
+#endif
+#if IK_CMDQ_BATCH_MAX < 1 || IK_CMDQ_BATCH_MAX > 1024
+#error "IK_CMDQ_BATCH_MAX must be from 1 to 1024"
+#endif
 
 /* Not API: how the error handler reports to an issuer that waits with
  * IK_CMDQ_SYNC (or a batch): it stores the first error of the issuer's
@@ -382,8 +404,9 @@ struct ik_cmdq_owner {
 };
 
 /*
- * struct ik_cmdq_batch - collect commands on the stack, issue them in groups
- * of IK_CMDQ_BATCH_MAX, and finish with a sync.  Every batch that was
+ * struct ik_cmdq_batch - collect commands (on the stack in userspace; see
+ * IK_CMDQ_BATCH_MAX for kernels), issue them in groups of IK_CMDQ_BATCH_MAX,
+ * and finish with a sync.  Every batch that was
  * initialised must end with ik_cmdq_batch_submit() (errors of earlier groups
  * are reported through it).  Fields are private.
  */

@@ -335,21 +335,6 @@ IK_API void ik_iova_flush_all(struct ik_iova_domain *d);
 IK_API int ik_iova_for_each_cached(struct ik_iova_domain *d,
 				   int (*fn)(void *ctx, ik_u64 pfn, ik_u64 pages), void *ctx);
 
-/* Slow paths of the inline calls below, and the slot of the current CPU for
- * a size class (not API). */
-IK_API int ik_iova_alloc_fast_slow_(struct ik_iova_domain *d, ik_u64 npages, ik_u64 limit,
-				    ik_u64 *pfn);
-IK_API int ik_iova_free_fast_slow_(struct ik_iova_domain *d, ik_u64 pfn, ik_u64 npages);
-
-IK_INLINE struct ik_iova_cpu *ik_iova_cpu_slot_(struct ik_iova_domain *d, unsigned cls)
-{
-	unsigned cpu = IK_ENV_CPU_ID();
-
-	if (IK_UNLIKELY(cpu >= d->rc_ncpus))
-		cpu = 0;
-	return &d->rc_cpu[cls * d->rc_ncpus + cpu];
-}
-
 /*
  * ik_iova_alloc_fast - allocate npages, rounded up to a power of two when that
  * is at most the rcache bound, size-aligned, with the last pfn <= limit.
@@ -363,9 +348,62 @@ IK_INLINE struct ik_iova_cpu *ik_iova_cpu_slot_(struct ik_iova_domain *d, unsign
  * space).  Cost: O(1) on a hit (a magazine scan of at most IK_IOVA_MAG_SIZE
  * entries on the slow path when the top entries lie above the limit);
  * O(log n) otherwise.  May call the allocator (under the tree lock).
+ * Exported; with IK_INLINE_FAST the hit is inlined (see below).
  */
-IK_INLINE int ik_iova_alloc_fast(struct ik_iova_domain *d, ik_u64 npages, ik_u64 limit,
-				 ik_u64 *pfn)
+IK_API int ik_iova_alloc_fast(struct ik_iova_domain *d, ik_u64 npages, ik_u64 limit,
+			      ik_u64 *pfn);
+
+/*
+ * ik_iova_free_fast - give back a range from ik_iova_alloc_fast() (same
+ * npages).  Up to the rcache bound the range goes into this CPU's loaded
+ * magazine (it stays allocated in the tree until a flush); when both of the
+ * CPU's magazines are full, one moves to the depot, and a depot over its
+ * bound is trimmed by returning that magazine's ranges to the tree.  If a
+ * new magazine cannot be allocated the range is freed to the tree.  Larger
+ * ranges go to ik_iova_free().
+ * Errors: -EINVAL (d NULL, npages 0); -ENOENT only where the range goes to
+ * the tree and no allocation starts at pfn.  Passing a pfn that is not
+ * allocated with this size, or freeing it twice, is undefined (not detected
+ * here; ik_iova_check() finds it).  Cost: O(1) on a hit; O(log n) or a trim
+ * otherwise.  Exported; with IK_INLINE_FAST the hit is inlined (see below).
+ */
+IK_API int ik_iova_free_fast(struct ik_iova_domain *d, ik_u64 pfn, ik_u64 npages);
+
+/*
+ * Inline fast path (opt-in).  ik_iova_alloc_fast() and ik_iova_free_fast()
+ * are ordinary exported functions: a program that calls them depends only on
+ * the library's ABI, and FFI or dlsym() users can call them.  A program that
+ * defines IK_INLINE_FAST before including this header (as liburcu's
+ * _LGPL_SOURCE does) gets the rcache hit inlined instead: the two names
+ * become function-like macros for ik_iova_alloc_fast_inline() / ik_iova_free_fast_inline(),
+ * which touch the per-CPU slots of struct ik_iova_domain directly and call
+ * the exported slow paths below on a miss.  Such a program depends on the
+ * layout of struct ik_iova_domain, struct ik_iova_cpu and struct ik_iova_mag,
+ * which may change in any release: it must be rebuilt against each new
+ * version of the library (or vendor the library, where this is the usual
+ * case).  Both forms behave identically and may be mixed on one domain.
+ * (name) in parentheses, e.g. (ik_iova_alloc_fast)(d, ...), always calls the
+ * exported function.
+ */
+#ifdef IK_INLINE_FAST
+/* Slow paths of the inline forms (not API; ABI for IK_INLINE_FAST users). */
+IK_API int ik_iova_alloc_fast_slow_(struct ik_iova_domain *d, ik_u64 npages, ik_u64 limit,
+				    ik_u64 *pfn);
+IK_API int ik_iova_free_fast_slow_(struct ik_iova_domain *d, ik_u64 pfn, ik_u64 npages);
+
+/* The slot of the current CPU for a size class (not API). */
+IK_INLINE struct ik_iova_cpu *ik_iova_cpu_slot_(struct ik_iova_domain *d, unsigned cls)
+{
+	unsigned cpu = IK_ENV_CPU_ID();
+
+	if (IK_UNLIKELY(cpu >= d->rc_ncpus))
+		cpu = 0;
+	return &d->rc_cpu[cls * d->rc_ncpus + cpu];
+}
+
+/* ik_iova_alloc_fast, inline: the same contract. */
+IK_INLINE int ik_iova_alloc_fast_inline(struct ik_iova_domain *d, ik_u64 npages, ik_u64 limit,
+					ik_u64 *pfn)
 {
 	if (IK_UNLIKELY(!d || !pfn))
 		return -EINVAL;
@@ -387,21 +425,8 @@ IK_INLINE int ik_iova_alloc_fast(struct ik_iova_domain *d, ik_u64 npages, ik_u64
 	return ik_iova_alloc_fast_slow_(d, npages, limit, pfn);
 }
 
-/*
- * ik_iova_free_fast - give back a range from ik_iova_alloc_fast() (same
- * npages).  Up to the rcache bound the range goes into this CPU's loaded
- * magazine (it stays allocated in the tree until a flush); when both of the
- * CPU's magazines are full, one moves to the depot, and a depot over its
- * bound is trimmed by returning that magazine's ranges to the tree.  If a
- * new magazine cannot be allocated the range is freed to the tree.  Larger
- * ranges go to ik_iova_free().
- * Errors: -EINVAL (d NULL, npages 0); -ENOENT only where the range goes to
- * the tree and no allocation starts at pfn.  Passing a pfn that is not
- * allocated with this size, or freeing it twice, is undefined (not detected
- * here; ik_iova_check() finds it).  Cost: O(1) on a hit; O(log n) or a trim
- * otherwise.
- */
-IK_INLINE int ik_iova_free_fast(struct ik_iova_domain *d, ik_u64 pfn, ik_u64 npages)
+/* ik_iova_free_fast, inline: the same contract. */
+IK_INLINE int ik_iova_free_fast_inline(struct ik_iova_domain *d, ik_u64 pfn, ik_u64 npages)
 {
 	if (IK_UNLIKELY(!d))
 		return -EINVAL;
@@ -423,6 +448,10 @@ IK_INLINE int ik_iova_free_fast(struct ik_iova_domain *d, ik_u64 pfn, ik_u64 npa
 	}
 	return ik_iova_free_fast_slow_(d, pfn, npages);
 }
+
+#define ik_iova_alloc_fast(d, npages, limit, pfn) ik_iova_alloc_fast_inline(d, npages, limit, pfn)
+#define ik_iova_free_fast(d, pfn, npages) ik_iova_free_fast_inline(d, pfn, npages)
+#endif /* IK_INLINE_FAST */
 
 IK_END_DECLS
 

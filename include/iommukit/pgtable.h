@@ -110,7 +110,9 @@ enum ik_pt_fmt {
 	IK_PT_RISCV_S2 = 6,	/* RISC-V IOMMU G-stage (Sv39x4/48x4/57x4) */
 	IK_PT_AMD_V1 = 7,	/* AMD IOMMU v1 host page table */
 	IK_PT_AMD_V2 = 8,	/* AMD IOMMU v2 guest page table (x86-64 paging) */
-	IK_PT_FMT_MAX		/* one past the largest value */
+	/* New formats take the next value; the library says how many there
+	 * are (ik_pt_fmt_count()), so that the enum has no "last" member whose
+	 * value would change, and be baked into programs, with each format. */
 };
 
 /* The short name of a format ("lpae-s1", "lpae-s2", "vtd-sl", "vtd-fl",
@@ -120,6 +122,14 @@ IK_API const char *ik_pt_fmt_name(enum ik_pt_fmt fmt);
 /* The format with that short name, or IK_PT_FMT_NONE (also for a NULL name,
  * which this function accepts). */
 IK_API enum ik_pt_fmt ik_pt_fmt_from_name(const char *name);
+/*
+ * ik_pt_fmt_count - the largest format value built into this library: every
+ * format it offers is one of 1 .. ik_pt_fmt_count() (a value in that range
+ * may still name no format, when one is not built in: ik_pt_fmt_get_info()
+ * says -EOPNOTSUPP).  Replaces the enum's former IK_PT_FMT_MAX, which was
+ * this plus one.  No errors; O(formats built in); calls nothing.
+ */
+IK_API unsigned ik_pt_fmt_count(void);
 
 /* Capabilities (ik_pt_fmt_info.caps). */
 /* Hardware dirty tracking: the format accepts IK_PT_QUIRK_DIRTY, and
@@ -176,7 +186,7 @@ struct ik_pt_fmt_info {
 
 /*
  * ik_pt_fmt_get_info - describe format `fmt` in *info.  To list the formats
- * built in, ask for every value from 1 to IK_PT_FMT_MAX - 1.  Errors:
+ * built in, ask for every value from 1 to ik_pt_fmt_count().  Errors:
  * -EINVAL for a NULL info; -EOPNOTSUPP (*info untouched) for a value that
  * names no format built into the library, as ik_pgtable_create() answers.
  * O(formats built in); calls nothing.

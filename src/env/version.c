@@ -1,14 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * ik_version(): the library's version string.  The build passes the
- * package version as IK_VERSION_STRING; a vendored build that does not gets
- * the default below.
+ * ik_version(): the library's version string, IK_VERSION_STRING of the
+ * generated <iommukit/version.h> (configure, or scripts/vendor.sh for a
+ * vendored copy: there is no fallback, so a build that lacks the header
+ * fails instead of reporting a wrong version).
  */
 #include <iommukit/env.h>
-
-#ifndef IK_VERSION_STRING
-#define IK_VERSION_STRING "0.1.0"
-#endif
+#include <iommukit/version.h>
 
 IK_API const char *ik_version(void)
 {

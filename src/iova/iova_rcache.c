@@ -26,6 +26,8 @@
  * lock's release/acquire pair orders the clear before the set, and the hint
  * ends up set.  The hint is relaxed: it only ever saves work.
  */
+/* The inline forms, and ik_iova_cpu_slot_(), for the exported wrappers below. */
+#define IK_INLINE_FAST 1
 #include <iommukit/iova.h>
 #include "iova_int.h"
 
@@ -537,4 +539,16 @@ int ik_iova_rcache_check(struct ik_iova_domain *d)
 	}
 	ik_free(d->alloc, ck.pfns, cc.ranges * sizeof(ik_u64));
 	return err;
+}
+
+/* The exported forms: the inline bodies of iova.h, out of line.  The names
+ * are macros here (IK_INLINE_FAST): the parentheses define the functions. */
+int (ik_iova_alloc_fast)(struct ik_iova_domain *d, ik_u64 npages, ik_u64 limit, ik_u64 *pfn)
+{
+	return ik_iova_alloc_fast_inline(d, npages, limit, pfn);
+}
+
+int (ik_iova_free_fast)(struct ik_iova_domain *d, ik_u64 pfn, ik_u64 npages)
+{
+	return ik_iova_free_fast_inline(d, pfn, npages);
 }

@@ -70,6 +70,17 @@ enum ik_pt_fmt ik_pt_fmt_from_name(const char *name)
 	return IK_PT_FMT_NONE;
 }
 
+unsigned ik_pt_fmt_count(void)
+{
+	unsigned n = 0;
+	ik_size i;
+
+	for (i = 0; i < IK_ARRAY_SIZE(ik_pt_formats); i++)
+		if ((unsigned)ik_pt_formats[i]->info->fmt > n)
+			n = (unsigned)ik_pt_formats[i]->info->fmt;
+	return n;
+}
+
 /* What the format's facts say about cfg: its quirks, fmt_flags, widths and
  * granule (the lowest bit of pgsize_bitmap) must be among the format's. */
 static bool pt_cfg_fits(const struct ik_pt_fmt_info *fi, const struct ik_pgtable_cfg *cfg)

@@ -64,8 +64,11 @@ if [ -z "$cfgdir" ]; then
 	else cfgdir=$out/config; mkdir -p "$cfgdir"; [ -f "$cfgdir/config.h" ] || : > "$cfgdir/config.h"
 	fi
 fi
+# <iommukit/version.h>, as a vendored copy gets it.
+mkdir -p "$out/gen/iommukit"
+"$top/scripts/gen-version.sh" "$out/gen/iommukit/version.h"
 common="-std=c11 -g -O1 -fno-omit-frame-pointer -fno-sanitize-recover=all -DIK_DEBUG=1
- -DIK_FUZZ=1 -I$top/include -I$here -I$cfgdir -Wall -Wextra -Werror"
+ -DIK_FUZZ=1 -I$out/gen -I$top/include -I$here -I$cfgdir -Wall -Wextra -Werror"
 flags="$common -fsanitize=fuzzer,address,undefined"
 
 # The library's sources, compiled once for every harness (instrumented for
