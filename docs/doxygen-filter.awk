@@ -9,44 +9,99 @@
 #   - any other comment that starts a line documents what follows it; when
 #     several declarations (#define, IK_API, IK_INLINE at the start of a
 #     line) follow one comment without a blank line or another comment
-#     between them, the comment documents each of them (a Doxygen member
-#     group, with DISTRIBUTE_GROUP_DOC);
+#     between them, the comment documents each of them (its text is repeated
+#     before each declaration after the first that has no comment of its
+#     own); conditionals ("#ifndef name" around a default) do not end the
+#     span;
 #   - a comment after code on the same line documents that line's member
-#     (/**< ... */);
+#     (/**< ... */); a line that declares several names ("ik_u32 a, b;")
+#     documents each of them with that comment, or with the comment above
+#     it when it has none;
 #   - section rulers ("/* ----- name */") and "not API" notes stay comments.
 # One output line per input line, so Doxygen's warnings name real lines.
 function is_decl(l) { return l ~ /^(#[ \t]*define[ \t]|IK_API[ \t]|IK_INLINE[ \t])/ }
 function is_comment_start(l) { return l ~ /^[ \t]*\/\*/ }
-# Print the span buffered after a doc comment; wrap it in a group when it
-# holds more than one declaration.  The group closes on the line that ended
-# the span (term; "" at the end of the file), which flush returns.
-function flush(term,   i, n, grp) {
-	n = 0
-	for (i = 1; i <= nbuf; i++)
-		if (is_decl(buf[i]))
-			n++
-	grp = n > 1 && closer ~ /\*\/[ \t]*$/
-	if (grp)
-		sub(/\*\/[ \t]*$/, "*/ /** @{ */", closer)
+# Print the span buffered after a doc comment (text: ctext): each
+# declaration after the first at brace depth 0 without a comment of its own
+# gets the comment's text.  Returns term, the line that ended the span.
+function flush(term,   i, l, n, depth) {
 	print closer
-	for (i = 1; i <= nbuf; i++)
-		print member(buf[i])
+	n = 0
+	depth = 0
+	for (i = 1; i <= nbuf; i++) {
+		l = member(buf[i], ctext)
+		if (is_decl(buf[i]) && depth == 0 && ++n > 1 && l !~ /\/\*/ && ctext != "")
+			l = "/** " ctext " */ " l
+		depth += gsub(/\{/, "{", buf[i]) - gsub(/\}/, "}", buf[i])
+		print l
+	}
 	nbuf = 0
 	closer = ""
 	grouping = 0
-	if (!grp)
-		return term
-	if (term ~ /^[ \t]*#/)
-		return term " /** @} */"
-	return "/** @} */ " term
+	ctext = ""
+	return term
+}
+# The text of a comment line, without its delimiters and leading stars.
+function comment_text(l) {
+	sub(/^[ \t]*\/\*+/, "", l)
+	sub(/\*\/.*$/, "", l)
+	sub(/^[ \t]*\*+[ \t]?/, "", l)
+	gsub(/^[ \t]+|[ \t]+$/, "", l)
+	return l
+}
+function add_text(l,   t) {
+	t = comment_text(l)
+	if (t != "")
+		ctext = ctext == "" ? t : ctext " " t
+}
+# "type a, *b, c[4]; /* text */" -> "type a; /**< text */ type *b; ..."
+# (one line still); txt documents the names when the line has no comment of
+# its own and is not the first after a doc comment's own target.  Lines with
+# parentheses, braces or initialisers are left alone.
+function split_names(l, txt,   semi, decl, rest, own, n, parts, type, i, out, doc, ind) {
+	semi = index(l, ";")
+	if (!semi)
+		return l
+	decl = substr(l, 1, semi - 1)
+	rest = substr(l, semi + 1)
+	if (decl !~ /,/ || decl ~ /[(){}=]/ || decl ~ /^[ \t]*(#|\/\*|\*)/ || rest ~ /[^ \t]/ && rest !~ /^[ \t]*\/\*/)
+		return l
+	own = rest ~ /\/\*.*\*\// ? comment_text(rest) : ""
+	if (rest ~ /\/\*/ && own == "")
+		return l	# multi-line trailing comment: left to the author
+	if (own != "")
+		txt = own
+	if (txt == "")
+		return l
+	n = split(decl, parts, ",")
+	ind = parts[1]
+	sub(/[^ \t].*$/, "", ind)
+	type = parts[1]
+	sub(/^[ \t]+/, "", type)
+	if (!match(type, /[* \t]*[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?[ \t]*$/))
+		return l
+	parts[1] = substr(type, RSTART)
+	type = substr(type, 1, RSTART - 1)
+	sub(/[ \t]+$/, "", type)
+	doc = " /**< " txt " */"
+	out = ind
+	for (i = 1; i <= n; i++) {
+		sub(/^[ \t]+/, "", parts[i])
+		sub(/[ \t]+$/, "", parts[i])
+		out = out (i > 1 ? " " : "") type " " parts[i] ";" (i > 1 || own != "" ? doc : "")
+	}
+	return out
 }
 # A comment after code on the same line documents that line.
-function member(l) {
+function member(l, txt,   s) {
+	s = split_names(l, txt)
+	if (s != l)
+		return s
 	if (l ~ /[^ \t\/][ \t]*\/\*[^*]/ && l !~ /^[ \t]*#[ \t]*(if|endif|else|elif)/)
 		sub(/\/\*/, "/**<", l)
 	return l
 }
-BEGIN { seen_file = 0; in_comment = 0; nbuf = 0; grouping = 0; closer = ""; plain = 0; file_cmt = 0 }
+BEGIN { seen_file = 0; in_comment = 0; nbuf = 0; grouping = 0; closer = ""; ctext = ""; plain = 0; file_cmt = 0 }
 function group_name(   p) {
 	p = FILENAME
 	sub(/.*\/include\//, "", p)
@@ -58,6 +113,8 @@ function group_name(   p) {
 {
 	line = $0
 	if (in_comment) {
+		if (!plain && !file_cmt)
+			add_text(line)
 		if (line ~ /\*\//) {
 			in_comment = 0
 			if (file_cmt) { file_cmt = 0; print line " /** @{ */"; next }
@@ -67,7 +124,7 @@ function group_name(   p) {
 		next
 	}
 	if (grouping) {
-		if (line ~ /^[ \t]*$/ || is_comment_start(line) || line ~ /^[ \t]*#[ \t]*(if|endif|else|elif)/) {
+		if (line ~ /^[ \t]*$/ || is_comment_start(line)) {
 			line = flush(line)
 		} else {
 			buf[++nbuf] = line
@@ -83,7 +140,11 @@ function group_name(   p) {
 				file_cmt = 1
 				sub(/\/\*/, "/** \\defgroup " group_name() " " hdr "\n", line)
 				sub(/\n/, "", line)
-			} else sub(/\/\*/, "/**", line)
+			} else {
+				sub(/\/\*/, "/**", line)
+				ctext = ""
+				add_text(line)
+			}
 		}
 		if (line !~ /\*\//) { in_comment = 1; print line; next }
 		if (file_cmt) { file_cmt = 0; print line " /** @{ */"; next }
@@ -96,7 +157,7 @@ function group_name(   p) {
 	else if (line ~ /\/\*/ && line !~ /\*\//) {
 		in_comment = 1; plain = 1
 	}
-	print member(line)
+	print member(line, "")
 }
 END {
 	if (grouping) { t = flush(""); if (t != "") print t }
