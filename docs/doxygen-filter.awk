@@ -21,16 +21,26 @@
 # One output line per input line, so Doxygen's warnings name real lines.
 function is_decl(l) { return l ~ /^(#[ \t]*define[ \t]|IK_API[ \t]|IK_INLINE[ \t])/ }
 function is_comment_start(l) { return l ~ /^[ \t]*\/\*/ }
+# A struct member line: "type name[, name...];" indented, no initialiser
+# and no statement (inline function bodies are never fields).
+function is_field(l) {
+	return l ~ /^[ \t]+(const[ \t]+)?(struct|union|enum|unsigned|signed|bool|char|int|long|short|void|ik_[a-z0-9_]+)[ \t*]/ &&
+		l ~ /;/ && l !~ /=|^[ \t]+return[ \t;]/
+}
 # Print the span buffered after a doc comment (text: ctext): each
-# declaration after the first at brace depth 0 without a comment of its own
-# gets the comment's text.  Returns term, the line that ended the span.
-function flush(term,   i, l, n, depth) {
+# declaration after the first without a comment of its own gets the
+# comment's text: #define/IK_API/IK_INLINE at brace depth 0 after a
+# comment at the start of a line, struct fields after a comment inside a
+# struct.  Returns term, the line that ended the span.
+function flush(term,   i, l, n, depth, inner, fld) {
 	print closer
+	inner = opener ~ /^[ \t]/
 	n = 0
 	depth = 0
 	for (i = 1; i <= nbuf; i++) {
-		l = member(buf[i], ctext)
-		if (is_decl(buf[i]) && depth == 0 && ++n > 1 && l !~ /\/\*/ && ctext != "")
+		fld = inner && depth == 0 && is_field(buf[i])
+		l = member(buf[i], fld ? ctext : "")
+		if (depth == 0 && ctext != "" && buf[i] !~ /\/\*/ && (fld || !inner && is_decl(buf[i])) && ++n > 1)
 			l = "/** " ctext " */ " l
 		depth += gsub(/\{/, "{", buf[i]) - gsub(/\}/, "}", buf[i])
 		print l
@@ -40,6 +50,27 @@ function flush(term,   i, l, n, depth) {
 	grouping = 0
 	ctext = ""
 	return term
+}
+# A field list continued on the next line ("bool a, b,\n\tc, d;"): the
+# first line ends with ';' and the next gets the type, so that each line
+# declares its own names.
+function continue_fields(l,   t) {
+	if (cont_type != "") {
+		t = l
+		sub(/^[ \t]+/, "", t)
+		l = cont_ind cont_type " " t
+		cont_type = ""
+	}
+	if (l ~ /^[ \t]+(bool|unsigned|ik_u[0-9]+)[ \t][^(){}=;\/]*,[ \t]*$/) {
+		cont_ind = l
+		sub(/[^ \t].*$/, "", cont_ind)
+		t = l
+		sub(/^[ \t]+/, "", t)
+		match(t, /^(unsigned|bool|ik_u[0-9]+)/)
+		cont_type = substr(t, 1, RLENGTH)
+		sub(/,[ \t]*$/, ";", l)
+	}
+	return l
 }
 # The text of a comment line, without its delimiters and leading stars.
 function comment_text(l) {
@@ -111,7 +142,7 @@ function group_name(   p) {
 	return p
 }
 {
-	line = $0
+	line = in_comment ? $0 : continue_fields($0)
 	if (in_comment) {
 		if (!plain && !file_cmt)
 			add_text(line)
@@ -142,6 +173,7 @@ function group_name(   p) {
 				sub(/\n/, "", line)
 			} else {
 				sub(/\/\*/, "/**", line)
+				opener = line
 				ctext = ""
 				add_text(line)
 			}
