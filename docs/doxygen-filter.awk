@@ -40,7 +40,7 @@ function flush(term,   i, l, n, depth, inner, fld) {
 	for (i = 1; i <= nbuf; i++) {
 		fld = inner && depth == 0 && is_field(buf[i])
 		l = member(buf[i], fld ? ctext : "")
-		if (depth == 0 && ctext != "" && buf[i] !~ /\/\*/ && (fld || !inner && is_decl(buf[i])) && ++n > 1)
+		if (depth == 0 && (fld || !inner && is_decl(buf[i])) && ++n > 1 && ctext != "" && buf[i] !~ /\/\*/)
 			l = "/** " ctext " */ " l
 		depth += gsub(/\{/, "{", buf[i]) - gsub(/\}/, "}", buf[i])
 		print l
@@ -61,14 +61,17 @@ function continue_fields(l,   t) {
 		l = cont_ind cont_type " " t
 		cont_type = ""
 	}
-	if (l ~ /^[ \t]+(bool|unsigned|ik_u[0-9]+)[ \t][^(){}=;\/]*,[ \t]*$/) {
+	if (l ~ /^[ \t]+(bool|unsigned|ik_u[0-9]+)[ \t][^(){}=;\/]*,[ \t]*(\/\*.*\*\/[ \t]*)?$/) {
 		cont_ind = l
 		sub(/[^ \t].*$/, "", cont_ind)
 		t = l
 		sub(/^[ \t]+/, "", t)
 		match(t, /^(unsigned|bool|ik_u[0-9]+)/)
 		cont_type = substr(t, 1, RLENGTH)
+		t = index(l, "/*") ? substr(l, index(l, "/*")) : ""
+		l = t == "" ? l : substr(l, 1, index(l, "/*") - 1)
 		sub(/,[ \t]*$/, ";", l)
+		l = t == "" ? l : l " " t
 	}
 	return l
 }

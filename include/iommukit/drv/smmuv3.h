@@ -168,7 +168,7 @@ IK_BEGIN_DECLS
 #define IK_SMMU_Q_BASE_LOG2SIZE_MASK 0x1full /* [4:0] */
 /* CMDQ_CONS.ERR, EVTQ_PROD.OVFLG, EVTQ_CONS.OVACKFLG. */
 #define IK_SMMU_CMDQ_CONS_ERR_SHIFT 24      /* [30:24] */
-#define IK_SMMU_CMDQ_CONS_ERR_MASK 0x7fu
+#define IK_SMMU_CMDQ_CONS_ERR_MASK 0x7fu	/* the 7-bit error code, after the shift */
 #define IK_SMMU_EVTQ_OVFLG (1u << 31)
 
 /* ================================================================ identification */
@@ -193,7 +193,7 @@ IK_BEGIN_DECLS
  */
 struct ik_smmu_idr {
 	ik_u32 raw[6]; /* IDR0..IDR5 as read */
-	ik_u32 iidr, aidr;
+	ik_u32 iidr, aidr;	/* IIDR and AIDR as read */
 	/* IDR0 */
 	bool s2p, s1p;
 	ik_u8 ttf;
@@ -217,7 +217,7 @@ struct ik_smmu_idr {
 	/* IIDR */
 	ik_u16 implementer, productid;
 	ik_u8 revision, variant;
-	/* AIDR: SMMUv3.<arch_minor> when arch_major is 0 */
+	/* AIDR: SMMUv3.arch_minor when arch_major is 0 */
 	ik_u8 arch_major, arch_minor;
 };
 
@@ -253,7 +253,7 @@ IK_API bool ik_smmu_coherent(const struct ik_smmu_idr *id, const struct ik_dma_m
 
 /* Config (STE[3:1]). */
 #define IK_SMMU_STE_CFG_ABORT 0u  /* abort, no event */
-#define IK_SMMU_STE_CFG_BYPASS 4u
+#define IK_SMMU_STE_CFG_BYPASS 4u	/* bypass: no translation */
 #define IK_SMMU_STE_CFG_S1 5u     /* stage 1 translate, stage 2 bypass */
 #define IK_SMMU_STE_CFG_S2 6u     /* stage 1 bypass, stage 2 translate */
 #define IK_SMMU_STE_CFG_NESTED 7u /* both */
@@ -312,14 +312,14 @@ IK_API bool ik_smmu_coherent(const struct ik_smmu_idr *id, const struct ik_dma_m
  *   strw         IK_SMMU_STRW_* (EL2 needs IDR0.HYP and config S1).
  */
 struct ik_smmu_ste_config {
-	unsigned config;
-	ik_u64 s1_ctx_ptr;
-	ik_u8 s1_fmt, s1_cdmax, s1_dss;
-	ik_u8 s1_cir, s1_cor, s1_csh;
-	bool s1_stalld;
-	const struct ik_pgtable *s2_pt;
-	ik_u16 s2_vmid;
-	ik_u8 eats, strw;
+	unsigned config;	/* IK_SMMU_STE_CFG_* */
+	ik_u64 s1_ctx_ptr;	/* stage 1: the CD table's device address, 64-byte aligned */
+	ik_u8 s1_fmt, s1_cdmax, s1_dss;	/* IK_SMMU_S1FMT_*, log2 of the CDs, IK_SMMU_S1DSS_* */
+	ik_u8 s1_cir, s1_cor, s1_csh;	/* CD fetches: IK_SMMU_S1C_* inner/outer, IK_SMMU_SH_* */
+	bool s1_stalld;	/* disable stalls (needs STALL_MODEL 0) */
+	const struct ik_pgtable *s2_pt;	/* stage 2: an IK_PT_LPAE_S2 table set */
+	ik_u16 s2_vmid;	/* S2VMID (0 on an SMMU without stage 2) */
+	ik_u8 eats, strw;	/* IK_SMMU_EATS_*, IK_SMMU_STRW_* */
 };
 
 /*
@@ -350,7 +350,7 @@ IK_API int ik_smmu_ste_build(const struct ik_smmu_idr *id, const struct ik_smmu_
 				       CPU (broadcast TLBI applies) */
 #define IK_SMMU_CD_NO_RECORD 0x8u /* R = 0: faults are not recorded */
 #define IK_SMMU_CD_TERM_RAZWI 0x10u /* A = 0: terminated reads RAZ, writes WI */
-#define IK_SMMU_CD_FLAGS_ALL 0x1fu
+#define IK_SMMU_CD_FLAGS_ALL 0x1fu	/* every IK_SMMU_CD_* flag */
 
 /* CD bit positions (over the 512-bit descriptor), from IHI 0070 "Context
  * descriptor".  Note how they differ from TCR_EL1's: TG0 [7:6] (TCR [15:14]),
@@ -389,9 +389,9 @@ IK_API int ik_smmu_ste_build(const struct ik_smmu_idr *id, const struct ik_smmu_
  * not TTBR's packing of BADDR[51:48] into [5:2]), V = 1.
  */
 struct ik_smmu_cd_config {
-	const struct ik_pgtable *pt;
-	ik_u16 asid;
-	unsigned flags;
+	const struct ik_pgtable *pt;	/* an IK_PT_LPAE_S1 table set */
+	ik_u16 asid;	/* the CD's ASID */
+	unsigned flags;	/* IK_SMMU_CD_* flags */
 };
 
 /*
@@ -471,26 +471,27 @@ IK_API int ik_smmu_cfgi_cd_cmds(ik_u32 sid, ik_u32 ssid, bool leaf, struct ik_sm
  * Fields are private.
  */
 struct ik_smmu_strtab_config {
-	const struct ik_smmu_idr *idr;
-	const struct ik_dma_mem *dma;
-	const struct ik_allocator *alloc;
-	unsigned log2size;
-	bool two_level;
-	unsigned split;
+	const struct ik_smmu_idr *idr;	/* the SMMU's ID registers */
+	const struct ik_dma_mem *dma;	/* DMA memory for the table and its L2 tables */
+	const struct ik_allocator *alloc;	/* bookkeeping; NULL: the env's */
+	unsigned log2size;	/* StreamID bits covered */
+	bool two_level;	/* 2-level, else linear */
+	unsigned split;	/* 2-level: log2 of the STEs per L2 table (0: 8) */
 };
 
+/* A stream table (ik_smmu_strtab_init()); fields are private. */
 struct ik_smmu_strtab {
-	const struct ik_dma_mem *dma;
-	const struct ik_allocator *alloc;
+	const struct ik_dma_mem *dma;	/* private: the DMA memory */
+	const struct ik_allocator *alloc;	/* private: the bookkeeping allocator */
 	ik_u64 *base;	     /* linear: the STEs; 2-level: the L1 descriptors */
-	ik_u64 base_dma;
-	ik_size base_size;
+	ik_u64 base_dma;	/* private: device address of base */
+	ik_size base_size;	/* private: bytes of base */
 	ik_u64 **l2;	     /* 2-level: CPU addresses of L2 tables (or NULL) */
-	ik_u64 *l2_dma;
-	ik_u32 nl1;
-	ik_u32 l2_tables;
-	ik_u8 log2size, split, oas;
-	bool two_level, coherent;
+	ik_u64 *l2_dma;	/* private: device addresses of the L2 tables */
+	ik_u32 nl1;	/* private: L1 descriptors */
+	ik_u32 l2_tables;	/* private: L2 tables allocated */
+	ik_u8 log2size, split, oas;	/* private: the config's, and the SMMU's OAS */
+	bool two_level, coherent;	/* private: layout; walks are cache-coherent */
 };
 
 /*
@@ -534,25 +535,26 @@ IK_API int ik_smmu_strtab_read(const struct ik_smmu_strtab *t, ik_u32 sid, ik_u6
  * Fields are private.
  */
 struct ik_smmu_cdtab_config {
-	const struct ik_smmu_idr *idr;
-	const struct ik_dma_mem *dma;
-	const struct ik_allocator *alloc;
-	unsigned log2_cds;
-	unsigned fmt;
+	const struct ik_smmu_idr *idr;	/* the SMMU's ID registers */
+	const struct ik_dma_mem *dma;	/* DMA memory for the table and its L2 tables */
+	const struct ik_allocator *alloc;	/* bookkeeping; NULL: the env's */
+	unsigned log2_cds;	/* S1CDMax: 2^log2_cds CDs */
+	unsigned fmt;	/* IK_SMMU_S1FMT_* */
 };
 
+/* A CD table (ik_smmu_cdtab_init()); fields are private. */
 struct ik_smmu_cdtab {
-	const struct ik_dma_mem *dma;
-	const struct ik_allocator *alloc;
+	const struct ik_dma_mem *dma;	/* private: the DMA memory */
+	const struct ik_allocator *alloc;	/* private: the bookkeeping allocator */
 	ik_u64 *base;	/* linear: the CDs; 2-level: the L1CDs */
-	ik_u64 base_dma;
-	ik_size base_size;
-	ik_u64 **l2;
-	ik_u64 *l2_dma;
-	ik_u32 nl1;
-	ik_u32 l2_tables;
-	ik_u8 log2_cds, fmt, l2_log2, oas;
-	bool coherent;
+	ik_u64 base_dma;	/* private: device address of base */
+	ik_size base_size;	/* private: bytes of base */
+	ik_u64 **l2;	/* private: 2-level: CPU addresses of L2 tables (or NULL) */
+	ik_u64 *l2_dma;	/* private: device addresses of the L2 tables */
+	ik_u32 nl1;	/* private: L1CDs */
+	ik_u32 l2_tables;	/* private: L2 tables allocated */
+	ik_u8 log2_cds, fmt, l2_log2, oas;	/* private: the config's, log2 CDs per L2 table, the SMMU's OAS */
+	bool coherent;	/* private: walks are cache-coherent */
 };
 
 /* As ik_smmu_strtab_init, for a CD table. */
@@ -627,17 +629,17 @@ IK_API int ik_smmu_cdtab_read(const struct ik_smmu_cdtab *t, ik_u32 ssid, ik_u64
  *   raw          the record's four words.
  */
 struct ik_smmu_event {
-	ik_u8 type;
-	const char *name;
-	ik_u32 sid;
-	bool ssv;
-	ik_u32 ssid;
-	bool has_addr, has_ipa, has_fetch;
-	ik_u64 addr, ipa, fetch_addr;
-	bool rnw, ind, pnu, s2, stall, overflow;
-	ik_u8 cls;
-	ik_u16 stag;
-	ik_u64 raw[4];
+	ik_u8 type;	/* the event type (IK_SMMU_EVT_*) */
+	const char *name;	/* its name; never NULL */
+	ik_u32 sid;	/* StreamID */
+	bool ssv;	/* ssid is valid */
+	ik_u32 ssid;	/* SubstreamID */
+	bool has_addr, has_ipa, has_fetch;	/* which of addr, ipa, fetch_addr the type has */
+	ik_u64 addr, ipa, fetch_addr;	/* InputAddr, stage-2 fault IPA, aborted fetch address */
+	bool rnw, ind, pnu, s2, stall, overflow;	/* read, instruction, privileged; stage 2; stalled; queue overflowed before */
+	ik_u8 cls;	/* IK_SMMU_EVT_CLASS_* */
+	ik_u16 stag;	/* stall tag (for CMD_RESUME) */
+	ik_u64 raw[4];	/* the record's four words */
 };
 
 /* Decode rec[0..3] (hostile: any bits) into *ev.  -EINVAL for a NULL rec or
@@ -652,9 +654,9 @@ IK_API const char *ik_smmu_event_name(unsigned type);
  * flag per error.  SFM (service failure mode) needs a reset.
  */
 struct ik_smmu_gerror {
-	ik_u32 active;
-	bool cmdq_err, evtq_abt, priq_abt, msi_cmdq_abt, msi_evtq_abt, msi_priq_abt,
-		msi_gerror_abt, sfm;
+	ik_u32 active;	/* mask of IK_SMMU_GERROR_* */
+	bool cmdq_err, evtq_abt, priq_abt, msi_cmdq_abt, msi_evtq_abt, msi_priq_abt,	/* one flag per IK_SMMU_GERROR_* error */
+		msi_gerror_abt, sfm;	/* one flag per IK_SMMU_GERROR_* error */
 };
 
 /* Decode the active errors of gerror ^ gerrorn.  -EINVAL for a NULL out. */
@@ -664,6 +666,21 @@ IK_API int ik_smmu_gerror_decode(ik_u32 gerror, ik_u32 gerrorn, struct ik_smmu_g
 IK_API const char *ik_smmu_gerror_name(ik_u32 bit);
 
 /* ================================================================ invalidation planner */
+
+/* The usual threshold T: ik_smmu_inv_target.max_tlbi. */
+#define IK_SMMU_PLAN_DEFAULT_MAX_TLBI 128u
+/* An out[] that holds every plan for a threshold T (TLBIs, the nested
+ * TLBI_NH_ALL, the CMD_SYNC). */
+#define IK_SMMU_PLAN_MAX_CMDS(T) ((T) + 2u)
+
+/* What ik_smmu_plan_inv() invalidates ("t" below). */
+struct ik_smmu_inv_target {
+	unsigned stage;	/* 1: TLBI_NH_*; 2: TLBI_S2_IPA / S12_VMALL */
+	ik_u16 asid;	/* stage 1 tag (0 at stage 2) */
+	ik_u16 vmid;	/* the STE's S2VMID (0 without stage 2) */
+	bool nested;	/* stage 2 of a nested STE: add TLBI_NH_ALL */
+	unsigned max_tlbi;	/* T, TLBIs before the whole-context fallback */
+};
 
 /*
  * ik_smmu_plan_inv - the invalidation of an ik_gather (issue 12 part 3):
@@ -716,19 +733,6 @@ IK_API const char *ik_smmu_gerror_name(ik_u32 bit);
  * below 2 for a non-empty gather (with max 2 the fallback is used).
  * Cost: O(commands).  Calls nothing.
  */
-#define IK_SMMU_PLAN_DEFAULT_MAX_TLBI 128u
-/* An out[] that holds every plan for a threshold T (TLBIs, the nested
- * TLBI_NH_ALL, the CMD_SYNC). */
-#define IK_SMMU_PLAN_MAX_CMDS(T) ((T) + 2u)
-
-struct ik_smmu_inv_target {
-	unsigned stage;
-	ik_u16 asid;
-	ik_u16 vmid;
-	bool nested;
-	unsigned max_tlbi;
-};
-
 IK_API int ik_smmu_plan_inv(const struct ik_smmu_idr *id, const struct ik_pgtable *pt,
 			    const struct ik_gather *g, const struct ik_smmu_inv_target *t,
 			    struct ik_smmu_cmd *out, unsigned max);
@@ -742,9 +746,9 @@ struct ik_smmu; /* opaque */
 					 reset, after disable) incoming
 					 transactions abort instead of
 					 bypassing */
-#define IK_SMMU_F_ALL 0x1u
+#define IK_SMMU_F_ALL 0x1u	/* every IK_SMMU_F_* flag */
 
-#define IK_SMMU_DEFAULT_TIMEOUT_NS 1000000000ull
+#define IK_SMMU_DEFAULT_TIMEOUT_NS 1000000000ull	/* default ik_smmu_config.timeout_ns: 1 s */
 
 /*
  * struct ik_smmu_config - what ik_smmu_create() needs.
@@ -766,15 +770,15 @@ struct ik_smmu; /* opaque */
  *   flags       IK_SMMU_F_*.
  */
 struct ik_smmu_config {
-	const struct ik_mmio *mmio;
-	const struct ik_dma_mem *dma;
-	const struct ik_allocator *alloc;
-	unsigned cmdq_log2;
-	unsigned evtq_log2;
-	unsigned sid_bits;
-	bool linear;
-	ik_u64 timeout_ns;
-	unsigned flags;
+	const struct ik_mmio *mmio;	/* register accessors (copied) */
+	const struct ik_dma_mem *dma;	/* DMA memory for the tables and queues */
+	const struct ik_allocator *alloc;	/* bookkeeping; NULL: the env's */
+	unsigned cmdq_log2;	/* command queue entries 2^n (0: min(8, CMDQS)) */
+	unsigned evtq_log2;	/* event queue entries 2^n (0: min(7, EVENTQS)) */
+	unsigned sid_bits;	/* stream table StreamID bits (0: min(SIDSIZE, 16)) */
+	bool linear;	/* force a linear stream table */
+	ik_u64 timeout_ns;	/* register and queue wait bound (0: the default) */
+	unsigned flags;	/* IK_SMMU_F_* */
 };
 
 /*
@@ -885,7 +889,7 @@ struct ik_smmu_stats {
 	ik_u64 gerrors;		/* global errors acknowledged (CMDQ_ERR excluded) */
 	ik_u64 ste_writes, cd_writes; /* entries changed through the object */
 	ik_u64 issues;		/* ik_smmu_issue() calls */
-	struct ik_cmdq_stats cmdq;
+	struct ik_cmdq_stats cmdq;	/* the command queue's */
 };
 /* Snapshot (approximate while other calls run).  s and st must not be NULL. */
 IK_API void ik_smmu_get_stats(const struct ik_smmu *s, struct ik_smmu_stats *st);
