@@ -27,6 +27,96 @@ function is_field(l) {
 	return l ~ /^[ \t]+(const[ \t]+)?(struct|union|enum|unsigned|signed|bool|char|int|long|short|void|ik_[a-z0-9_]+)[ \t*]/ &&
 		l ~ /;/ && l !~ /=|^[ \t]+return[ \t;]/
 }
+# A struct's comment that lists its fields ("  name, name2   what it is",
+# continued on deeper-indented lines; or "  name(args)" with the text on
+# the lines below) gives each of those fields its text: fdesc[name].
+function field_table(   i, l, ind, cur, k, n, names, key, body, m) {
+	split("", fdesc)
+	cur = ""
+	for (i = 1; i <= ncraw; i++) {
+		l = craw[i]
+		if (l !~ /^[ \t]*\*[ \t]/ || l ~ /^[ \t]*\*\/?[ \t]*$/) {
+			cur = ""
+			continue
+		}
+		sub(/^[ \t]*\*/, "", l)
+		sub(/\*\/[ \t]*$/, "", l)
+		match(l, /^[ \t]*/)
+		ind = RLENGTH
+		body = substr(l, ind + 1)
+		if (match(body, /^[a-z_][a-z0-9_]*(, *[a-z_][a-z0-9_]*)*[ \t][ \t]+[^ \t]/) ||
+		    match(body, /^[a-z_][a-z0-9_]*\([^)]*\)[ \t]*$/)) {
+			key = body
+			sub(/[( \t].*$/, "", key)
+			if (body ~ /^[a-z_][a-z0-9_]*\(/) {
+				body = ""
+			} else {
+				m = body
+				sub(/[ \t][ \t].*$/, "", m)
+				key = m
+				body = substr(body, length(m) + 1)
+				sub(/^[ \t]+/, "", body)
+			}
+			gsub(/ /, "", key)
+			cur = key
+			cind = ind
+			ftext[cur] = body
+			continue
+		}
+		if (cur != "" && ind > cind) {
+			sub(/[ \t]+$/, "", body)
+			ftext[cur] = ftext[cur] == "" ? body : ftext[cur] " " body
+			continue
+		}
+		cur = ""
+	}
+	for (key in ftext) {
+		sub(/[;,][ \t]*$/, "", ftext[key])
+		n = split(key, names, ",")
+		for (k = 1; k <= n; k++)
+			fdesc[names[k]] = ftext[key]
+	}
+	split("", ftext)
+}
+# A field line of a struct whose comment has a field table: each name gets
+# its entry's text (fields with a comment of their own keep it).
+function table_field(l,   semi, decl, t, n, parts, type, i, out, ind, nm, d, any) {
+	if (l ~ /\/\*/)
+		return l
+	if (l ~ /^[ \t]+[^\/=]*\(\*[ \t]*[a-z_]/) {
+		nm = l
+		sub(/^[^(]*\(\*[ \t]*/, "", nm)
+		sub(/[^a-z0-9_].*$/, "", nm)
+		return nm in fdesc ? "/** " fdesc[nm] " */ " l : l
+	}
+	if (!is_field(l))
+		return l
+	semi = index(l, ";")
+	decl = substr(l, 1, semi - 1)
+	n = split(decl, parts, ",")
+	ind = parts[1]
+	sub(/[^ \t].*$/, "", ind)
+	type = parts[1]
+	sub(/^[ \t]+/, "", type)
+	if (!match(type, /[* \t]*[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?[ \t]*$/))
+		return l
+	parts[1] = substr(type, RSTART)
+	type = substr(type, 1, RSTART - 1)
+	sub(/[ \t]+$/, "", type)
+	out = ind
+	any = 0
+	for (i = 1; i <= n; i++) {
+		sub(/^[ \t]+/, "", parts[i])
+		sub(/[ \t]+$/, "", parts[i])
+		nm = parts[i]
+		sub(/^\**/, "", nm)
+		sub(/\[.*$/, "", nm)
+		d = nm in fdesc ? " /**< " fdesc[nm] " */" : ""
+		any = any || d != ""
+		out = out (i > 1 ? " " : "") type " " parts[i] ";" d
+	}
+	return any ? out substr(l, semi + 1) : l
+}
 # Print the span buffered after a doc comment (text: ctext): each
 # declaration after the first without a comment of its own gets the
 # comment's text: #define/IK_API/IK_INLINE at brace depth 0 after a
@@ -37,9 +127,13 @@ function flush(term,   i, l, n, depth, inner, fld) {
 	inner = opener ~ /^[ \t]/
 	n = 0
 	depth = 0
+	if (!inner)
+		field_table()
 	for (i = 1; i <= nbuf; i++) {
 		fld = inner && depth == 0 && is_field(buf[i])
 		l = member(buf[i], fld ? ctext : "")
+		if (!inner && depth == 1 && l == buf[i])
+			l = table_field(buf[i])
 		if (depth == 0 && (fld || !inner && is_decl(buf[i])) && ++n > 1 && ctext != "" && buf[i] !~ /\/\*/)
 			l = "/** " ctext " */ " l
 		depth += gsub(/\{/, "{", buf[i]) - gsub(/\}/, "}", buf[i])
@@ -84,6 +178,7 @@ function comment_text(l) {
 	return l
 }
 function add_text(l,   t) {
+	craw[++ncraw] = l
 	t = comment_text(l)
 	if (t != "")
 		ctext = ctext == "" ? t : ctext " " t
@@ -178,6 +273,7 @@ function group_name(   p) {
 				sub(/\/\*/, "/**", line)
 				opener = line
 				ctext = ""
+				ncraw = 0
 				add_text(line)
 			}
 		}
