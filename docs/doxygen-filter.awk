@@ -226,7 +226,9 @@ function member(l, txt,   s) {
 	s = split_names(l, txt)
 	if (s != l)
 		return s
-	if (l ~ /[^ \t\/][ \t]*\/\*[^*]/ && l !~ /^[ \t]*#[ \t]*(if|endif|else|elif)/)
+	# (not on a forward declaration, which Doxygen would pass it on from)
+	if (l ~ /[^ \t\/][ \t]*\/\*[^*]/ && l !~ /^[ \t]*#[ \t]*(if|endif|else|elif)/ &&
+	    l !~ /^[ \t]*(struct|union)[ \t]+[A-Za-z_0-9]+[ \t]*;/)
 		sub(/\/\*/, "/**<", l)
 	return l
 }
