@@ -168,20 +168,21 @@ IK_API unsigned ik_pt_fmt_count(void);
  *                  hw_start_level + nlevels - 1).
  */
 struct ik_pt_fmt_granule {
-	ik_u64 size;
-	ik_u64 leaf_sizes;
+	ik_u64 size;	/* a granule, in bytes (0 ends the list) */
+	ik_u64 leaf_sizes;	/* the page sizes it can map (bit n: 2^n bytes) */
 };
 
+/* What a format accepts (ik_pt_fmt_get_info()); the fields as above. */
 struct ik_pt_fmt_info {
-	enum ik_pt_fmt fmt;
-	const char *name;
-	ik_u32 caps;
-	ik_u32 quirks;
-	ik_u64 fmt_flags;
-	ik_u64 ias_widths;
-	ik_u64 oas_widths;
-	struct ik_pt_fmt_granule granules[IK_PT_FMT_GRANULES];
-	bool hw_levels_up;
+	enum ik_pt_fmt fmt;	/* the format */
+	const char *name;	/* its short name (as ik_pt_fmt_name()) */
+	ik_u32 caps;	/* IK_PT_CAP_* bits */
+	ik_u32 quirks;	/* the IK_PT_QUIRK_* bits a config may set */
+	ik_u64 fmt_flags;	/* the fmt_flags bits a config may set */
+	ik_u64 ias_widths;	/* bit n set: an input address width of n bits is accepted */
+	ik_u64 oas_widths;	/* bit n set: an output address width of n bits is accepted */
+	struct ik_pt_fmt_granule granules[IK_PT_FMT_GRANULES];	/* smallest first; size 0 ends the list */
+	bool hw_levels_up;	/* hw_start_level counts up from the leaves (VT-d), else down from the root */
 };
 
 /*
@@ -395,7 +396,7 @@ struct ik_pgtable_hooks {
  *                  granule.
  *   coherent       the IOMMU's table walker snoops CPU caches (no cleans).
  *   quirks         IK_PT_QUIRK_* bits.
- *   fmt_flags      format-specific options (0: defaults), see fmt/<name>.h.
+ *   fmt_flags      format-specific options (0: defaults), see fmt/NAME.h.
  *   hooks, cookie  callbacks (NULL hooks: all defaults) and their argument.
  *   allocator      for the engine's own bookkeeping (about 40 bytes per table
  *                  page plus 8 bytes per entry of non-last-level tables) and
@@ -427,7 +428,7 @@ struct ik_pgtable_cfg {
  *   leaf_levels    bit L set: level L may hold leaves (given pgsize_bitmap);
  *   pgsize_bitmap  the page sizes the engine will use (leaf sizes);
  *   root_size      bytes of the root table (8 << top_bits, at least 64);
- *   hw_start_level format-specific first lookup level as the hardware
+ *   hw_start_level  format-specific first lookup level as the hardware
  *                  numbers it (ARM: 0..3 for stage 1, 0..2 for stage 2;
  *                  a 4K LPA2 stage 1 over 48 bits starts at level -1,
  *                  stored as (ik_u32)-1 so that hw_start_level + nlevels
@@ -494,6 +495,7 @@ struct ik_pgtable_info {
 	ik_u64 root_iommu;
 	void *root_cpu;
 };
+/* Copy the table set's geometry and root into *info.  pt and info must not be NULL.  O(1). */
 IK_API void ik_pgtable_get_info(const struct ik_pgtable *pt, struct ik_pgtable_info *info);
 
 /*
@@ -516,6 +518,7 @@ struct ik_pgtable_stats {
 	ik_u64 cas_lost;
 	ik_u64 splits;
 };
+/* Snapshot the counters into *st (relaxed reads; takes the table-page cache lock briefly).  pt and st must not be NULL.  O(1). */
 IK_API void ik_pgtable_get_stats(const struct ik_pgtable *pt, struct ik_pgtable_stats *st);
 
 /* Return every page of the freed-table cache through free_table.  Caller
@@ -677,8 +680,8 @@ struct ik_pt_mem {
 
 /* A walker: a geometry plus the root's IOMMU address. */
 struct ik_pt_walker {
-	struct ik_pt_geometry geom;
-	ik_u64 root;
+	struct ik_pt_geometry geom;	/* the table set's geometry (ik_pgtable_get_info()) */
+	ik_u64 root;	/* the root table's IOMMU address */
 };
 
 /* Set up a walker from a config (as a driver would program the IOMMU) and a
@@ -732,12 +735,12 @@ IK_API int ik_pt_walk(const struct ik_pt_walker *w, const struct ik_pt_mem *mem,
  * size inside it.
  */
 struct ik_pt_range {
-	ik_u64 iova;
-	ik_u64 oa;
-	ik_u64 size;
-	ik_u64 pgsize;
-	unsigned prot;
-	ik_u64 attr;
+	ik_u64 iova;	/* first input address */
+	ik_u64 oa;	/* the output address iova maps to */
+	ik_u64 size;	/* bytes in the range */
+	ik_u64 pgsize;	/* the smallest leaf size inside it */
+	unsigned prot;	/* IK_PROT_* throughout */
+	ik_u64 attr;	/* format attributes throughout */
 };
 /* Return non-zero to stop the dump (that value is returned). */
 typedef int (*ik_pt_range_fn)(void *ctx, const struct ik_pt_range *r);
