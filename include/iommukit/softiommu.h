@@ -457,14 +457,15 @@ enum ik_softiommu_op {
 #define IK_SOFTIOMMU_CMD_VMID 0x1u
 #define IK_SOFTIOMMU_CMD_PASID 0x2u
 
+/* The command ik_softiommu_exec() runs; the fields as above. */
 struct ik_softiommu_cmd {
-	ik_u32 op;
-	ik_u32 tag;
-	ik_u64 iova;
-	ik_u64 size;
-	bool leaf;
-	ik_u32 tag2;
-	ik_u32 flags;
+	ik_u32 op;	/* IK_SOFTIOMMU_OP_* */
+	ik_u32 tag;	/* the (stage-1) tag the command matches */
+	ik_u64 iova;	/* INV_RANGE / INV_S2_RANGE: first address */
+	ik_u64 size;	/* INV_RANGE / INV_S2_RANGE: bytes, > 0 */
+	bool leaf;	/* ranges: only leaf entries changed; keep the walk cache */
+	ik_u32 tag2;	/* the second tag of IK_SOFTIOMMU_CMD_VMID / _PASID */
+	ik_u32 flags;	/* 0, IK_SOFTIOMMU_CMD_VMID or IK_SOFTIOMMU_CMD_PASID */
 };
 
 /*
@@ -493,9 +494,9 @@ IK_API int ik_softiommu_set_flags(struct ik_softiommu *s, ik_u32 flags);
 
 /* struct ik_softiommu_fault - one fault record. */
 struct ik_softiommu_fault {
-	ik_u64 iova;
+	ik_u64 iova;	/* the faulting input address */
 	ik_u64 seq;   /* history sequence number when it happened */
-	ik_u32 sid;
+	ik_u32 sid;	/* the stream */
 	ik_u32 tag;   /* 0 for BAD_STREAM; nested: the stage-1 tag */
 	ik_u32 type;  /* enum ik_softiommu_fault_type */
 	ik_u32 access; /* IK_SOFTIOMMU_READ or _WRITE */
@@ -514,13 +515,13 @@ IK_API int ik_softiommu_fault_pop(struct ik_softiommu *s, struct ik_softiommu_fa
 /* One history entry. */
 struct ik_softiommu_event {
 	ik_u64 seq; /* 1, 2, ... in the order the soft IOMMU saw them */
-	ik_u64 iova;
-	ik_u64 size;
+	ik_u64 iova;	/* first address of a range op or driver event */
+	ik_u64 size;	/* bytes of a range op or driver event */
 	ik_u32 op; /* IK_SOFTIOMMU_OP_* or IK_SOFTIOMMU_EV_* */
-	ik_u32 tag;
+	ik_u32 tag;	/* the tag it applied to */
 };
 
-#define IK_SOFTIOMMU_REPORT_HIST 16
+#define IK_SOFTIOMMU_REPORT_HIST 16	/* history entries a stale report carries */
 
 /*
  * struct ik_softiommu_stale - a stale-translation report (checking mode).
@@ -530,16 +531,16 @@ struct ik_softiommu_event {
  *   hist[0..nhist): the most recent events, oldest first, ending at `seq`.
  */
 struct ik_softiommu_stale {
-	ik_u64 iova;
-	ik_u64 seq;
-	ik_u32 sid;
-	ik_u32 tag;
-	ik_u32 access;
-	bool walk_cache;
+	ik_u64 iova;	/* the input address whose translation was stale */
+	ik_u64 seq;	/* history sequence number of the access */
+	ik_u32 sid;	/* the stream */
+	ik_u32 tag;	/* the context's tag */
+	ik_u32 access;	/* IK_SOFTIOMMU_READ or _WRITE */
+	bool walk_cache;	/* a walk-cache report (else an IOTLB one) */
 	struct ik_softiommu_xlate cached;
 	struct ik_softiommu_xlate fresh;
-	ik_u32 nhist;
-	struct ik_softiommu_event hist[IK_SOFTIOMMU_REPORT_HIST];
+	ik_u32 nhist;	/* valid entries of hist */
+	struct ik_softiommu_event hist[IK_SOFTIOMMU_REPORT_HIST];	/* the most recent events, oldest first, ending at seq */
 };
 
 /* ik_softiommu_stale_pop - oldest stale report into *out; -ENOENT when
@@ -558,19 +559,19 @@ IK_API int ik_softiommu_history(struct ik_softiommu *s, struct ik_softiommu_even
 struct ik_softiommu_stats {
 	ik_u64 accesses;     /* translations asked for (one per block a DMA crosses) */
 	ik_u64 bytes;        /* bytes transferred by dma_read/dma_write */
-	ik_u64 iotlb_hits, iotlb_misses;
-	ik_u64 iotlb_fills, iotlb_evictions;
+	ik_u64 iotlb_hits, iotlb_misses;	/* IOTLB lookups that hit / missed */
+	ik_u64 iotlb_fills, iotlb_evictions;	/* entries inserted / evicted to make room */
 	ik_u64 iotlb_inv_entries; /* entries dropped by invalidations */
 	ik_u64 walks;        /* walker calls (misses, and checks) */
-	ik_u64 walk_cache_hits, walk_cache_misses;
+	ik_u64 walk_cache_hits, walk_cache_misses;	/* walk-cache lookups that hit / missed */
 	ik_u64 fill_races;   /* walk results not cached because an invalidation overtook them */
-	ik_u64 faults, faults_dropped;
-	ik_u64 stale, stale_dropped;
+	ik_u64 faults, faults_dropped;	/* faults queued / dropped on a full fault queue */
+	ik_u64 stale, stale_dropped;	/* stale reports queued / dropped on a full queue */
 	ik_u64 cmds;         /* commands executed (syncs included) */
-	ik_u64 syncs;
-	ik_u64 nops;
-	ik_u64 inv_all, inv_tag, inv_range;
-	ik_u64 inv_s2_tag, inv_s2_range;
+	ik_u64 syncs;	/* IK_SOFTIOMMU_OP_SYNC commands */
+	ik_u64 nops;	/* IK_SOFTIOMMU_OP_NOP commands */
+	ik_u64 inv_all, inv_tag, inv_range;	/* invalidations by op: INV_ALL, INV_TAG, INV_RANGE */
+	ik_u64 inv_s2_tag, inv_s2_range;	/* invalidations by op: INV_S2_TAG, INV_S2_RANGE */
 };
 
 /* ik_softiommu_stats - snapshot the counters (taken under the lock, so
@@ -652,7 +653,7 @@ IK_API int ik_softiommu_exec_amd(struct ik_softiommu *s, const struct ik_amd_cmd
  * Set-up, for a queue built by the driver with ik_cmdq_init()/create():
  *   1. ik_softiommu_cq_init(&cq, s, &cfg) with the ring memory the queue will
  *      use (cfg.ring, cfg.ring_dma) and its entry format, size and flags;
- *   2. give the queue regs = &ik_softiommu_cq_regs and regs_ctx = &cq;
+ *   2. give the queue regs = &ik_softiommu_cq_regs and regs_ctx = &cq,
  *   3. choose who consumes:
  *      - inline: nothing more.  The PROD write's doorbell drains the queue
  *        on the producing thread, as an emulator runs its device model when
@@ -668,10 +669,10 @@ IK_API int ik_softiommu_exec_amd(struct ik_softiommu *s, const struct ik_amd_cmd
  */
 struct ik_softiommu_cq_config {
 	const struct ik_cmdq_fmt *fmt; /* &ik_cmdq_fmt_smmuv3, _vtd128, _vtd256 or _riscv */
-	unsigned log2_entries;
+	unsigned log2_entries;	/* log2 of the ring's entries */
 	unsigned flags;       /* IK_CMDQ_CFG_NO_WRAP as the queue's */
-	void *ring;
-	ik_u64 ring_dma;
+	void *ring;	/* the ring's host address */
+	ik_u64 ring_dma;	/* the ring's device address */
 	/* Completion writes outside the ring; NULL: a 32-bit release store at
 	 * the host address equal to the device address. */
 	void (*write32)(void *ctx, ik_u64 addr, ik_u32 val);
@@ -684,20 +685,20 @@ struct ik_softiommu_cq_config {
 	const struct ik_vtd_desc_rules *vtd_rules;
 };
 
+/* The consumer state (ik_softiommu_cq_init()); see struct ik_softiommu_cq_config for the fields. */
 struct ik_softiommu_cq {
-	struct ik_cmdq_sw sw;
-	struct ik_softiommu *s;
+	struct ik_cmdq_sw sw;	/* the software consumer; ik_cmdq_sw_inject() / ik_cmdq_sw_error() with none running */
+	struct ik_softiommu *s;	/* private: the soft IOMMU the commands run on */
 	ik_lock_t lock;     /* one consumer at a time */
 	ik_u32 prod;        /* last PROD written through ik_softiommu_cq_regs */
 	unsigned vtd_words; /* 0: SMMUv3, RISC-V or AMD; 2 or 4: VT-d descriptor words */
 	bool riscv;         /* RISC-V commands (ik_cmdq_fmt_riscv) */
 	bool amd;           /* AMD command buffer */
-	void (*write32)(void *ctx, ik_u64 addr, ik_u32 val);
-	void *write_ctx;
-	bool have_rules;
-	struct ik_vtd_desc_rules rules;
-	ik_u64 executed, rejected; /* commands run / refused (atomic; read with
-				      ik_load_relaxed) */
+	void (*write32)(void *ctx, ik_u64 addr, ik_u32 val);	/* private: the config's completion write */
+	void *write_ctx;	/* private: its context */
+	bool have_rules;	/* private: rules is set */
+	struct ik_vtd_desc_rules rules;	/* private: the config's vtd_rules, copied */
+	ik_u64 executed, rejected; /* commands run / refused (atomic: ik_load_relaxed) */
 };
 
 /*
