@@ -45,7 +45,7 @@ function field_table(   i, l, ind, cur, k, n, names, key, body, m) {
 		ind = RLENGTH
 		body = substr(l, ind + 1)
 		if (match(body, /^[a-z_][a-z0-9_]*(, *[a-z_][a-z0-9_]*)*[ \t][ \t]+[^ \t]/) ||
-		    match(body, /^[a-z_][a-z0-9_]*\([^)]*\)(:[ \t].*)?$/) ||
+		    match(body, /^[a-z_][a-z0-9_]*\([^)]*\)((:[ \t]|[ \t][ \t]).*)?$/) ||
 		    match(body, /^[a-z_][a-z0-9_]*:[ \t]+[^ \t]/) || match(body, /^[a-z_][a-z0-9_]*[ \t]*$/)) {
 			key = body
 			sub(/[( \t].*$/, "", key)
@@ -53,7 +53,7 @@ function field_table(   i, l, ind, cur, k, n, names, key, body, m) {
 				sub(/:.*$/, "", key)
 				sub(/^[^:]*:[ \t]+/, "", body)
 			} else if (body ~ /^[a-z_][a-z0-9_]*\(/) {
-				if (!sub(/^[^)]*\):[ \t]+/, "", body))
+				if (!sub(/^[^)]*\):?[ \t]+/, "", body))
 					body = ""
 			} else {
 				m = body

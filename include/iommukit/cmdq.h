@@ -133,7 +133,7 @@ IK_BEGIN_DECLS
 struct ik_cmdq_sync_info {
 	bool write;	/* the consumer must write `data` (32 bits) at `addr` */
 	ik_u64 addr;	/* device address */
-	ik_u32 data;
+	ik_u32 data;	/* the 32-bit completion value (the low half when wide) */
 	/* The command stores 64 bits (AMD COMPLETION_WAIT) at an 8-byte
 	 * aligned addr: data | (ik_u64)data_hi << 32.  false: 32 bits. */
 	bool wide;
@@ -154,7 +154,7 @@ struct ik_cmdq_sync_info {
  *                            fills *si for a sync
  */
 struct ik_cmdq_fmt {
-	const char *name;
+	const char *name;	/* the format's name ("smmuv3", ...) */
 	unsigned entry_size; /* 16 or 32 */
 	void (*encode_nop)(void *ent);
 	void (*encode_sync)(void *ent, ik_u64 addr, ik_u32 data);
@@ -219,13 +219,15 @@ struct ik_cmdq_error {
 #define IK_CMDQ_CFG_MSI 0x2u	  /* syncs ask for a completion write into
 				     their own slot; waiters poll that word */
 
+/* Bounds of ik_cmdq_config.log2_entries, and the defaults of timeout_ns and max_retries. */
 #define IK_CMDQ_LOG2_MIN 2
 #define IK_CMDQ_LOG2_MAX 20
 #define IK_CMDQ_DEFAULT_TIMEOUT_NS 1000000000ull
 #define IK_CMDQ_DEFAULT_RETRIES 3u
 
+/* struct ik_cmdq_config - what ik_cmdq_init() / ik_cmdq_create() need. */
 struct ik_cmdq_config {
-	const struct ik_cmdq_fmt *fmt;
+	const struct ik_cmdq_fmt *fmt;	/* the entry format (ik_cmdq_fmt_smmuv3, ...) */
 	unsigned log2_entries;	/* IK_CMDQ_LOG2_MIN..MAX */
 	unsigned flags;		/* IK_CMDQ_CFG_* */
 	/* The ring: caller memory of entry_size << log2_entries bytes, aligned
@@ -234,14 +236,14 @@ struct ik_cmdq_config {
 	 * completion addresses of IK_CMDQ_CFG_MSI syncs. */
 	void *ring;
 	ik_u64 ring_dma;
-	const struct ik_cmdq_regs *regs;
-	void *regs_ctx;
+	const struct ik_cmdq_regs *regs;	/* the register hooks */
+	void *regs_ctx;	/* their context */
 	ik_u64 timeout_ns;	/* bound of every wait; 0: the default, 1 s */
 	unsigned max_retries;	/* ABT/ATC_INV_SYNC retries; 0: the default */
 	/* Optional: told about every consumer error (under the error lock;
 	 * must not call back into this queue). */
 	void (*on_error)(void *ctx, const struct ik_cmdq_error *e);
-	void *err_ctx;
+	void *err_ctx;	/* on_error's context */
 	const struct ik_allocator *alloc; /* create() only; NULL: the env's */
 	/* Optional, IK_CMDQ_CFG_MSI only: completion words outside the ring.
 	 * status: one ik_u32 per slot (4 << log2_entries bytes, 4-byte
@@ -394,9 +396,9 @@ IK_API void ik_cmdq_get_stats(const struct ik_cmdq *q, struct ik_cmdq_stats *st)
 #error "IK_CMDQ_BATCH_MAX must be from 1 to 1024"
 #endif
 
-/* Not API: how the error handler reports to an issuer that waits with
- * IK_CMDQ_SYNC (or a batch): it stores the first error of the issuer's
- * commands in `status`, under the error lock. */
+/* struct ik_cmdq_owner - not API: how the error handler reports to an
+ * issuer that waits with IK_CMDQ_SYNC (or a batch): it stores the first
+ * error of the issuer's commands in `status`, under the error lock. */
 struct ik_cmdq_owner {
 	int status;	/* first error of the issuer's commands */
 	bool started;	/* `first` is set */
@@ -411,10 +413,10 @@ struct ik_cmdq_owner {
  * are reported through it).  Fields are private.
  */
 struct ik_cmdq_batch {
-	struct ik_cmdq *q;
-	unsigned n;
-	struct ik_cmdq_owner own;
-	ik_u64 ents[IK_CMDQ_BATCH_MAX * 4];
+	struct ik_cmdq *q;	/* private: the queue */
+	unsigned n;	/* private: entries collected */
+	struct ik_cmdq_owner own;	/* private: the batch's error report */
+	ik_u64 ents[IK_CMDQ_BATCH_MAX * 4];	/* private: the collected entries */
 };
 
 /* Start an empty batch on q.  O(1). */
@@ -479,32 +481,33 @@ IK_API int ik_cmdq_set_sync_all(struct ik_cmdq_set *s);
  * Fields are private; use the functions.
  */
 struct ik_cmdq_sw_config {
-	const struct ik_cmdq_fmt *fmt;
-	unsigned log2_entries;
+	const struct ik_cmdq_fmt *fmt;	/* the queue's entry format */
+	unsigned log2_entries;	/* the queue's log2 of entries */
 	unsigned flags;		/* IK_CMDQ_CFG_NO_WRAP as the queue's */
 	void *ring;		/* the queue's ring (ik_cmdq_ring()) */
 	ik_u64 ring_dma;	/* its device address (ik_cmdq_ring_dma()) */
 	/* Per entry: index, the entry's bytes, IK_CMDQ_KIND_*.  Returns 0 or a
 	 * CERROR code.  May be NULL (every command succeeds). */
 	ik_u32 (*handler)(void *ctx, ik_u32 index, const void *ent, int kind);
-	void *ctx;
+	void *ctx;	/* the handler's context */
 	/* Completion writes outside the ring (NULL: ignored).  A 64-bit
 	 * store (ik_cmdq_sync_info.wide) is two calls: the high word at
 	 * addr + 4, then the low word (data) at addr. */
 	void (*write32)(void *ctx, ik_u64 addr, ik_u32 val);
 };
 
+/* The consumer's state (ik_cmdq_sw_init()); private. */
 struct ik_cmdq_sw {
-	struct ik_cmdq_sw_config cfg;
-	ik_u32 mask, regmask;
+	struct ik_cmdq_sw_config cfg;	/* private: the config, copied */
+	ik_u32 mask, regmask;	/* private: index masks of the ring and of the registers */
 	IK_ALIGNED(IK_CACHELINE) ik_u32 prod;	/* register: written by producers */
 	IK_ALIGNED(IK_CACHELINE) ik_u32 cons;	/* register: index|wrap */
 	ik_u32 cerror;				/* register: error at cons, 0 when none */
 	ik_u32 cons_full;			/* consumer-private */
-	bool atc_pending;
+	bool atc_pending;	/* consumer-private: an ATC invalidation failed; report at the next sync */
 	ik_u64 inject_at;			/* consumer-private: see inject() */
-	ik_u32 inject_cerror;
-	unsigned inject_times;
+	ik_u32 inject_cerror;	/* consumer-private: see inject() */
+	unsigned inject_times;	/* consumer-private: see inject() */
 	ik_u64 consumed, syncs, errors;		/* consumer-private counters */
 };
 
