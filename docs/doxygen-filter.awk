@@ -248,6 +248,9 @@ function group_name(   p) {
 }
 {
 	line = in_comment ? $0 : continue_fields($0)
+	# "#if", "#error", "name##_x" in prose are words, not Doxygen links.
+	if ((in_comment || line ~ /^[ \t]*\/\*/) && line !~ /SPDX-License-Identifier/)
+		gsub(/#/, "\\#", line)
 	if (in_comment) {
 		if (!plain && !file_cmt)
 			add_text(line)
