@@ -52,30 +52,34 @@
 
 IK_BEGIN_DECLS
 
+/* Node colours, as ik_rb_color() returns them. */
 #define IK_RB_RED 0u
 #define IK_RB_BLACK 1u
 
 /* A tree node.  The parent pointer and the colour share one word. */
 struct ik_rb_node {
 	ik_uptr parent_color_; /* not API: parent | colour bit */
-	struct ik_rb_node *left;
-	struct ik_rb_node *right;
+	struct ik_rb_node *left;	/* left child, or NULL */
+	struct ik_rb_node *right;	/* right child, or NULL */
 } IK_ALIGNED(sizeof(void *));
 
+/* A tree: its root node (NULL when empty).  Initialise with IK_RB_ROOT_INIT or zeroes. */
 struct ik_rb_root {
-	struct ik_rb_node *node;
+	struct ik_rb_node *node;	/* the root node, or NULL */
 };
 
-#define IK_RB_ROOT_INIT { NULL }
+#define IK_RB_ROOT_INIT { NULL }	/* an empty tree, as an initialiser */
 
 /* The struct of type `type` whose member `member` is the node `ptr`. */
 #define ik_rb_entry(ptr, type, member) IK_CONTAINER_OF(ptr, type, member)
 
+/* The parent of n, or NULL for the root.  O(1). */
 IK_INLINE struct ik_rb_node *ik_rb_parent(const struct ik_rb_node *n)
 {
 	return (struct ik_rb_node *)(n->parent_color_ & ~(ik_uptr)1);
 }
 
+/* The colour of n: IK_RB_RED or IK_RB_BLACK.  O(1). */
 IK_INLINE unsigned ik_rb_color(const struct ik_rb_node *n)
 {
 	return (unsigned)(n->parent_color_ & 1);
@@ -87,11 +91,13 @@ IK_INLINE bool ik_rb_is_red(const struct ik_rb_node *n)
 	return n && ik_rb_color(n) == IK_RB_RED;
 }
 
+/* Whether n is black (true for a NULL leaf).  O(1). */
 IK_INLINE bool ik_rb_is_black(const struct ik_rb_node *n)
 {
 	return !ik_rb_is_red(n);
 }
 
+/* Whether the tree has no node.  O(1). */
 IK_INLINE bool ik_rb_empty(const struct ik_rb_root *root)
 {
 	return root->node == NULL;
@@ -425,6 +431,7 @@ IK_INLINE struct ik_rb_node *ik_rb_first(const struct ik_rb_root *root)
 	return n;
 }
 
+/* See ik_rb_first(). */
 IK_INLINE struct ik_rb_node *ik_rb_last(const struct ik_rb_root *root)
 {
 	struct ik_rb_node *n = root->node;
@@ -451,6 +458,7 @@ IK_INLINE struct ik_rb_node *ik_rb_next(const struct ik_rb_node *n)
 	return p;
 }
 
+/* See ik_rb_next(). */
 IK_INLINE struct ik_rb_node *ik_rb_prev(const struct ik_rb_node *n)
 {
 	struct ik_rb_node *p;
@@ -479,11 +487,13 @@ IK_INLINE struct ik_rb_node *ik_rb_left_deepest_(struct ik_rb_node *n)
 	}
 }
 
+/* The first node in post-order (the left-deepest leaf), or NULL for an empty tree.  O(log n). */
 IK_INLINE struct ik_rb_node *ik_rb_first_postorder(const struct ik_rb_root *root)
 {
 	return root->node ? ik_rb_left_deepest_(root->node) : NULL;
 }
 
+/* The node after n in post-order, or NULL after the root.  Safe to free n after the call.  O(log n). */
 IK_INLINE struct ik_rb_node *ik_rb_next_postorder(const struct ik_rb_node *n)
 {
 	struct ik_rb_node *p = ik_rb_parent(n);
@@ -568,12 +578,13 @@ enum ik_rb_check_err {
 	IK_RB_BAD_AUGMENT = 6,	/* aug_ok() returned false */
 };
 
+/* struct ik_rb_check_ctx - not API: ik_rb_check()'s state while it walks the tree. */
 struct ik_rb_check_ctx {
-	int (*cmp)(const struct ik_rb_node *a, const struct ik_rb_node *b);
-	bool (*aug_ok)(const struct ik_rb_node *n);
-	const struct ik_rb_node *prev;
-	const struct ik_rb_node *bad;
-	ik_size count;
+	int (*cmp)(const struct ik_rb_node *a, const struct ik_rb_node *b);	/* the order to check, or NULL */
+	bool (*aug_ok)(const struct ik_rb_node *n);	/* the augmented-value check, or NULL */
+	const struct ik_rb_node *prev;	/* the previous node in order */
+	const struct ik_rb_node *bad;	/* the node being checked (the offender on failure) */
+	ik_size count;	/* nodes visited */
 };
 
 IK_INLINE int ik_rb_check_(const struct ik_rb_node *n, const struct ik_rb_node *parent,

@@ -231,9 +231,9 @@ IK_BEGIN_DECLS
  * (field * 16), nfr the number of records (field + 1), pasid_bits = pss + 1.
  */
 struct ik_vtd_hwcaps {
-	ik_u64 cap, ecap;
-	ik_u32 ver;
-	ik_u8 ver_major, ver_minor;
+	ik_u64 cap, ecap;	/* CAP_REG and ECAP_REG as read */
+	ik_u32 ver;	/* VER_REG as read */
+	ik_u8 ver_major, ver_minor;	/* VER_REG's major and minor version */
 	/* CAP */
 	ik_u8 nd;
 	ik_u32 domains;
@@ -277,15 +277,16 @@ IK_API int ik_vtd_hwcaps_decode(ik_u32 ver, ik_u64 cap, ik_u64 ecap, struct ik_v
  * the last error report, for diagnostics) and errors (count).
  */
 struct ik_vtd_qi {
-	const struct ik_mmio *mmio;
-	unsigned shift;
-	ik_u32 mask;
-	ik_lock_t lock;
-	ik_u32 tail;
-	ik_u64 iqercd;
-	ik_u64 errors;
+	const struct ik_mmio *mmio;	/* private: the unit's registers */
+	unsigned shift;	/* private: IQH/IQT index shift (4, or 5 for 256-bit descriptors) */
+	ik_u32 mask;	/* private: index mask of the ring */
+	ik_lock_t lock;	/* private: orders IQT writes */
+	ik_u32 tail;	/* private: the last tail written */
+	ik_u64 iqercd;	/* IQERCD as read at the last error report */
+	ik_u64 errors;	/* errors reported */
 };
 
+/* The struct ik_cmdq_regs hooks of a struct ik_vtd_qi (regs_ctx = the ik_vtd_qi). */
 IK_API extern const struct ik_cmdq_regs ik_vtd_qi_regs;
 
 /*
@@ -333,13 +334,15 @@ IK_API const char *ik_vtd_iqei_name(unsigned iqei);
  *           interrupt-remapping faults bits 63:48 hold the interrupt index);
  *   sid     bits 79:64;
  *   t2      bit 92 (a second type bit of later revisions; 0 before), raw;
- *   priv    bit 93, privileged-mode request;  exe  bit 94, execute request;
- *   pp      bit 95, a PASID was present;  pasid  bits 123:104 (valid if pp);
+ *   priv    bit 93, privileged-mode request;
+ *   exe     bit 94, execute request;
+ *   pp      bit 95, a PASID was present;
+ *   pasid   bits 123:104 (valid if pp);
  *   reason  FR, bits 103:96 (ik_vtd_fault_reason_name());
  *   at      bits 125:124, the request's address type;
  *   write   T (bit 126) is 0: a write request (T = 1: read or AtomicOp);
  *   index   which record (set by ik_vtd_fault_pop());
- *   overflow FSTS.PFO was set when it was popped: later faults were lost.
+ *   overflow  FSTS.PFO was set when it was popped: later faults were lost.
  */
 struct ik_vtd_fault {
 	ik_u64 addr;
@@ -363,7 +366,7 @@ IK_API const char *ik_vtd_fault_reason_name(unsigned reason);
 
 /* ---------------------------------------------------------------- planner */
 
-#define IK_VTD_PLAN_MAX 6
+#define IK_VTD_PLAN_MAX 6	/* the most descriptors one ik_vtd_plan holds */
 
 /*
  * struct ik_vtd_plan - what an update needs: n decoded descriptors to issue
@@ -373,10 +376,10 @@ IK_API const char *ik_vtd_fault_reason_name(unsigned reason);
  * all of it on a struct ik_vtd.
  */
 struct ik_vtd_plan {
-	unsigned n;
-	bool sync;
-	bool wbf;
-	struct ik_vtd_desc d[IK_VTD_PLAN_MAX];
+	unsigned n;	/* descriptors to issue, in d[0..n) */
+	bool sync;	/* then wait for them (IK_CMDQ_SYNC) */
+	bool wbf;	/* first a write-buffer flush (GCMD.WBF) */
+	struct ik_vtd_desc d[IK_VTD_PLAN_MAX];	/* the decoded descriptors */
 };
 
 /*
@@ -398,12 +401,12 @@ struct ik_vtd_target {
 	ik_u16 did;
 	ik_u32 pasid;
 	ik_u32 flags;
-	ik_u16 sid;
-	ik_u16 pfsid;
-	ik_u8 mip;
+	ik_u16 sid;	/* ATS: the device's source id */
+	ik_u16 pfsid;	/* ATS: the physical function's SID of an SR-IOV virtual function, else 0 */
+	ik_u8 mip;	/* ATS: invalidate queue depth hint, 0..31 */
 	ik_u64 max_psi_pages;
 };
-#define IK_VTD_TARGET_ATS 0x1u
+#define IK_VTD_TARGET_ATS 0x1u	/* a device-TLB caches the translations (ik_vtd_target.flags) */
 
 /* Mode flags of the planners: the unit runs in scalable mode. */
 #define IK_VTD_PLAN_SCALABLE 0x1u
@@ -502,8 +505,8 @@ struct ik_vtd_change {
 	ik_u16 did;
 	ik_u32 pasid;
 };
-#define IK_VTD_CHANGE_CONTEXT 1u
-#define IK_VTD_CHANGE_PASID 2u
+#define IK_VTD_CHANGE_CONTEXT 1u	/* ik_vtd_change.kind: a context entry */
+#define IK_VTD_CHANGE_PASID 2u	/* ik_vtd_change.kind: one PASID entry */
 
 /*
  * ik_vtd_plan_change - the invalidations a table update needs (the VT-d
@@ -680,10 +683,10 @@ struct ik_vtd_attach {
 	ik_u16 did;
 	ik_u32 flags;
 };
-#define IK_VTD_ATTACH_ATS 0x1u
-#define IK_VTD_ATTACH_FPD 0x2u
-#define IK_VTD_ATTACH_PASSTHROUGH 0x4u
-#define IK_VTD_ATTACH_PASID 0x8u
+#define IK_VTD_ATTACH_ATS 0x1u	/* let the device use its device-TLB (ik_vtd_attach.flags) */
+#define IK_VTD_ATTACH_FPD 0x2u	/* record no faults for it */
+#define IK_VTD_ATTACH_PASSTHROUGH 0x4u	/* no translation */
+#define IK_VTD_ATTACH_PASID 0x8u	/* allow requests with PASID (scalable only) */
 
 /*
  * ik_vtd_context_set - attach device bus:devfn (bus 0..255, devfn 0..255):
