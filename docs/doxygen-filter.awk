@@ -7,7 +7,7 @@
 #     iommukit_cmd_vtd, man page iommukit_cmd_vtd(3)) that holds everything
 #     the header declares: one page per header, per function family;
 #   - any other comment that starts a line documents what follows it; when
-#     several declarations (#define, IK_API, IK_INLINE at the start of a
+#     several declarations (#define, IK_API, IK_INLINE, typedef at the start of a
 #     line) follow one comment without a blank line or another comment
 #     between them, the comment documents each of them (its text is repeated
 #     before each declaration after the first that has no comment of its
@@ -19,7 +19,7 @@
 #     it when it has none;
 #   - section rulers ("/* ----- name */") and "not API" notes stay comments.
 # One output line per input line, so Doxygen's warnings name real lines.
-function is_decl(l) { return l ~ /^(#[ \t]*define[ \t]|IK_API[ \t]|IK_INLINE[ \t])/ }
+function is_decl(l) { return l ~ /^(#[ \t]*define[ \t]|IK_API[ \t]|IK_INLINE[ \t]|typedef[ \t])/ }
 function is_comment_start(l) { return l ~ /^[ \t]*\/\*/ }
 # A struct member line: "type name[, name...];" indented, no initialiser
 # and no statement (inline function bodies are never fields).

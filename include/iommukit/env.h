@@ -154,6 +154,7 @@
 #define IK_ENV_UPTR __UINTPTR_TYPE__
 #define IK_ENV_SIZE __SIZE_TYPE__
 #endif
+/* Fixed-width integer types, from the env's IK_ENV_* types. */
 typedef IK_ENV_U8 ik_u8;
 typedef IK_ENV_U16 ik_u16;
 typedef IK_ENV_U32 ik_u32;
@@ -165,15 +166,18 @@ typedef IK_ENV_SIZE ik_size;
 IK_STATIC_ASSERT(sizeof(ik_u64) == 8 && sizeof(ik_u32) == 4, "iommukit env: bad integer types");
 IK_STATIC_ASSERT(sizeof(ik_uptr) == sizeof(void *), "iommukit env: ik_uptr must hold a pointer");
 
+/* Largest values of ik_u64 and ik_u32. */
 #define IK_U64_MAX (~(ik_u64)0)
 #define IK_U32_MAX (~(ik_u32)0)
 
 #if !defined(__cplusplus) && !defined(IK_ENV_HAVE_BOOL) && !defined(bool)
+/* C11 bool without stdbool.h (freestanding), unless the env provides one. */
 #define bool _Bool
 #define true 1
 #define false 0
 #endif
 #ifndef NULL
+/* The null pointer constant, where the env has none. */
 #define NULL ((void *)0)
 #endif
 
@@ -187,6 +191,7 @@ IK_STATIC_ASSERT(sizeof(ik_uptr) == sizeof(void *), "iommukit env: ik_uptr must 
 #endif
 #define IK_ASSERT(cond) IK_ENV_ASSERT(cond)
 
+/* memset and memcpy as the units use them; default: the compiler's builtins. */
 #ifndef IK_ENV_MEMSET
 #define IK_ENV_MEMSET(p, c, n) __builtin_memset((p), (c), (n))
 #endif
@@ -257,9 +262,9 @@ IK_BEGIN_DECLS
  * where the object is used from several threads.
  */
 struct ik_allocator {
-	void *(*alloc)(void *ctx, ik_size size, ik_size align);
-	void (*free)(void *ctx, void *ptr, ik_size size);
-	void *ctx;
+	void *(*alloc)(void *ctx, ik_size size, ik_size align);	/* size bytes aligned to align (a power of two), or NULL */
+	void (*free)(void *ctx, void *ptr, ik_size size);	/* give back ptr; size as asked for */
+	void *ctx;	/* passed back to both */
 };
 
 /* Allocate through `a`, or through the env when `a` is NULL.  O(1) calls. */

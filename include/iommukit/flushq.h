@@ -37,11 +37,12 @@
 
 IK_BEGIN_DECLS
 
+/* One queued range (what release() receives). */
 struct ik_flushq_entry {
-	ik_u64 iova;
-	ik_u64 size;
+	ik_u64 iova;	/* first IOMMU address of the range */
+	ik_u64 size;	/* bytes */
 	ik_u64 stamp; /* IK_ENV_TIME_NS() when queued */
-	void *cookie;
+	void *cookie;	/* the caller's, from ik_flushq_add() */
 };
 
 /*
@@ -54,18 +55,18 @@ struct ik_flushq_entry {
 struct ik_flushq_ops {
 	int (*flush)(void *ctx, ik_u64 lo, ik_u64 hi);
 	void (*release)(void *ctx, const struct ik_flushq_entry *e);
-	void *ctx;
+	void *ctx;	/* passed back to flush and release */
 };
 
 /* A queue.  Fields are not API; use the functions. */
 struct ik_flushq {
-	ik_lock_t lock;
-	struct ik_flushq_ops ops;
-	struct ik_flushq_entry *ent;
-	ik_u32 cap, n;
-	ik_u64 timeout_ns;
-	const struct ik_allocator *alloc;
-	ik_u64 adds, flushes, released, flush_errors;
+	ik_lock_t lock;	/* not API: guards the queue */
+	struct ik_flushq_ops ops;	/* not API: the callbacks */
+	struct ik_flushq_entry *ent;	/* not API: the entries */
+	ik_u32 cap, n;	/* not API: capacity and entries queued */
+	ik_u64 timeout_ns;	/* not API: flush after an entry waited this long */
+	const struct ik_allocator *alloc;	/* not API: where ent came from */
+	ik_u64 adds, flushes, released, flush_errors;	/* not API: counters */
 	ik_u64 live;	/* IK_FLUSHQ_LIVE between init and destroy */
 };
 

@@ -101,7 +101,7 @@ IK_BEGIN_DECLS
  * it exists; use struct ik_iova_range to look at ranges.
  */
 struct ik_iova_node {
-	struct ik_rb_node rb;
+	struct ik_rb_node rb;	/* not API: the tree link */
 	ik_u64 gap_lo;	 /* first pfn of the gap below this range (== lo: none) */
 	ik_u64 lo;	 /* first pfn of the range; it ends at next->gap_lo - 1 */
 	ik_u64 max_gap;	 /* largest gap in the subtree, pages */
@@ -110,18 +110,19 @@ struct ik_iova_node {
 
 /* A range as reported to the caller. */
 struct ik_iova_range {
-	ik_u64 lo, hi;
+	ik_u64 lo, hi;	/* first and last pfn */
 	bool reserved;	/* made by ik_iova_reserve(), not by an allocation */
 };
 
+/* Counters and sizes, as ik_iova_stats() reports them. */
 struct ik_iova_stats {
 	ik_u64 ranges;		/* ranges in the tree, reservations and cached included */
 	ik_u64 pages;		/* pages they cover */
 	ik_u64 reserved_ranges; /* of which reservations */
-	ik_u64 reserved_pages;
+	ik_u64 reserved_pages;	/* pages they cover */
 	ik_u64 largest_gap;	/* largest free range, pages */
 	ik_u64 cached_ranges;	/* ranges held in magazines and depots */
-	ik_u64 cached_pages;
+	ik_u64 cached_pages;	/* pages they cover */
 	ik_u64 magazines;	/* magazines allocated */
 	ik_u64 bytes;		/* memory held: nodes, magazines, per-CPU arrays */
 	ik_u64 node_bytes;	/* sizeof a node */
@@ -132,6 +133,7 @@ struct ik_iova_stats {
 	ik_u64 max_visits;	/* ... by the worst one */
 };
 
+/* struct ik_iova_config - what ik_iova_init() needs. */
 struct ik_iova_config {
 	ik_u64 granule;		/* bytes per page, a power of two */
 	ik_u64 start_pfn;	/* first pfn of the space */
@@ -145,21 +147,23 @@ struct ik_iova_config {
 
 /* ---- rcache internals (not API) ---- */
 struct ik_iova_mag {
-	ik_u32 n;
-	ik_u32 _pad;
+	ik_u32 n;	/* pfns held */
+	ik_u32 _pad;	/* padding */
 	struct ik_iova_mag *next; /* in the depot */
-	ik_u64 pfn[IK_IOVA_MAG_SIZE];
+	ik_u64 pfn[IK_IOVA_MAG_SIZE];	/* the cached pfns, pfn[0..n) */
 };
 
+/* Not API: one CPU's magazines of one size class. */
 struct ik_iova_cpu {
-	ik_lock_t lock;
-	struct ik_iova_mag *loaded, *prev;
+	ik_lock_t lock;	/* guards loaded and prev */
+	struct ik_iova_mag *loaded, *prev;	/* the magazine in use and the one before it */
 } IK_ALIGNED(IK_CACHELINE);
 
+/* Not API: the full magazines of one size class, shared by all CPUs. */
 struct ik_iova_depot {
-	ik_lock_t lock;
-	unsigned n;
-	struct ik_iova_mag *head;
+	ik_lock_t lock;	/* guards n and head */
+	unsigned n;	/* magazines held */
+	struct ik_iova_mag *head;	/* a list through ik_iova_mag.next */
 } IK_ALIGNED(IK_CACHELINE);
 
 /* The domain.  Caller-owned memory; fields are not API. */
@@ -308,6 +312,7 @@ enum {
 	IK_IOVA_CHECK_MAGAZINE = 8,	/* a magazine or depot over its bound */
 	IK_IOVA_CHECK_HINT = 9,		/* the hint or the kept node is not in the tree */
 };
+/* ik_iova_check - see above: 0, an IK_IOVA_CHECK_* code, -ENOMEM or -EINVAL. */
 IK_API int ik_iova_check(struct ik_iova_domain *d);
 
 /* A one-line description of an IK_IOVA_CHECK_* value. */
