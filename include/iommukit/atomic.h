@@ -23,12 +23,14 @@
 
 #include <iommukit/env.h>
 
+/* Memory orders for the `mo` arguments (see the glossary above). */
 #define IK_MO_RELAXED __ATOMIC_RELAXED
 #define IK_MO_ACQUIRE __ATOMIC_ACQUIRE
 #define IK_MO_RELEASE __ATOMIC_RELEASE
 #define IK_MO_ACQ_REL __ATOMIC_ACQ_REL
 #define IK_MO_SEQ_CST __ATOMIC_SEQ_CST
 
+/* Atomic load, store and exchange of *p; exchange returns the old value. */
 #ifndef ik_atomic_load
 #define ik_atomic_load(p, mo) __atomic_load_n((p), (mo))
 #endif

@@ -55,6 +55,7 @@
 
 IK_BEGIN_DECLS
 
+/* Opcodes (struct ik_amd_cmd.op), with the layouts above. */
 #define IK_AMD_CMD_COMPLETION_WAIT 0x1
 #define IK_AMD_CMD_INV_DEVTAB_ENTRY 0x2
 #define IK_AMD_CMD_INV_IOMMU_PAGES 0x3
@@ -64,6 +65,7 @@ IK_BEGIN_DECLS
 /* The Address of an S = 1 invalidation of everything (Linux's value). */
 #define IK_AMD_INV_ALL_ADDR 0x7ffffffffffff000ull
 
+/* The decoded form of one command; see the layout table above. */
 struct ik_amd_cmd {
 	ik_u8 op;	/* IK_AMD_CMD_* */
 	ik_u8 s;	/* invalidations: size bit */
@@ -73,11 +75,11 @@ struct ik_amd_cmd {
 	ik_u8 irq;	/* COMPLETION_WAIT: I */
 	ik_u8 flush;	/* COMPLETION_WAIT: F */
 	ik_u8 maxpend;	/* INVALIDATE_IOTLB_PAGES */
-	ik_u16 devid, domid, queueid;
+	ik_u16 devid, domid, queueid;	/* DeviceID (DEVTAB_ENTRY, IOTLB_PAGES), DomainID (IOMMU_PAGES), QueueID (IOTLB_PAGES) */
 	ik_u32 pasid;	/* IOMMU_PAGES: 20 bits; IOTLB_PAGES: 16 bits */
 	ik_u64 addr;	/* invalidations: 4 KiB aligned (S encoding in it) */
 	ik_u64 store_addr; /* COMPLETION_WAIT: 8-byte aligned, < 2^52 */
-	ik_u64 store_data;
+	ik_u64 store_data;	/* COMPLETION_WAIT: the 64-bit StoreData */
 };
 
 /*

@@ -74,6 +74,7 @@ IK_BEGIN_DECLS
 #define IK_RISCV_IODIR_INVAL_DDT 0
 #define IK_RISCV_IODIR_INVAL_PDT 1
 
+/* The decoded form of one command; see the layout table above. */
 struct ik_riscv_cmd {
 	ik_u8 opcode;	/* IK_RISCV_CMD_* */
 	ik_u8 func3;	/* IK_RISCV_IOTINVAL_* / _IOFENCE_C / _IODIR_* */
@@ -83,7 +84,7 @@ struct ik_riscv_cmd {
 	ik_u8 wsi;	/* IOFENCE: wired-signalled interrupt */
 	ik_u8 pr, pw;	/* IOFENCE: order page-request responses / writes */
 	ik_u8 dv;	/* IODIR: DID valid */
-	ik_u16 gscid;
+	ik_u16 gscid;	/* IOTINVAL: 16 bits */
 	ik_u32 pscid;	/* 20 bits */
 	ik_u32 pid;	/* IODIR.INVAL_PDT: 20 bits */
 	ik_u32 did;	/* IODIR: 24 bits */
@@ -164,7 +165,8 @@ enum ik_riscv_ttyp {
  * struct ik_riscv_fault - a decoded fault record.
  *   cause    IK_RISCV_CAUSE_* (or a reserved / custom value, 0..4095);
  *   ttyp     IK_RISCV_TTYP_*;
- *   did      device ID (24 bits);  pid, pv  process ID (20 bits), valid;
+ *   did      device ID (24 bits);
+ *   pid, pv  process ID (20 bits), valid;
  *   priv     the request was privileged (S-mode);
  *   custom   w[1] bits 31:0 (implementation-defined);
  *   iotval, iotval2  as recorded;

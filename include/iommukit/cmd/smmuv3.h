@@ -99,7 +99,7 @@ IK_BEGIN_DECLS
 
 /* The decoded form of one command; see the layout table above. */
 struct ik_smmu_cmd {
-	ik_u8 op;
+	ik_u8 op;	/* IK_SMMU_CMD_* */
 	ik_u8 ssec;	/* CFGI_*: Secure stream */
 	ik_u8 leaf;	/* CFGI_STE/CD, TLBI_*: leaf only */
 	ik_u8 ssv;	/* ATC_INV, PRI_RESP: SubstreamID valid */
@@ -114,7 +114,7 @@ struct ik_smmu_cmd {
 	ik_u8 cs;	/* CMD_SYNC: IK_SMMU_SYNC_CS_* */
 	ik_u8 msh;	/* CMD_SYNC: MSI shareability, 0..3 */
 	ik_u8 msiattr;	/* CMD_SYNC: MSI memory attributes, 0..15 */
-	ik_u16 asid, vmid;
+	ik_u16 asid, vmid;	/* TLBI_*: ASID and VMID tags (16 bits each with ASID16/VMID16) */
 	ik_u16 prgi;	/* PRI_RESP: page request group index, 0..511 */
 	ik_u32 sid;	/* StreamID */
 	ik_u32 ssid;	/* SubstreamID, 20 bits */

@@ -52,6 +52,7 @@
 
 IK_BEGIN_DECLS
 
+/* Descriptor types (struct ik_vtd_desc.type). */
 #define IK_VTD_DESC_CC 0x1
 #define IK_VTD_DESC_IOTLB 0x2
 #define IK_VTD_DESC_DEVTLB 0x3
@@ -70,6 +71,7 @@ IK_BEGIN_DECLS
 #define IK_VTD_G_PC_PASID 1  /* PC: one PASID of the domain */
 #define IK_VTD_G_PC_GLOBAL 3 /* PC: everything */
 
+/* The decoded form of one descriptor; see the layout table above. */
 struct ik_vtd_desc {
 	ik_u8 type;	/* IK_VTD_DESC_* */
 	ik_u8 g;	/* granularity, 0..3 */
@@ -83,9 +85,9 @@ struct ik_vtd_desc {
 	ik_u8 sw;	/* WAIT: status write */
 	ik_u8 fn;	/* WAIT: fence */
 	ik_u8 pd;	/* WAIT: page-request drain */
-	ik_u16 did, sid, pfsid;
+	ik_u16 did, sid, pfsid;	/* domain id, source id, the physical function's source id (DEVTLB) */
 	ik_u32 pasid;	/* 20 bits */
-	ik_u32 status_data;
+	ik_u32 status_data;	/* WAIT: the 32-bit value written at status_addr */
 	ik_u64 addr;	/* 4 KiB aligned */
 	ik_u64 status_addr; /* 4-byte aligned */
 };
@@ -127,9 +129,9 @@ struct ik_vtd_desc_rules {
 	ik_u32 flags;
 	ik_u8 mamv;
 };
-#define IK_VTD_RULE_PSI 0x1u
-#define IK_VTD_RULE_PDS 0x2u
-#define IK_VTD_RULE_SCALABLE 0x4u
+#define IK_VTD_RULE_PSI 0x1u	/* page-selective IOTLB/PIOTLB invalidation (CAP.PSI) */
+#define IK_VTD_RULE_PDS 0x2u	/* a wait may set PD (ECAP.PDS) */
+#define IK_VTD_RULE_SCALABLE 0x4u	/* scalable mode: PIOTLB and PC descriptors are defined */
 #define IK_VTD_RULE_QEMU72 0x8u
 #define IK_VTD_QEMU72_MAMV 18u
 
