@@ -19,6 +19,7 @@
 #define IK_API __attribute__((visibility("default")))
 #endif
 
+/* extern "C" around the declarations for C++, and a static assertion in either language. */
 #ifdef __cplusplus
 #define IK_BEGIN_DECLS extern "C" {
 #define IK_END_DECLS }
@@ -29,14 +30,14 @@
 #define IK_STATIC_ASSERT(c, msg) _Static_assert(c, msg)
 #endif
 
-#define IK_INLINE static inline
-#define IK_ALWAYS_INLINE static inline __attribute__((always_inline))
-#define IK_NOINLINE __attribute__((noinline))
-#define IK_UNUSED __attribute__((unused))
-#define IK_MUST_CHECK __attribute__((warn_unused_result))
-#define IK_LIKELY(x) __builtin_expect(!!(x), 1)
-#define IK_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#define IK_ALIGNED(n) __attribute__((aligned(n)))
+#define IK_INLINE static inline	/* a function defined in a header */
+#define IK_ALWAYS_INLINE static inline __attribute__((always_inline))	/* inlined whatever the optimisation level */
+#define IK_NOINLINE __attribute__((noinline))	/* never inlined */
+#define IK_UNUSED __attribute__((unused))	/* may be unused without a warning */
+#define IK_MUST_CHECK __attribute__((warn_unused_result))	/* the result must be used */
+#define IK_LIKELY(x) __builtin_expect(!!(x), 1)	/* branch hint: x is usually true */
+#define IK_UNLIKELY(x) __builtin_expect(!!(x), 0)	/* branch hint: x is usually false */
+#define IK_ALIGNED(n) __attribute__((aligned(n)))	/* align a type or object to n bytes */
 
 /* Size of a cache line, for keeping hot shared fields apart. */
 #ifndef IK_CACHELINE
@@ -47,9 +48,9 @@
 #define IK_CONTAINER_OF(p, type, m) \
 	((type *)(void *)((char *)(p) - __builtin_offsetof(type, m)))
 
-#define IK_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define IK_MIN(a, b) ((a) < (b) ? (a) : (b))
-#define IK_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define IK_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))	/* elements in array a (not a pointer) */
+#define IK_MIN(a, b) ((a) < (b) ? (a) : (b))	/* the smaller of a and b (evaluates them twice) */
+#define IK_MAX(a, b) ((a) > (b) ? (a) : (b))	/* the larger of a and b (evaluates them twice) */
 
 /* Power-of-two helpers; `a` must be a power of two. */
 #define IK_IS_POW2(x) ((x) != 0 && ((x) & ((x) - 1)) == 0)

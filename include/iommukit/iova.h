@@ -153,13 +153,13 @@ struct ik_iova_mag {
 	ik_u64 pfn[IK_IOVA_MAG_SIZE];	/* the cached pfns, pfn[0..n) */
 };
 
-/* Not API: one CPU's magazines of one size class. */
+/* struct ik_iova_cpu - not API: one CPU's magazines of one size class. */
 struct ik_iova_cpu {
 	ik_lock_t lock;	/* guards loaded and prev */
 	struct ik_iova_mag *loaded, *prev;	/* the magazine in use and the one before it */
 } IK_ALIGNED(IK_CACHELINE);
 
-/* Not API: the full magazines of one size class, shared by all CPUs. */
+/* struct ik_iova_depot - not API: the full magazines of one size class, shared by all CPUs. */
 struct ik_iova_depot {
 	ik_lock_t lock;	/* guards n and head */
 	unsigned n;	/* magazines held */

@@ -41,7 +41,7 @@
 
 /* The built-in spinlock (see above).  Zero is unlocked. */
 typedef struct ik_spinlock {
-	ik_u32 locked;
+	ik_u32 locked;	/* 0 unlocked, 1 locked */
 } ik_spinlock_t;
 
 /* Spins of ik_cpu_relax() before each IK_ENV_YIELD() while waiting. */
@@ -109,26 +109,31 @@ typedef IK_ENV_LOCK_T ik_lock_t;
 #endif
 typedef ik_spinlock_t ik_lock_t;
 
+/* Initialise an unlocked lock. */
 IK_INLINE void ik_lock_init(ik_lock_t *l)
 {
 	ik_store_relaxed(&l->locked, 0);
 }
 
+/* Take the lock if it is free; true if taken.  Never waits. */
 IK_INLINE bool ik_trylock(ik_lock_t *l)
 {
 	return ik_spin_trylock(l);
 }
 
+/* Take the lock, spinning while another holder has it. */
 IK_INLINE void ik_lock(ik_lock_t *l)
 {
 	ik_spin_lock(l);
 }
 
+/* Release the lock (release semantics). */
 IK_INLINE void ik_unlock(ik_lock_t *l)
 {
 	ik_spin_unlock(l);
 }
 
+/* Retire a lock (nothing for the spinlock). */
 IK_INLINE void ik_lock_destroy(ik_lock_t *l)
 {
 	(void)l;

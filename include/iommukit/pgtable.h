@@ -675,7 +675,7 @@ IK_API ik_s64 ik_pgtable_read_and_clear_dirty(struct ik_pgtable *pt, ik_u64 iova
 struct ik_pt_mem {
 	int (*read64)(void *ctx, ik_u64 addr, ik_u64 *val);
 	int (*cas64)(void *ctx, ik_u64 addr, ik_u64 old, ik_u64 val);
-	void *ctx;
+	void *ctx;	/* passed to read64 and cas64 */
 };
 
 /* A walker: a geometry plus the root's IOMMU address. */

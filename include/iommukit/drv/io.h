@@ -63,19 +63,21 @@
 
 IK_BEGIN_DECLS
 
+/* struct ik_mmio - register accessors (see the glossary above). */
 struct ik_mmio {
-	ik_u32 (*read32)(void *ctx, ik_u32 off);
-	void (*write32)(void *ctx, ik_u32 off, ik_u32 val);
+	ik_u32 (*read32)(void *ctx, ik_u32 off);	/* required: 32-bit register read at offset off */
+	void (*write32)(void *ctx, ik_u32 off, ik_u32 val);	/* required: 32-bit register write at offset off */
 	ik_u64 (*read64)(void *ctx, ik_u32 off);	      /* optional */
 	void (*write64)(void *ctx, ik_u32 off, ik_u64 val); /* optional */
-	void *ctx;
+	void *ctx;	/* passed to each accessor */
 };
 
+/* struct ik_dma_mem - DMA memory (see above); ik_dma_mem_default() fills one. */
 struct ik_dma_mem {
-	void *(*alloc)(void *ctx, ik_size size, ik_size align, ik_u64 *dma);
-	void (*free)(void *ctx, void *cpu, ik_u64 dma, ik_size size);
+	void *(*alloc)(void *ctx, ik_size size, ik_size align, ik_u64 *dma);	/* size bytes aligned to align; the device address into *dma; NULL on failure */
+	void (*free)(void *ctx, void *cpu, ik_u64 dma, ik_size size);	/* free what alloc returned */
 	void (*clean)(void *ctx, const void *cpu, ik_u64 dma, ik_size size); /* optional */
-	void *ctx;
+	void *ctx;	/* passed to each callback */
 };
 
 /*
@@ -97,11 +99,13 @@ IK_INLINE ik_u32 ik_mmio_read32(const struct ik_mmio *m, ik_u32 off)
 	return m->read32(m->ctx, off);
 }
 
+/* 32-bit register write through m. */
 IK_INLINE void ik_mmio_write32(const struct ik_mmio *m, ik_u32 off, ik_u32 val)
 {
 	m->write32(m->ctx, off, val);
 }
 
+/* 64-bit register read through m (two 32-bit reads, low word first, without read64). */
 IK_INLINE ik_u64 ik_mmio_read64(const struct ik_mmio *m, ik_u32 off)
 {
 	if (m->read64)
@@ -109,6 +113,7 @@ IK_INLINE ik_u64 ik_mmio_read64(const struct ik_mmio *m, ik_u32 off)
 	return (ik_u64)m->read32(m->ctx, off) | (ik_u64)m->read32(m->ctx, off + 4) << 32;
 }
 
+/* 64-bit register write through m (two 32-bit writes, low word first, without write64). */
 IK_INLINE void ik_mmio_write64(const struct ik_mmio *m, ik_u32 off, ik_u64 val)
 {
 	if (m->write64) {
@@ -144,6 +149,7 @@ IK_INLINE void ik_dma_free(const struct ik_dma_mem *d, void *cpu, ik_u64 dma, ik
 		d->free(d->ctx, cpu, dma, size);
 }
 
+/* Make [cpu, cpu + size) visible to the device (nothing for a coherent d). */
 IK_INLINE void ik_dma_clean(const struct ik_dma_mem *d, const void *cpu, ik_u64 dma,
 			    ik_size size)
 {

@@ -100,18 +100,19 @@
 
 IK_BEGIN_DECLS
 
-#define IK_AMD_PTE_PR 0x1ull
-#define IK_AMD_PTE_A (1ull << 5)
-#define IK_AMD_PTE_D (1ull << 6)
-#define IK_AMD_PTE_NL_SHIFT 9
-#define IK_AMD_PTE_NL_MASK (7ull << 9)
-#define IK_AMD_PTE_NL(n) ((ik_u64)(n) << 9)
+/* Page-table entry bits (see the layout above). */
+#define IK_AMD_PTE_PR 0x1ull	/* PR: present */
+#define IK_AMD_PTE_A (1ull << 5)	/* A: accessed */
+#define IK_AMD_PTE_D (1ull << 6)	/* D: dirty */
+#define IK_AMD_PTE_NL_SHIFT 9	/* NextLevel, bits 11:9: a PDE's table level; 0 or 7 in a PTE */
+#define IK_AMD_PTE_NL_MASK (7ull << 9)	/* NextLevel field mask */
+#define IK_AMD_PTE_NL(n) ((ik_u64)(n) << 9)	/* NextLevel field of value n */
 #define IK_AMD_PTE_NL_SIZE 7u	/* NextLevel of a page whose size is in its address */
-#define IK_AMD_ADDR_MASK 0x000ffffffffff000ull
-#define IK_AMD_PTE_U (1ull << 59)
-#define IK_AMD_PTE_FC (1ull << 60)
-#define IK_AMD_PTE_IR (1ull << 61)
-#define IK_AMD_PTE_IW (1ull << 62)
+#define IK_AMD_ADDR_MASK 0x000ffffffffff000ull	/* address field [51:12] */
+#define IK_AMD_PTE_U (1ull << 59)	/* U: untranslated only (see above) */
+#define IK_AMD_PTE_FC (1ull << 60)	/* FC: force coherent */
+#define IK_AMD_PTE_IR (1ull << 61)	/* IR: read permission */
+#define IK_AMD_PTE_IW (1ull << 62)	/* IW: write permission */
 
 /* DTE word 0. */
 #define IK_AMD_DTE_V 0x1ull

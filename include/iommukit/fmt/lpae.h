@@ -134,11 +134,11 @@ IK_BEGIN_DECLS
  *   The fields of the other stage are 0.
  */
 struct ik_lpae_regs {
-	ik_u64 ttbr;
-	ik_u64 tcr;
-	ik_u64 mair;
-	ik_u64 vttbr;
-	ik_u64 vtcr;
+	ik_u64 ttbr;	/* stage 1: TTBR0 */
+	ik_u64 tcr;	/* stage 1: TCR, the TTBR0 half */
+	ik_u64 mair;	/* stage 1: MAIR */
+	ik_u64 vttbr;	/* stage 2: VTTBR (VMID 0) */
+	ik_u64 vtcr;	/* stage 2: VTCR */
 };
 
 /* Fill *r for an LPAE table set; -EINVAL if `pt` is not LPAE or pt or r is

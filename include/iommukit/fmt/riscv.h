@@ -76,20 +76,21 @@
 
 IK_BEGIN_DECLS
 
-#define IK_RISCV_PTE_V		(1ull << 0)
-#define IK_RISCV_PTE_R		(1ull << 1)
-#define IK_RISCV_PTE_W		(1ull << 2)
-#define IK_RISCV_PTE_X		(1ull << 3)
-#define IK_RISCV_PTE_U		(1ull << 4)
-#define IK_RISCV_PTE_G		(1ull << 5)
-#define IK_RISCV_PTE_A		(1ull << 6)
-#define IK_RISCV_PTE_D		(1ull << 7)
-#define IK_RISCV_PTE_RSW_MASK	(3ull << 8)
-#define IK_RISCV_PTE_PPN_SHIFT	10
+/* Sv39/48/57 page-table entry bits (see the layout above). */
+#define IK_RISCV_PTE_V		(1ull << 0)	/* valid */
+#define IK_RISCV_PTE_R		(1ull << 1)	/* readable */
+#define IK_RISCV_PTE_W		(1ull << 2)	/* writable */
+#define IK_RISCV_PTE_X		(1ull << 3)	/* executable */
+#define IK_RISCV_PTE_U		(1ull << 4)	/* user-mode accessible */
+#define IK_RISCV_PTE_G		(1ull << 5)	/* global mapping */
+#define IK_RISCV_PTE_A		(1ull << 6)	/* accessed */
+#define IK_RISCV_PTE_D		(1ull << 7)	/* dirty */
+#define IK_RISCV_PTE_RSW_MASK	(3ull << 8)	/* bits 9:8, reserved for software */
+#define IK_RISCV_PTE_PPN_SHIFT	10	/* PPN starts at bit 10 */
 #define IK_RISCV_PTE_PPN_MASK	0x003ffffffffffc00ull	/* bits 53:10 */
 #define IK_RISCV_PTE_RSVD_MASK	0x1fc0000000000000ull	/* bits 60:54 */
-#define IK_RISCV_PTE_PBMT_MASK	(3ull << 61)
-#define IK_RISCV_PTE_N		(1ull << 63)
+#define IK_RISCV_PTE_PBMT_MASK	(3ull << 61)	/* Svpbmt memory type, bits 62:61 (not supported: reserved) */
+#define IK_RISCV_PTE_N		(1ull << 63)	/* Svnapot (not supported: reserved) */
 
 /* The physical address an entry's PPN names, and the PPN field for one. */
 #define IK_RISCV_PTE_ADDR(pte)	((((pte) & IK_RISCV_PTE_PPN_MASK) >> IK_RISCV_PTE_PPN_SHIFT) << 12)
