@@ -504,7 +504,8 @@ struct ik_cmdq_sw {
 	IK_ALIGNED(IK_CACHELINE) ik_u32 cons;	/* register: index|wrap */
 	ik_u32 cerror;				/* register: error at cons, 0 when none */
 	ik_u32 cons_full;			/* consumer-private */
-	bool atc_pending;	/* consumer-private: an ATC invalidation failed; report at the next sync */
+	bool atc_pending; /* consumer-private: an ATC invalidation failed; report at the next
+			     sync */
 	ik_u64 inject_at;			/* consumer-private: see inject() */
 	ik_u32 inject_cerror;	/* consumer-private: see inject() */
 	unsigned inject_times;	/* consumer-private: see inject() */

@@ -31,7 +31,8 @@
 #endif
 
 #define IK_INLINE static inline	/* a function defined in a header */
-#define IK_ALWAYS_INLINE static inline __attribute__((always_inline))	/* inlined whatever the optimisation level */
+#define IK_ALWAYS_INLINE static inline __attribute__((always_inline)) /* inlined whatever the
+									 optimisation level */
 #define IK_NOINLINE __attribute__((noinline))	/* never inlined */
 #define IK_UNUSED __attribute__((unused))	/* may be unused without a warning */
 #define IK_MUST_CHECK __attribute__((warn_unused_result))	/* the result must be used */

@@ -262,8 +262,9 @@ IK_BEGIN_DECLS
  * where the object is used from several threads.
  */
 struct ik_allocator {
-	void *(*alloc)(void *ctx, ik_size size, ik_size align);	/* size bytes aligned to align (a power of two), or NULL */
-	void (*free)(void *ctx, void *ptr, ik_size size);	/* give back ptr; size as asked for */
+	void *(*alloc)(void *ctx, ik_size size, ik_size align); /* size bytes aligned to align (a
+								   power of two), or NULL */
+	void (*free)(void *ctx, void *ptr, ik_size size); /* give back ptr; size as asked for */
 	void *ctx;	/* passed back to both */
 };
 

@@ -181,8 +181,10 @@ struct ik_pt_fmt_info {
 	ik_u64 fmt_flags;	/* the fmt_flags bits a config may set */
 	ik_u64 ias_widths;	/* bit n set: an input address width of n bits is accepted */
 	ik_u64 oas_widths;	/* bit n set: an output address width of n bits is accepted */
-	struct ik_pt_fmt_granule granules[IK_PT_FMT_GRANULES];	/* smallest first; size 0 ends the list */
-	bool hw_levels_up;	/* hw_start_level counts up from the leaves (VT-d), else down from the root */
+	struct ik_pt_fmt_granule granules[IK_PT_FMT_GRANULES]; /* smallest first; size 0 ends the
+								  list */
+	bool hw_levels_up; /* hw_start_level counts up from the leaves (VT-d), else down from the
+			      root */
 };
 
 /*
@@ -518,7 +520,8 @@ struct ik_pgtable_stats {
 	ik_u64 cas_lost;
 	ik_u64 splits;
 };
-/* Snapshot the counters into *st (relaxed reads; takes the table-page cache lock briefly).  pt and st must not be NULL.  O(1). */
+/* Snapshot the counters into *st (relaxed reads; takes the table-page cache lock briefly).  pt
+ * and st must not be NULL.  O(1). */
 IK_API void ik_pgtable_get_stats(const struct ik_pgtable *pt, struct ik_pgtable_stats *st);
 
 /* Return every page of the freed-table cache through free_table.  Caller

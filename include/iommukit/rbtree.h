@@ -493,7 +493,8 @@ IK_INLINE struct ik_rb_node *ik_rb_first_postorder(const struct ik_rb_root *root
 	return root->node ? ik_rb_left_deepest_(root->node) : NULL;
 }
 
-/* The node after n in post-order, or NULL after the root.  Safe to free n after the call.  O(log n). */
+/* The node after n in post-order, or NULL after the root.  Safe to free n after the call.  O(log
+ * n). */
 IK_INLINE struct ik_rb_node *ik_rb_next_postorder(const struct ik_rb_node *n)
 {
 	struct ik_rb_node *p = ik_rb_parent(n);
@@ -580,7 +581,8 @@ enum ik_rb_check_err {
 
 /* struct ik_rb_check_ctx - not API: ik_rb_check()'s state while it walks the tree. */
 struct ik_rb_check_ctx {
-	int (*cmp)(const struct ik_rb_node *a, const struct ik_rb_node *b);	/* the order to check, or NULL */
+	int (*cmp)(const struct ik_rb_node *a, const struct ik_rb_node *b); /* the order to
+									       check, or NULL */
 	bool (*aug_ok)(const struct ik_rb_node *n);	/* the augmented-value check, or NULL */
 	const struct ik_rb_node *prev;	/* the previous node in order */
 	const struct ik_rb_node *bad;	/* the node being checked (the offender on failure) */

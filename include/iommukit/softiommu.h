@@ -540,7 +540,8 @@ struct ik_softiommu_stale {
 	struct ik_softiommu_xlate cached;
 	struct ik_softiommu_xlate fresh;
 	ik_u32 nhist;	/* valid entries of hist */
-	struct ik_softiommu_event hist[IK_SOFTIOMMU_REPORT_HIST];	/* the most recent events, oldest first, ending at seq */
+	struct ik_softiommu_event hist[IK_SOFTIOMMU_REPORT_HIST]; /* the most recent events,
+								     oldest first, ending at seq */
 };
 
 /* ik_softiommu_stale_pop - oldest stale report into *out; -ENOENT when
@@ -570,7 +571,7 @@ struct ik_softiommu_stats {
 	ik_u64 cmds;         /* commands executed (syncs included) */
 	ik_u64 syncs;	/* IK_SOFTIOMMU_OP_SYNC commands */
 	ik_u64 nops;	/* IK_SOFTIOMMU_OP_NOP commands */
-	ik_u64 inv_all, inv_tag, inv_range;	/* invalidations by op: INV_ALL, INV_TAG, INV_RANGE */
+	ik_u64 inv_all, inv_tag, inv_range; /* invalidations by op: INV_ALL, INV_TAG, INV_RANGE */
 	ik_u64 inv_s2_tag, inv_s2_range;	/* invalidations by op: INV_S2_TAG, INV_S2_RANGE */
 };
 
@@ -687,14 +688,16 @@ struct ik_softiommu_cq_config {
 
 /* The consumer state (ik_softiommu_cq_init()); see struct ik_softiommu_cq_config for the fields. */
 struct ik_softiommu_cq {
-	struct ik_cmdq_sw sw;	/* the software consumer; ik_cmdq_sw_inject() / ik_cmdq_sw_error() with none running */
+	struct ik_cmdq_sw sw; /* the software consumer; ik_cmdq_sw_inject() / ik_cmdq_sw_error()
+				 with none running */
 	struct ik_softiommu *s;	/* private: the soft IOMMU the commands run on */
 	ik_lock_t lock;     /* one consumer at a time */
 	ik_u32 prod;        /* last PROD written through ik_softiommu_cq_regs */
 	unsigned vtd_words; /* 0: SMMUv3, RISC-V or AMD; 2 or 4: VT-d descriptor words */
 	bool riscv;         /* RISC-V commands (ik_cmdq_fmt_riscv) */
 	bool amd;           /* AMD command buffer */
-	void (*write32)(void *ctx, ik_u64 addr, ik_u32 val);	/* private: the config's completion write */
+	void (*write32)(void *ctx, ik_u64 addr, ik_u32 val); /* private: the config's completion
+								write */
 	void *write_ctx;	/* private: its context */
 	bool have_rules;	/* private: rules is set */
 	struct ik_vtd_desc_rules rules;	/* private: the config's vtd_rules, copied */

@@ -75,7 +75,7 @@ struct ik_amd_cmd {
 	ik_u8 irq;	/* COMPLETION_WAIT: I */
 	ik_u8 flush;	/* COMPLETION_WAIT: F */
 	ik_u8 maxpend;	/* INVALIDATE_IOTLB_PAGES */
-	ik_u16 devid, domid, queueid;	/* DeviceID (DEVTAB_ENTRY, IOTLB_PAGES), DomainID (IOMMU_PAGES), QueueID (IOTLB_PAGES) */
+	ik_u16 devid, domid, queueid; /* DeviceID, DomainID, QueueID (see the table) */
 	ik_u32 pasid;	/* IOMMU_PAGES: 20 bits; IOTLB_PAGES: 16 bits */
 	ik_u64 addr;	/* invalidations: 4 KiB aligned (S encoding in it) */
 	ik_u64 store_addr; /* COMPLETION_WAIT: 8-byte aligned, < 2^52 */

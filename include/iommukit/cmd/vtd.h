@@ -85,7 +85,7 @@ struct ik_vtd_desc {
 	ik_u8 sw;	/* WAIT: status write */
 	ik_u8 fn;	/* WAIT: fence */
 	ik_u8 pd;	/* WAIT: page-request drain */
-	ik_u16 did, sid, pfsid;	/* domain id, source id, the physical function's source id (DEVTLB) */
+	ik_u16 did, sid, pfsid; /* domain id, source id, PF source id (DEVTLB) */
 	ik_u32 pasid;	/* 20 bits */
 	ik_u32 status_data;	/* WAIT: the 32-bit value written at status_addr */
 	ik_u64 addr;	/* 4 KiB aligned */

@@ -63,19 +63,25 @@
 
 IK_BEGIN_DECLS
 
-/* struct ik_mmio - register accessors (see the glossary above). */
+/* struct ik_mmio - register accessors (the header's page, iommukit_drv_io(3), says more). */
 struct ik_mmio {
-	ik_u32 (*read32)(void *ctx, ik_u32 off);	/* required: 32-bit register read at offset off */
-	void (*write32)(void *ctx, ik_u32 off, ik_u32 val);	/* required: 32-bit register write at offset off */
+	ik_u32 (*read32)(void *ctx, ik_u32 off); /* required: 32-bit register read at offset off */
+	void (*write32)(void *ctx, ik_u32 off, ik_u32 val); /* required: 32-bit register write at
+							       offset off */
 	ik_u64 (*read64)(void *ctx, ik_u32 off);	      /* optional */
 	void (*write64)(void *ctx, ik_u32 off, ik_u64 val); /* optional */
 	void *ctx;	/* passed to each accessor */
 };
 
-/* struct ik_dma_mem - DMA memory (see above); ik_dma_mem_default() fills one. */
+/* struct ik_dma_mem - DMA memory (see iommukit_drv_io(3)); ik_dma_mem_default() fills one. */
 struct ik_dma_mem {
-	void *(*alloc)(void *ctx, ik_size size, ik_size align, ik_u64 *dma);	/* size bytes aligned to align; the device address into *dma; NULL on failure */
-	void (*free)(void *ctx, void *cpu, ik_u64 dma, ik_size size);	/* free what alloc returned */
+	void *(*alloc)(void *ctx, ik_size size, ik_size align, ik_u64 *dma); /* size bytes
+										aligned to align;
+										the device
+										address into
+										*dma; NULL on
+										failure */
+	void (*free)(void *ctx, void *cpu, ik_u64 dma, ik_size size); /* free what alloc returned */
 	void (*clean)(void *ctx, const void *cpu, ik_u64 dma, ik_size size); /* optional */
 	void *ctx;	/* passed to each callback */
 };

@@ -553,7 +553,7 @@ struct ik_smmu_cdtab {
 	ik_u64 *l2_dma;	/* private: device addresses of the L2 tables */
 	ik_u32 nl1;	/* private: L1CDs */
 	ik_u32 l2_tables;	/* private: L2 tables allocated */
-	ik_u8 log2_cds, fmt, l2_log2, oas;	/* private: the config's, log2 CDs per L2 table, the SMMU's OAS */
+	ik_u8 log2_cds, fmt, l2_log2, oas; /* private: config, log2 CDs per L2, OAS */
 	bool coherent;	/* private: walks are cache-coherent */
 };
 
@@ -636,7 +636,7 @@ struct ik_smmu_event {
 	ik_u32 ssid;	/* SubstreamID */
 	bool has_addr, has_ipa, has_fetch;	/* which of addr, ipa, fetch_addr the type has */
 	ik_u64 addr, ipa, fetch_addr;	/* InputAddr, stage-2 fault IPA, aborted fetch address */
-	bool rnw, ind, pnu, s2, stall, overflow;	/* read, instruction, privileged; stage 2; stalled; queue overflowed before */
+	bool rnw, ind, pnu, s2, stall, overflow; /* RnW, InD, PnU, S2, Stall; records lost before */
 	ik_u8 cls;	/* IK_SMMU_EVT_CLASS_* */
 	ik_u16 stag;	/* stall tag (for CMD_RESUME) */
 	ik_u64 raw[4];	/* the record's four words */
@@ -655,8 +655,9 @@ IK_API const char *ik_smmu_event_name(unsigned type);
  */
 struct ik_smmu_gerror {
 	ik_u32 active;	/* mask of IK_SMMU_GERROR_* */
-	bool cmdq_err, evtq_abt, priq_abt, msi_cmdq_abt, msi_evtq_abt, msi_priq_abt,	/* one flag per IK_SMMU_GERROR_* error */
-		msi_gerror_abt, sfm;	/* one flag per IK_SMMU_GERROR_* error */
+	/* one flag per IK_SMMU_GERROR_* error */
+	bool cmdq_err, evtq_abt, priq_abt, msi_cmdq_abt, msi_evtq_abt, msi_priq_abt,
+		msi_gerror_abt, sfm;
 };
 
 /* Decode the active errors of gerror ^ gerrorn.  -EINVAL for a NULL out. */

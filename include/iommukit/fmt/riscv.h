@@ -89,7 +89,8 @@ IK_BEGIN_DECLS
 #define IK_RISCV_PTE_PPN_SHIFT	10	/* PPN starts at bit 10 */
 #define IK_RISCV_PTE_PPN_MASK	0x003ffffffffffc00ull	/* bits 53:10 */
 #define IK_RISCV_PTE_RSVD_MASK	0x1fc0000000000000ull	/* bits 60:54 */
-#define IK_RISCV_PTE_PBMT_MASK	(3ull << 61)	/* Svpbmt memory type, bits 62:61 (not supported: reserved) */
+#define IK_RISCV_PTE_PBMT_MASK	(3ull << 61) /* Svpbmt memory type, bits 62:61 (not supported:
+						reserved) */
 #define IK_RISCV_PTE_N		(1ull << 63)	/* Svnapot (not supported: reserved) */
 
 /* The physical address an entry's PPN names, and the PPN field for one. */
