@@ -85,7 +85,7 @@ function field_table(   i, l, ind, cur, k, n, names, key, body, m) {
 }
 # A field line of a struct whose comment has a field table: each name gets
 # its entry's text (fields with a comment of their own keep it).
-function table_field(l,   semi, decl, t, n, parts, type, i, out, ind, nm, d, any) {
+function table_field(l,   semi, n, names, docs, i, nm, any) {
 	if (l ~ /\/\*/)
 		return l
 	if (l ~ /^[ \t]+[^\/=]*\(\*[ \t]*[a-z_]/) {
@@ -94,33 +94,18 @@ function table_field(l,   semi, decl, t, n, parts, type, i, out, ind, nm, d, any
 		sub(/[^a-z0-9_].*$/, "", nm)
 		return nm in fdesc ? "/** " fdesc[nm] " */ " l : l
 	}
-	if (!is_field(l))
-		return l
 	semi = index(l, ";")
-	decl = substr(l, 1, semi - 1)
-	n = split(decl, parts, ",")
-	ind = parts[1]
-	sub(/[^ \t].*$/, "", ind)
-	type = parts[1]
-	sub(/^[ \t]+/, "", type)
-	if (!match(type, /[* \t]*[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?[ \t]*$/))
+	if (!is_field(l) || !(n = decl_names(substr(l, 1, semi - 1), names)))
 		return l
-	parts[1] = substr(type, RSTART)
-	type = substr(type, 1, RSTART - 1)
-	sub(/[ \t]+$/, "", type)
-	out = ind
 	any = 0
 	for (i = 1; i <= n; i++) {
-		sub(/^[ \t]+/, "", parts[i])
-		sub(/[ \t]+$/, "", parts[i])
-		nm = parts[i]
+		nm = names[i]
 		sub(/^\**/, "", nm)
 		sub(/\[.*$/, "", nm)
-		d = nm in fdesc ? " /**< " fdesc[nm] " */" : ""
-		any = any || d != ""
-		out = out (i > 1 ? " " : "") type " " parts[i] ";" d
+		docs[i] = nm in fdesc ? fdesc[nm] : ""
+		any = any || docs[i] != ""
 	}
-	return any ? out substr(l, semi + 1) : l
+	return any ? rejoin(n, names, docs) substr(l, semi + 1) : l
 }
 # Print the span buffered after a doc comment (text: ctext): each
 # declaration after the first without a comment of its own gets the
@@ -188,11 +173,38 @@ function add_text(l,   t) {
 	if (t != "")
 		ctext = ctext == "" ? t : ctext " " t
 }
+# Split the declaration "type a, *b, c[4]" (no ';') into names[1..n]
+# (pointer stars and array bounds kept); dind and dtype get its indentation
+# and its type.  Returns n, or 0 when the type cannot be told apart.
+function decl_names(decl, names,   n, i, t) {
+	n = split(decl, names, ",")
+	dind = names[1]
+	sub(/[^ \t].*$/, "", dind)
+	t = names[1]
+	sub(/^[ \t]+/, "", t)
+	if (!match(t, /[* \t]*[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?[ \t]*$/))
+		return 0
+	names[1] = substr(t, RSTART)
+	dtype = substr(t, 1, RSTART - 1)
+	sub(/[ \t]+$/, "", dtype)
+	for (i = 1; i <= n; i++) {
+		sub(/^[ \t]+/, "", names[i])
+		sub(/[ \t]+$/, "", names[i])
+	}
+	return n
+}
+# One declaration per name on one line: "type a; /**< docs[1] */ type *b; ...".
+function rejoin(n, names, docs,   i, out) {
+	out = dind
+	for (i = 1; i <= n; i++)
+		out = out (i > 1 ? " " : "") dtype " " names[i] ";" (docs[i] == "" ? "" : " /**< " docs[i] " */")
+	return out
+}
 # "type a, *b, c[4]; /* text */" -> "type a; /**< text */ type *b; ..."
 # (one line still); txt documents the names when the line has no comment of
-# its own and is not the first after a doc comment's own target.  Lines with
+# its own (except the first, which the comment above documents).  Lines with
 # parentheses, braces or initialisers are left alone.
-function split_names(l, txt,   semi, decl, rest, own, n, parts, type, i, out, doc, ind) {
+function split_names(l, txt,   semi, decl, rest, own, n, names, docs, i) {
 	semi = index(l, ";")
 	if (!semi)
 		return l
@@ -205,26 +217,11 @@ function split_names(l, txt,   semi, decl, rest, own, n, parts, type, i, out, do
 		return l	# multi-line trailing comment: left to the author
 	if (own != "")
 		txt = own
-	if (txt == "")
+	if (txt == "" || !(n = decl_names(decl, names)))
 		return l
-	n = split(decl, parts, ",")
-	ind = parts[1]
-	sub(/[^ \t].*$/, "", ind)
-	type = parts[1]
-	sub(/^[ \t]+/, "", type)
-	if (!match(type, /[* \t]*[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?[ \t]*$/))
-		return l
-	parts[1] = substr(type, RSTART)
-	type = substr(type, 1, RSTART - 1)
-	sub(/[ \t]+$/, "", type)
-	doc = " /**< " txt " */"
-	out = ind
-	for (i = 1; i <= n; i++) {
-		sub(/^[ \t]+/, "", parts[i])
-		sub(/[ \t]+$/, "", parts[i])
-		out = out (i > 1 ? " " : "") type " " parts[i] ";" (i > 1 || own != "" ? doc : "")
-	}
-	return out
+	for (i = 1; i <= n; i++)
+		docs[i] = i > 1 || own != "" ? txt : ""
+	return rejoin(n, names, docs)
 }
 # A comment after code on the same line documents that line.
 function member(l, txt,   s) {
