@@ -552,11 +552,19 @@ static uint64_t fill_leaves(uint64_t at, uint64_t pa, uint64_t len, uint64_t lim
 	uint64_t added = 0;
 
 	while (len) {
-		uint64_t sz = best_leaf(at, pa, len, limit), run;
+		uint64_t sz, run;
 
+		/* Past the model's leaf budget (a split into far more leaves
+		 * than it can hold, e.g. a 512G block of a table set with no
+		 * size between it and 4K): stop; the unmap that asked for the
+		 * split sees M.leaves > LEAF_CAP and skips itself. */
+		if (M.leaves > LEAF_CAP)
+			break;
+		sz = best_leaf(at, pa, len, limit);
 		FZ_CHECK(sz, "no page size fits (harness)");
 		run = sz;
-		while (run + sz <= len && best_leaf(at + run, pa + run, len - run, limit) == sz)
+		while (run + sz <= len && run / sz <= LEAF_CAP &&
+		       best_leaf(at + run, pa + run, len - run, limit) == sz)
 			run += sz;
 		ext_insert(at, run, pa, sz, prot);
 		if (dirty && M.ndirty + run / sz > 4 * LEAF_CAP)
