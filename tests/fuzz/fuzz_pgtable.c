@@ -479,6 +479,7 @@ static void ext_insert(uint64_t iova, uint64_t size, uint64_t pa, uint64_t leaf,
 }
 
 static bool dirty_overflow;
+static bool split_budget; /* the model follows an unmap it may still skip */
 
 static size_t dirty_lower(uint64_t iova)
 {
@@ -554,16 +555,17 @@ static uint64_t fill_leaves(uint64_t at, uint64_t pa, uint64_t len, uint64_t lim
 	while (len) {
 		uint64_t sz, run;
 
-		/* Past the model's leaf budget (a split into far more leaves
-		 * than it can hold, e.g. a 512G block of a table set with no
-		 * size between it and 4K): stop; the unmap that asked for the
-		 * split sees M.leaves > LEAF_CAP and skips itself. */
-		if (M.leaves > LEAF_CAP)
+		/* An unmap's split past the model's leaf budget (far more
+		 * leaves than it can hold, e.g. a 512G block of a table set
+		 * with no size between it and 4K): stop; op_unmap sees
+		 * M.leaves > LEAF_CAP and skips the unmap.  (A map has happened
+		 * by the time the model follows it: that fill must complete.) */
+		if (split_budget && M.leaves > LEAF_CAP)
 			break;
 		sz = best_leaf(at, pa, len, limit);
 		FZ_CHECK(sz, "no page size fits (harness)");
 		run = sz;
-		while (run + sz <= len && run / sz <= LEAF_CAP &&
+		while (run + sz <= len && (!split_budget || run / sz <= LEAF_CAP) &&
 		       best_leaf(at + run, pa + run, len - run, limit) == sz)
 			run += sz;
 		ext_insert(at, run, pa, sz, prot);
@@ -1321,7 +1323,9 @@ static void op_unmap(struct fz *f)
 		memcpy(saved_dirty, M.dirty, M.ndirty * sizeof(M.dirty[0]));
 		memcpy(saved_tbl, M.tbl, M.ntbl * sizeof(M.tbl[0]));
 		dirty_overflow = false;
+		split_budget = true;
 		bytes = model_unmap(iova, iova + size, &minleaf, &first, &last_end, &split);
+		split_budget = false;
 		if (M.leaves > LEAF_CAP || M.n > MAX_EXT - 64 || dirty_overflow) {
 			/* too many leaves after the splits: skip it */
 			memcpy(M.e, saved, saved_n * sizeof(M.e[0]));
