@@ -11,6 +11,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <iommukit/iova.h>
 #include "testlib.h"
 #include "iova_inline.h"
@@ -583,6 +584,8 @@ static bool fast_place(struct fast_model *f, uint64_t n, uint64_t limit, uint64_
 	return ok;
 }
 
+static unsigned fast_run_flags; /* config flags of fast_run's domains */
+
 static void fast_run(uint64_t seed, uint64_t start, uint64_t size, long ops, unsigned depot)
 {
 	struct ik_iova_domain d;
@@ -593,6 +596,7 @@ static void fast_run(uint64_t seed, uint64_t start, uint64_t size, long ops, uns
 
 	cfg_init(&c, start, end);
 	c.depot_max = depot;
+	c.flags = fast_run_flags;
 	ck_assert_int_eq(ik_iova_init(&d, &c), 0);
 	model_init(&f.m, start, end);
 	memset(&f.cached, 0, sizeof(f.cached));
@@ -689,6 +693,105 @@ static void fast_run(uint64_t seed, uint64_t start, uint64_t size, long ops, uns
 	free(f.cached.pages);
 }
 
+/* ---------------------------------------------------------------- rcache modes */
+
+/* What ik_iova_init() should pick with no mode flag, in this build and on
+ * this machine (valgrind, for one, has no rseq). */
+static enum ik_iova_rcache_mode expected_default_mode(void)
+{
+#if defined(IK_HOSTED_HAVE_RSEQ) && defined(__x86_64__)
+	if (ik_hosted_rseq_area() && ik_hosted_rseq_register() == 0)
+		return IK_IOVA_RCACHE_RSEQ;
+#endif
+	return IK_IOVA_RCACHE_LOCK;
+}
+
+START_TEST(test_rcache_mode_follows_config_and_env)
+{
+	static const struct {
+		unsigned flags;
+		int mode; /* -1: the default for this platform */
+	} t[] = {
+		{ 0, -1 },
+		{ IK_IOVA_CFG_LOCKED_RCACHE, IK_IOVA_RCACHE_LOCK },
+		{ IK_IOVA_CFG_NO_RCACHE, IK_IOVA_RCACHE_NONE },
+		{ IK_IOVA_CFG_NO_RCACHE | IK_IOVA_CFG_LOCKED_RCACHE, IK_IOVA_RCACHE_NONE },
+	};
+	struct ik_iova_domain d;
+
+	for (unsigned i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		int want = t[i].mode < 0 ? (int)expected_default_mode() : t[i].mode;
+		uint64_t p;
+
+		dom_init(&d, 0, 4095, t[i].flags, NULL);
+		ck_assert_int_eq(ik_iova_rcache_mode(&d), want);
+		/* every mode serves the fast calls */
+		ck_assert_int_eq(ik_iova_alloc_fast(&d, 3, 4095, &p), 0);
+		ck_assert_int_eq(ik_iova_free_fast(&d, p, 3), 0);
+		ck_assert_int_eq(t_iova_alloc_fast_inline(&d, 3, 4095, &p), 0);
+		ck_assert_int_eq(t_iova_free_fast_inline(&d, p, 3), 0);
+		CHECK_OK(&d);
+		ik_iova_destroy(&d);
+	}
+	ck_assert_int_eq(ik_iova_rcache_mode(NULL), IK_IOVA_RCACHE_NONE);
+}
+END_TEST
+
+/*
+ * Lockless modes: a hit takes no lock (it succeeds while another holder has
+ * the slot's lock, which would hang LOCK mode), both forms; a slot marked
+ * held sends the hit to the slow path, which takes the lock, still serves
+ * the call, and leaves the slot unmarked.
+ */
+START_TEST(test_lockless_hit_takes_no_lock)
+{
+	struct ik_iova_domain d;
+	struct ik_iova_cpu *c;
+	uint64_t p[4], q;
+
+	if (expected_default_mode() == IK_IOVA_RCACHE_LOCK)
+		return; /* no lockless mode here: nothing to test */
+	pin_cpu0();
+	dom_init(&d, 0, 4095, 0, NULL);
+	for (unsigned i = 0; i < 4; i++)
+		ck_assert_int_eq(ik_iova_alloc_fast(&d, 1, 4095, &p[i]), 0);
+	for (unsigned i = 0; i < 4; i++)
+		ck_assert_int_eq(ik_iova_free_fast(&d, p[i], 1), 0);
+	c = &d.rc_cpu[0]; /* class 0, CPU 0 */
+	ck_assert_ptr_nonnull(c->loaded);
+	ck_assert_uint_eq(c->loaded->n, 4);
+
+	ik_lock(&c->lock); /* "another holder" */
+	ck_assert_int_eq(ik_iova_alloc_fast(&d, 1, 4095, &q), 0);
+	ck_assert_uint_eq(q, p[3]);
+	ck_assert_int_eq(t_iova_alloc_fast_inline(&d, 1, 4095, &q), 0);
+	ck_assert_uint_eq(q, p[2]);
+	ck_assert_uint_eq(c->loaded->n, 2);
+	ck_assert_int_eq(ik_iova_free_fast(&d, p[2], 1), 0);
+	ck_assert_int_eq(t_iova_free_fast_inline(&d, p[3], 1), 0);
+	ck_assert_uint_eq(c->loaded->n, 4);
+	ik_unlock(&c->lock);
+
+	c->held = 1;
+	ck_assert_int_eq(ik_iova_alloc_fast(&d, 1, 4095, &q), 0);
+	ck_assert_uint_eq(q, p[3]);
+	ck_assert_uint_eq(c->held, 0);
+	ck_assert_uint_eq(c->loaded->n, 3);
+	c->held = 1;
+	ck_assert_int_eq(t_iova_free_fast_inline(&d, q, 1), 0);
+	ck_assert_uint_eq(c->held, 0);
+	ck_assert_uint_eq(c->loaded->n, 4);
+	/* a locker on another CPU's slots: flush_cpu fences CPU 1, then the
+	 * CPU 0 hits go on */
+	if (d.rc_ncpus > 1)
+		ck_assert_int_eq(ik_iova_flush_cpu(&d, 1), 0);
+	ck_assert_int_eq(ik_iova_alloc_fast(&d, 1, 4095, &q), 0);
+	ck_assert_int_eq(ik_iova_free_fast(&d, q, 1), 0);
+	CHECK_OK(&d);
+	ik_iova_destroy(&d);
+}
+END_TEST
+
 START_TEST(test_random_fast_path_matches_model)
 {
 	long per = model_iters(60000);
@@ -698,6 +801,20 @@ START_TEST(test_random_fast_path_matches_model)
 	fast_run(0xfa570002u, 1, 4096, per, 1);
 	fast_run(0xfa570003u, 0ull - 8192, 8192, per, 4);
 	fast_run(0xfa570004u, 5, 600, per, 1);
+}
+END_TEST
+
+/* The same model with the per-CPU locks (the fallback where the env offers
+ * no lockless exclusion, and the only mode under valgrind). */
+START_TEST(test_random_fast_path_matches_model_locked)
+{
+	long per = model_iters(30000);
+
+	pin_cpu0();
+	fast_run_flags = IK_IOVA_CFG_LOCKED_RCACHE;
+	fast_run(0xfa570011u, 0, 2048, per, 2);
+	fast_run(0xfa570013u, 0ull - 8192, 8192, per, 4);
+	fast_run_flags = 0;
 }
 END_TEST
 
@@ -1078,7 +1195,7 @@ START_TEST(test_init_rejects_bad_config)
 	ik_iova_destroy(&d);
 	ck_assert_int_eq(fa.live, 0);
 	/* Issue #13 item 6: unknown flag bits and NULL are refused. */
-	c.flags = 0x2;
+	c.flags = 0x4;
 	ck_assert_int_eq(ik_iova_init(&d, &c), -EINVAL);
 	c.flags = 0x80000000u;
 	ck_assert_int_eq(ik_iova_init(&d, &c), -EINVAL);
@@ -1777,6 +1894,14 @@ static bool mt_release(struct mt_ctx *c, uint64_t p, uint64_t n)
 	return true;
 }
 
+/* Half the fast calls use the inline forms (IK_INLINE_FAST), half the
+ * exported ones: both share the domain's slots. */
+static int mt_alloc_fast(struct mt_ctx *c, uint64_t k, uint64_t *p, bool inl)
+{
+	return inl ? t_iova_alloc_fast_inline(c->d, k, MT_SPACE - 1, p)
+		   : ik_iova_alloc_fast(c->d, k, MT_SPACE - 1, p);
+}
+
 static void *mt_worker(void *arg)
 {
 	struct mt_ctx *c = arg;
@@ -1794,7 +1919,7 @@ static void *mt_worker(void *arg)
 
 			k = f ? 1 + ik_rng_below(&r, ik_rng_below(&r, 8) ? 2 : 40)
 			      : 1 + ik_rng_below(&r, 16);
-			rc = f ? ik_iova_alloc_fast(c->d, k, MT_SPACE - 1, &p)
+			rc = f ? mt_alloc_fast(c, k, &p, i & 1)
 			       : ik_iova_alloc(c->d, k, MT_SPACE - 1, ik_rng_below(&r, 2), &p);
 			if (rc == -ENOSPC)
 				continue;
@@ -1819,8 +1944,9 @@ static void *mt_worker(void *arg)
 				c->fail = 3;
 				break;
 			}
-			rc = fast[j] ? ik_iova_free_fast(c->d, live[j], npg[j])
-				     : ik_iova_free(c->d, live[j]);
+			rc = !fast[j] ? ik_iova_free(c->d, live[j])
+			     : i & 1  ? t_iova_free_fast_inline(c->d, live[j], npg[j])
+				      : ik_iova_free_fast(c->d, live[j], npg[j]);
 			if (rc) {
 				c->fail = 4;
 				break;
@@ -1846,20 +1972,59 @@ static void *mt_worker(void *arg)
 	return NULL;
 }
 
+/* A thread that checks the whole domain (every rcache lock, so in the
+ * lockless modes a fence of every CPU) while the workers run. */
+struct mt_checker {
+	struct ik_iova_domain *d;
+	int stop; /* atomic */
+	long runs;
+	int err;
+};
+
+static void *mt_check_loop(void *arg)
+{
+	struct mt_checker *k = arg;
+
+	while (!__atomic_load_n(&k->stop, __ATOMIC_ACQUIRE) && !k->err) {
+		/* A pause between runs: the checker holds every lock while it
+		 * runs, and back to back it would starve the workers. */
+		struct timespec ts = { 0, 100000 };
+
+		k->err = ik_iova_check(k->d);
+		k->runs++;
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+/*
+ * Four threads share a domain: fast and tree allocations and frees (inline
+ * and exported), flushes of random CPUs, stats and full flushes, while a
+ * fifth runs the checker in a loop; every pfn has at most one owner.  In
+ * the default mode (RSEQ where the platform has it, so hits race with
+ * lockers on other CPUs and with migrations) and with the per-CPU locks.
+ */
 START_TEST(test_threads_share_a_domain_without_overlap)
 {
+	const unsigned flags = _i ? IK_IOVA_CFG_LOCKED_RCACHE : 0;
 	enum { T = 4 };
 	struct ik_iova_domain d;
 	struct ik_iova_config cfg;
 	struct ik_iova_stats st;
 	struct mt_ctx c[T];
-	pthread_t th[T];
+	struct mt_checker k = { &d, 0, 0, 0 };
+	pthread_t th[T], kt;
 	uint8_t *owner = calloc(MT_SPACE, 1);
 	long ops = ik_test_iters(UNDER_TSAN ? 20000 : 200000);
 
 	cfg_init(&cfg, 0, MT_SPACE - 1);
 	cfg.depot_max = 2;
+	cfg.flags = flags;
 	ck_assert_int_eq(ik_iova_init(&d, &cfg), 0);
+	if (flags)
+		ck_assert_int_eq(ik_iova_rcache_mode(&d), IK_IOVA_RCACHE_LOCK);
+	else
+		ck_assert_int_eq(ik_iova_rcache_mode(&d), expected_default_mode());
 	ck_assert_int_eq(ik_iova_reserve(&d, 1000, 1999), 0);
 	for (unsigned i = 0; i < T; i++) {
 		c[i].d = &d;
@@ -1869,10 +2034,15 @@ START_TEST(test_threads_share_a_domain_without_overlap)
 		c[i].fail = 0;
 		ck_assert_int_eq(pthread_create(&th[i], NULL, mt_worker, &c[i]), 0);
 	}
+	ck_assert_int_eq(pthread_create(&kt, NULL, mt_check_loop, &k), 0);
 	for (unsigned i = 0; i < T; i++) {
 		pthread_join(th[i], NULL);
 		ck_assert_msg(c[i].fail == 0, "thread %u failed: %d", i, c[i].fail);
 	}
+	__atomic_store_n(&k.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(kt, NULL);
+	ck_assert_msg(k.err == 0, "ik_iova_check() during the run: %d", k.err);
+	ck_assert_int_gt(k.runs, 0);
 	CHECK_OK(&d);
 	ik_iova_flush_all(&d);
 	ik_iova_stats(&d, &st);
@@ -2481,6 +2651,9 @@ Suite *ik_test_suite(void)
 	tc = tcase_create("rcache");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_random_fast_path_matches_model);
+	tcase_add_test(tc, test_random_fast_path_matches_model_locked);
+	tcase_add_test(tc, test_rcache_mode_follows_config_and_env);
+	tcase_add_test(tc, test_lockless_hit_takes_no_lock);
 	tcase_add_test(tc, test_inline_and_exported_fast_paths_agree);
 	tcase_add_test(tc, test_rcache_reuses_freed_ranges);
 	tcase_add_test(tc, test_rcache_flush_returns_ranges_to_the_tree);
@@ -2489,7 +2662,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, test_no_rcache_and_large_sizes_go_to_the_tree);
 	tcase_add_test(tc, test_rcache_magazines_rotate_through_prev_and_depot);
 	tcase_add_test(tc, test_checker_detects_corruption);
-	tcase_add_test(tc, test_threads_share_a_domain_without_overlap);
+	tcase_add_loop_test(tc, test_threads_share_a_domain_without_overlap, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

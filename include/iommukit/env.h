@@ -49,6 +49,52 @@
  *   atomics                  each operation of <iommukit/atomic.h> may be
  *                            overridden by defining its macro first.
  *   locks                    see <iommukit/lock.h>.
+ *   per-CPU exclusion        lets the IOVA range caches (<iommukit/iova.h>)
+ *                            run their hit path with no atomic
+ *                            read-modify-write.  Two kinds, each all of its
+ *                            macros or none; without either, a per-CPU lock
+ *                            guards the caches (one atomic exchange per hit).
+ *     Restartable sequences (Linux rseq, user space; the hosted env defines
+ *     them where the C library registers rseq):
+ *       IK_ENV_RSEQ_AREA()   -> void *: the calling thread's registered
+ *                            struct rseq (the kernel ABI: __u32 cpu_id_start,
+ *                            __u32 cpu_id, __u64 rseq_cs, ...), or NULL when
+ *                            this thread has none.  Registered with the
+ *                            signature IK_ENV_RSEQ_SIG (glibc's RSEQ_SIG).
+ *       IK_ENV_RSEQ_SIG      the abort-handler signature, an integer constant.
+ *       IK_ENV_RSEQ_REGISTER() -> int: 0 when IK_ENV_RSEQ_FENCE() can be used
+ *                            by this process from now on (for Linux,
+ *                            membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_
+ *                            EXPEDITED_RSEQ)); a negative errno otherwise.
+ *                            Called once per domain, at init.
+ *       IK_ENV_RSEQ_FENCE(cpu) -> int: when it returns 0, every restartable
+ *                            sequence of this process that was in progress on
+ *                            `cpu` has been aborted or has committed, and its
+ *                            stores are visible to the caller (membarrier(
+ *                            MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ,
+ *                            MEMBARRIER_CMD_FLAG_CPU, cpu)).  (unsigned)-1:
+ *                            every CPU.  Only slow paths call it.
+ *     Pinned sections (kernel ports):
+ *       IK_ENV_CPU_PIN()     -> unsigned: the current CPU (< IK_ENV_NR_CPUS()),
+ *                            and from now until IK_ENV_CPU_UNPIN() the caller
+ *                            neither migrates nor is interleaved with any
+ *                            other pinned section on that CPU (Linux:
+ *                            preempt_disable() or local_irq_save()).
+ *                            Pinned sections do not nest, and the caches
+ *                            are then not for interrupt context (a miss
+ *                            takes a slot lock; see docs/guide-kernel.md).
+ *       IK_ENV_CPU_UNPIN()   ends the section.
+ *       IK_ENV_CPU_FENCE(cpu) waits until no pinned section that began before
+ *                            the call is still running on `cpu`, with its
+ *                            stores visible to the caller; (unsigned)-1:
+ *                            every CPU.  It must match the pin: after
+ *                            local_irq_save(), smp_call_function_single(
+ *                            cpu, nop, NULL, 1) (on_each_cpu()); after
+ *                            preempt_disable() alone an IPI runs inside
+ *                            the section, so wait for the CPU to schedule
+ *                            (stop_one_cpu(), synchronize_rcu()).
+ *                            Only slow paths call it; it may not be called
+ *                            from a pinned section.
  *   errno values             EINVAL, ENOMEM, ... as Linux numbers them, where
  *                            the env does not define them.
  *
@@ -114,6 +160,20 @@
 #endif
 #ifndef IK_ENV_YIELD
 #error "iommukit env: IK_ENV_YIELD() is not defined"
+#endif
+
+/* Per-CPU exclusion: each kind is all of its macros or none. */
+#if defined(IK_ENV_RSEQ_AREA) || defined(IK_ENV_RSEQ_SIG) || defined(IK_ENV_RSEQ_REGISTER) || \
+	defined(IK_ENV_RSEQ_FENCE)
+#if !defined(IK_ENV_RSEQ_AREA) || !defined(IK_ENV_RSEQ_SIG) || !defined(IK_ENV_RSEQ_REGISTER) || \
+	!defined(IK_ENV_RSEQ_FENCE)
+#error "iommukit env (rseq): define all of IK_ENV_RSEQ_AREA, _SIG, _REGISTER and _FENCE, or none"
+#endif
+#endif
+#if defined(IK_ENV_CPU_PIN) || defined(IK_ENV_CPU_UNPIN) || defined(IK_ENV_CPU_FENCE)
+#if !defined(IK_ENV_CPU_PIN) || !defined(IK_ENV_CPU_UNPIN) || !defined(IK_ENV_CPU_FENCE)
+#error "iommukit env (pinned sections): define all of IK_ENV_CPU_PIN, _UNPIN and _FENCE, or none"
+#endif
 #endif
 
 /* ---- types ---- */

@@ -89,6 +89,23 @@ IK_BEGIN_DECLS
 
 /* Configuration flags. */
 #define IK_IOVA_CFG_NO_RCACHE 0x1u /* no range caches: _fast calls go to the tree */
+#define IK_IOVA_CFG_LOCKED_RCACHE 0x2u /* per-CPU locks even where the env offers a
+					  lockless per-CPU exclusion (see
+					  ik_iova_rcache_mode()) */
+
+/*
+ * How the range caches keep a CPU's slots to one user at a time
+ * (ik_iova_rcache_mode()).  Chosen at ik_iova_init() from what the env
+ * offers (see "per-CPU exclusion" in <iommukit/env.h>) and the config.
+ */
+enum ik_iova_rcache_mode {
+	IK_IOVA_RCACHE_NONE = 0,   /* no range caches (IK_IOVA_CFG_NO_RCACHE) */
+	IK_IOVA_RCACHE_LOCK = 1,   /* a per-CPU lock: one atomic exchange per hit */
+	IK_IOVA_RCACHE_RSEQ = 2,   /* restartable sequences (hosted Linux, x86-64):
+				      a hit has no atomic instruction and no lock */
+	IK_IOVA_RCACHE_PINNED = 3, /* the env's pinned sections (kernel ports):
+				      a hit has no atomic instruction and no lock */
+};
 
 /* Defaults. */
 #define IK_IOVA_RCACHE_MAX_PAGES 32u /* largest cached size, pages */
@@ -153,9 +170,17 @@ struct ik_iova_mag {
 	ik_u64 pfn[IK_IOVA_MAG_SIZE];	/* the cached pfns, pfn[0..n) */
 };
 
-/* struct ik_iova_cpu - not API: one CPU's magazines of one size class. */
+/*
+ * struct ik_iova_cpu - not API: one CPU's magazines of one size class.  In
+ * the lockless modes (RSEQ, PINNED) a hit on the slot's own CPU takes no
+ * lock: it reads `held` inside its restartable sequence or pinned section
+ * and leaves the slot alone when it is set.  Everything else (misses, other
+ * CPUs, flushes, stats) takes `lock`, sets `held` and then fences the
+ * slot's CPU (see iova_rcache.c).
+ */
 struct ik_iova_cpu {
-	ik_lock_t lock;	/* guards loaded and prev */
+	ik_lock_t lock;	/* guards loaded and prev among lockers */
+	ik_u32 held;	/* lockless modes: non-zero while a locker works on the slot */
 	struct ik_iova_mag *loaded, *prev;	/* the magazine in use and the one before it */
 } IK_ALIGNED(IK_CACHELINE);
 
@@ -180,12 +205,15 @@ struct ik_iova_domain {
 	const struct ik_allocator *alloc;
 	ik_u64 nr_ranges, nr_pages, nr_reserved, reserved_pages;
 	ik_u64 nr_flushes, nr_trims, visits, last_visits, max_visits;
-	/* rcache (read-only after init, except as noted) */
+	/* rcache: read-only after init (what a hit reads comes first) */
 	ik_u64 rc_max_pages;	/* 0: no rcache */
-	unsigned rc_classes, rc_ncpus, depot_max;
-	unsigned rc_maybe_cached; /* hint: something may be cached (see iova_rcache.c) */
 	struct ik_iova_cpu *rc_cpu;	 /* [class * rc_ncpus + cpu] */
+	unsigned rc_ncpus;	/* slots per class */
+	unsigned rc_mode;	/* enum ik_iova_rcache_mode */
+	unsigned rc_classes, depot_max; /* size classes; full magazines per depot */
 	struct ik_iova_depot *rc_depot; /* [class] */
+	/* rcache: written */
+	unsigned rc_maybe_cached; /* hint: something may be cached (see iova_rcache.c) */
 	ik_u64 rc_mags;		/* magazines allocated (atomic) */
 	ik_u64 live;		/* IK_IOVA_LIVE between init and destroy */
 };
@@ -332,6 +360,23 @@ IK_API int ik_iova_flush_cpu(struct ik_iova_domain *d, unsigned cpu);
 IK_API void ik_iova_flush_all(struct ik_iova_domain *d);
 
 /*
+ * ik_iova_rcache_mode - how d's range caches exclude other users of a CPU's
+ * slots (enum ik_iova_rcache_mode).  ik_iova_init() picks, in this order:
+ * NONE with IK_IOVA_CFG_NO_RCACHE; LOCK with IK_IOVA_CFG_LOCKED_RCACHE;
+ * PINNED when the env defines IK_ENV_CPU_PIN; RSEQ when the env defines the
+ * IK_ENV_RSEQ hooks, the target is x86-64, the initialising thread has an
+ * rseq area and IK_ENV_RSEQ_REGISTER() succeeds; LOCK otherwise.  In RSEQ and
+ * PINNED modes a hit touches only its CPU's slot and the magazine, with plain
+ * loads and stores; misses, ik_iova_flush_cpu() of another CPU, flushes,
+ * ik_iova_stats(), ik_iova_check() and ik_iova_for_each_cached() take the
+ * slot locks and then fence the CPUs whose slots they hold (RSEQ: a
+ * membarrier(2) system call, a few microseconds, skipped when the caller
+ * runs on that CPU; PINNED: IK_ENV_CPU_FENCE()).  The range caches are not
+ * async-signal-safe in any mode.  A NULL d: IK_IOVA_RCACHE_NONE.  O(1).
+ */
+IK_API enum ik_iova_rcache_mode ik_iova_rcache_mode(const struct ik_iova_domain *d);
+
+/*
  * ik_iova_for_each_cached - call fn(ctx, pfn, pages) for every cached range,
  * under the rcache locks (not the tree lock).  Stops on fn's non-zero value
  * and returns it.  -EINVAL (fn never called) when d or fn is NULL; ctx is
@@ -344,7 +389,9 @@ IK_API int ik_iova_for_each_cached(struct ik_iova_domain *d,
  * ik_iova_alloc_fast - allocate npages, rounded up to a power of two when that
  * is at most the rcache bound, size-aligned, with the last pfn <= limit.
  * A hit pops the loaded magazine of this CPU's slot for the size class,
- * under that slot's lock only; a cached range ending above the limit is not used.
+ * under that slot's lock only (LOCK mode) or with no lock and no atomic
+ * instruction (RSEQ and PINNED modes, see ik_iova_rcache_mode()); a cached
+ * range ending above the limit is not used.
  * A miss swaps in the previous magazine or a full one from the depot, else
  * allocates from the tree (ik_iova_alloc with IK_IOVA_SIZE_ALIGNED, flushing
  * the rcaches and retrying on -ENOSPC).  Free the range with
@@ -361,7 +408,8 @@ IK_API int ik_iova_alloc_fast(struct ik_iova_domain *d, ik_u64 npages, ik_u64 li
 /*
  * ik_iova_free_fast - give back a range from ik_iova_alloc_fast() (same
  * npages).  Up to the rcache bound the range goes into this CPU's loaded
- * magazine (it stays allocated in the tree until a flush); when both of the
+ * magazine (as for a hit of ik_iova_alloc_fast(): locked or lockless by the
+ * mode; it stays allocated in the tree until a flush); when both of the
  * CPU's magazines are full, one moves to the depot, and a depot over its
  * bound is trimmed by returning that magazine's ranges to the tree.  If a
  * new magazine cannot be allocated the range is freed to the tree.  Larger
@@ -396,7 +444,8 @@ IK_API int ik_iova_alloc_fast_slow_(struct ik_iova_domain *d, ik_u64 npages, ik_
 				    ik_u64 *pfn);
 IK_API int ik_iova_free_fast_slow_(struct ik_iova_domain *d, ik_u64 pfn, ik_u64 npages);
 
-/* The slot of the current CPU for a size class (not API). */
+/* The slot of the current CPU for a size class, from the env's CPU hint
+ * (LOCK mode; not API). */
 IK_INLINE struct ik_iova_cpu *ik_iova_cpu_slot_(struct ik_iova_domain *d, unsigned cls)
 {
 	unsigned cpu = IK_ENV_CPU_ID();
@@ -404,6 +453,119 @@ IK_INLINE struct ik_iova_cpu *ik_iova_cpu_slot_(struct ik_iova_domain *d, unsign
 	if (IK_UNLIKELY(cpu >= d->rc_ncpus))
 		cpu = 0;
 	return &d->rc_cpu[cls * d->rc_ncpus + cpu];
+}
+
+/*
+ * RSEQ mode (not API): a hit is one restartable sequence that finds this
+ * CPU's slot from the rseq area's cpu_id, backs off when the slot is held,
+ * and commits with the store of the magazine's new count.  Preemption,
+ * migration or a signal inside it restarts it from the top.  x86-64 only;
+ * on other targets a domain never selects RSEQ mode.
+ */
+#if defined(IK_ENV_RSEQ_AREA) && defined(__x86_64__) && !defined(IK_IOVA_NO_RSEQ_ASM)
+#define IK_IOVA_HAVE_RSEQ_ 1
+
+/* The descriptor and the start: rax = &slot (cpu_id checked), rcx = loaded
+ * (non-NULL), edx = its count.  Labels: 1 start, 2 end, 3 descriptor,
+ * 4 abort handler (after the signature). */
+#define IK_IOVA_RSEQ_HEAD_                                                    \
+	".pushsection __rseq_cs, \"aw\"\n\t"                                  \
+	".balign 32\n"                                                        \
+	"3:\n\t"                                                              \
+	".long 0, 0\n\t"                                                      \
+	".quad 1f, 2f - 1f, 4f\n\t"                                           \
+	".popsection\n\t"                                                     \
+	"leaq 3b(%%rip), %%rax\n\t"                                           \
+	"movq %%rax, 8(%[rs])\n"                                              \
+	"1:\n\t"                                                              \
+	"movl 4(%[rs]), %%eax\n\t"                                            \
+	"cmpl %[ncpus], %%eax\n\t"                                            \
+	"jae %l[miss]\n\t"                                                    \
+	"imulq %[sz], %%rax, %%rax\n\t"                                       \
+	"addq %[base], %%rax\n\t"                                             \
+	"cmpl $0, %c[oheld](%%rax)\n\t"                                       \
+	"jne %l[miss]\n\t"                                                    \
+	"movq %c[oloaded](%%rax), %%rcx\n\t"                                  \
+	"testq %%rcx, %%rcx\n\t"                                              \
+	"jz %l[miss]\n\t"                                                     \
+	"movl %c[on](%%rcx), %%edx\n\t"
+#define IK_IOVA_RSEQ_TAIL_                                                    \
+	"2:\n\t"                                                              \
+	".pushsection __rseq_failure, \"ax\"\n\t"                             \
+	".byte 0x0f, 0xb9, 0x3d\n\t"                                          \
+	".long %c[sig]\n"                                                     \
+	"4:\n\t"                                                              \
+	"jmp %l[again]\n\t"                                                   \
+	".popsection\n\t"
+#define IK_IOVA_RSEQ_IN_(d, base, rs)                                          \
+	[rs] "r"(rs), [base] "r"(base), [ncpus] "r"((d)->rc_ncpus),             \
+		[sz] "i"(sizeof(struct ik_iova_cpu)),                           \
+		[oheld] "i"(__builtin_offsetof(struct ik_iova_cpu, held)),      \
+		[oloaded] "i"(__builtin_offsetof(struct ik_iova_cpu, loaded)),  \
+		[on] "i"(__builtin_offsetof(struct ik_iova_mag, n)),            \
+		[opfn] "i"(__builtin_offsetof(struct ik_iova_mag, pfn)),        \
+		[sig] "i"(IK_ENV_RSEQ_SIG)
+
+/* Pop a pfn <= lim (the range's first pfn; its last is <= limit) from this
+ * CPU's loaded magazine of class cls: true on a hit (*pfn set). */
+IK_INLINE bool ik_iova_rseq_pop_(struct ik_iova_domain *d, unsigned cls, ik_u64 lim, ik_u64 *pfn)
+{
+	struct ik_iova_cpu *base = &d->rc_cpu[cls * d->rc_ncpus];
+	void *rs = IK_ENV_RSEQ_AREA();
+
+	if (IK_UNLIKELY(!rs))
+		return false;
+again:
+	__asm__ goto(IK_IOVA_RSEQ_HEAD_
+		     "testl %%edx, %%edx\n\t"
+		     "jz %l[miss]\n\t"
+		     "movq %c[opfn]-8(%%rcx,%%rdx,8), %%rax\n\t"
+		     "cmpq %[lim], %%rax\n\t"
+		     "ja %l[miss]\n\t"
+		     "movq %%rax, (%[out])\n\t"
+		     "subl $1, %%edx\n\t"
+		     "movl %%edx, %c[on](%%rcx)\n" /* commit */
+		     IK_IOVA_RSEQ_TAIL_
+		     :
+		     : IK_IOVA_RSEQ_IN_(d, base, rs), [lim] "r"(lim), [out] "r"(pfn)
+		     : "rax", "rcx", "rdx", "memory", "cc"
+		     : miss, again);
+	return true;
+miss:
+	return false;
+}
+
+/* Push pfn on this CPU's loaded magazine of class cls: true on a hit. */
+IK_INLINE bool ik_iova_rseq_push_(struct ik_iova_domain *d, unsigned cls, ik_u64 pfn)
+{
+	struct ik_iova_cpu *base = &d->rc_cpu[cls * d->rc_ncpus];
+	void *rs = IK_ENV_RSEQ_AREA();
+
+	if (IK_UNLIKELY(!rs))
+		return false;
+again:
+	__asm__ goto(IK_IOVA_RSEQ_HEAD_
+		     "cmpl %[cap], %%edx\n\t"
+		     "jae %l[miss]\n\t"
+		     "movq %[pfn], %c[opfn](%%rcx,%%rdx,8)\n\t" /* beyond the count: harmless */
+		     "addl $1, %%edx\n\t"
+		     "movl %%edx, %c[on](%%rcx)\n" /* commit */
+		     IK_IOVA_RSEQ_TAIL_
+		     :
+		     : IK_IOVA_RSEQ_IN_(d, base, rs), [cap] "i"(IK_IOVA_MAG_SIZE), [pfn] "r"(pfn)
+		     : "rax", "rcx", "rdx", "memory", "cc"
+		     : miss, again);
+	return true;
+miss:
+	return false;
+}
+#endif /* RSEQ */
+
+/* A range was cached: see the "maybe cached" protocol in iova_rcache.c. */
+IK_INLINE void ik_iova_mark_cached_(struct ik_iova_domain *d)
+{
+	if (IK_UNLIKELY(!ik_load_relaxed(&d->rc_maybe_cached)))
+		ik_store_relaxed(&d->rc_maybe_cached, 1u);
 }
 
 /* ik_iova_alloc_fast, inline: the same contract. */
@@ -414,19 +576,52 @@ IK_INLINE int ik_iova_alloc_fast_inline(struct ik_iova_domain *d, ik_u64 npages,
 		return -EINVAL;
 	if (npages - 1 < d->rc_max_pages) {
 		unsigned cls = (unsigned)IK_ILOG2_64_UP(npages);
-		struct ik_iova_cpu *c = ik_iova_cpu_slot_(d, cls);
-		struct ik_iova_mag *m;
+		ik_u64 top = ((ik_u64)1 << cls) - 1;
 
-		ik_lock(&c->lock);
-		m = c->loaded;
-		/* The whole cached range, [pfn, pfn + 2^cls - 1], must be <= limit. */
-		if (IK_LIKELY(m && m->n && m->pfn[m->n - 1] + (((ik_u64)1 << cls) - 1) <= limit)) {
-			*pfn = m->pfn[--m->n];
-			ik_unlock(&c->lock);
-			return 0;
+#ifdef IK_IOVA_HAVE_RSEQ_
+		if (IK_LIKELY(d->rc_mode == IK_IOVA_RCACHE_RSEQ)) {
+			/* The whole cached range, [pfn, pfn + top], must be <= limit. */
+			if (IK_LIKELY(limit >= top) && ik_iova_rseq_pop_(d, cls, limit - top, pfn))
+				return 0;
+			return ik_iova_alloc_fast_slow_(d, npages, limit, pfn);
 		}
-		ik_unlock(&c->lock);
+#endif
+#ifdef IK_ENV_CPU_PIN
+		if (IK_LIKELY(d->rc_mode == IK_IOVA_RCACHE_PINNED)) {
+			unsigned cpu = IK_ENV_CPU_PIN();
+			bool hit = false;
+
+			if (IK_LIKELY(cpu < d->rc_ncpus)) {
+				struct ik_iova_cpu *c = &d->rc_cpu[cls * d->rc_ncpus + cpu];
+				struct ik_iova_mag *m;
+
+				if (IK_LIKELY(!ik_load_acquire(&c->held))) {
+					m = c->loaded;
+					if (IK_LIKELY(m && m->n && m->pfn[m->n - 1] + top <= limit)) {
+						*pfn = m->pfn[--m->n];
+						hit = true;
+					}
+				}
+			}
+			IK_ENV_CPU_UNPIN();
+			return hit ? 0 : ik_iova_alloc_fast_slow_(d, npages, limit, pfn);
+		}
+#endif
+		if (IK_LIKELY(d->rc_mode == IK_IOVA_RCACHE_LOCK)) {
+			struct ik_iova_cpu *c = ik_iova_cpu_slot_(d, cls);
+			struct ik_iova_mag *m;
+
+			ik_lock(&c->lock);
+			m = c->loaded;
+			if (IK_LIKELY(m && m->n && m->pfn[m->n - 1] + top <= limit)) {
+				*pfn = m->pfn[--m->n];
+				ik_unlock(&c->lock);
+				return 0;
+			}
+			ik_unlock(&c->lock);
+		}
 	}
+	/* Misses, larger sizes, and a mode this unit was not built for. */
 	return ik_iova_alloc_fast_slow_(d, npages, limit, pfn);
 }
 
@@ -436,20 +631,56 @@ IK_INLINE int ik_iova_free_fast_inline(struct ik_iova_domain *d, ik_u64 pfn, ik_
 	if (IK_UNLIKELY(!d))
 		return -EINVAL;
 	if (npages - 1 < d->rc_max_pages) {
-		struct ik_iova_cpu *c = ik_iova_cpu_slot_(d, (unsigned)IK_ILOG2_64_UP(npages));
-		struct ik_iova_mag *m;
+		unsigned cls = (unsigned)IK_ILOG2_64_UP(npages);
 
-		ik_lock(&c->lock);
-		m = c->loaded;
-		if (IK_LIKELY(m && m->n < IK_IOVA_MAG_SIZE)) {
-			m->pfn[m->n++] = pfn;
-			/* The hint is read under the slot lock: see iova_rcache.c. */
-			if (IK_UNLIKELY(!ik_load_relaxed(&d->rc_maybe_cached)))
-				ik_store_relaxed(&d->rc_maybe_cached, 1u);
-			ik_unlock(&c->lock);
+#ifdef IK_IOVA_HAVE_RSEQ_
+		if (IK_LIKELY(d->rc_mode == IK_IOVA_RCACHE_RSEQ)) {
+			if (IK_LIKELY(ik_iova_rseq_push_(d, cls, pfn))) {
+				ik_iova_mark_cached_(d);
+				return 0;
+			}
+			return ik_iova_free_fast_slow_(d, pfn, npages);
+		}
+#endif
+#ifdef IK_ENV_CPU_PIN
+		if (IK_LIKELY(d->rc_mode == IK_IOVA_RCACHE_PINNED)) {
+			unsigned cpu = IK_ENV_CPU_PIN();
+			bool hit = false;
+
+			if (IK_LIKELY(cpu < d->rc_ncpus)) {
+				struct ik_iova_cpu *c = &d->rc_cpu[cls * d->rc_ncpus + cpu];
+				struct ik_iova_mag *m;
+
+				if (IK_LIKELY(!ik_load_acquire(&c->held))) {
+					m = c->loaded;
+					if (IK_LIKELY(m && m->n < IK_IOVA_MAG_SIZE)) {
+						m->pfn[m->n++] = pfn;
+						hit = true;
+					}
+				}
+			}
+			IK_ENV_CPU_UNPIN();
+			if (!hit)
+				return ik_iova_free_fast_slow_(d, pfn, npages);
+			ik_iova_mark_cached_(d);
 			return 0;
 		}
-		ik_unlock(&c->lock);
+#endif
+		if (IK_LIKELY(d->rc_mode == IK_IOVA_RCACHE_LOCK)) {
+			struct ik_iova_cpu *c = ik_iova_cpu_slot_(d, cls);
+			struct ik_iova_mag *m;
+
+			ik_lock(&c->lock);
+			m = c->loaded;
+			if (IK_LIKELY(m && m->n < IK_IOVA_MAG_SIZE)) {
+				m->pfn[m->n++] = pfn;
+				/* Under the slot lock: see iova_rcache.c. */
+				ik_iova_mark_cached_(d);
+				ik_unlock(&c->lock);
+				return 0;
+			}
+			ik_unlock(&c->lock);
+		}
 	}
 	return ik_iova_free_fast_slow_(d, pfn, npages);
 }

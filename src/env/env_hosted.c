@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/syscall.h>
+#endif
 
 #include "config.h"
 #include <iommukit/env.h>
@@ -66,4 +69,39 @@ IK_API uint64_t ik_hosted_time_ns(void)
 IK_API void ik_hosted_yield(void)
 {
 	sched_yield();
+}
+
+/*
+ * membarrier(2) with the rseq commands (Linux 5.10).  The command numbers are
+ * the kernel's ABI (<linux/membarrier.h> has them as enum constants only).
+ */
+#define IK_MB_PRIVATE_EXPEDITED_RSEQ (1 << 7)
+#define IK_MB_REGISTER_PRIVATE_EXPEDITED_RSEQ (1 << 8)
+#define IK_MB_FLAG_CPU (1 << 0)
+
+IK_API int ik_hosted_rseq_register(void)
+{
+#ifdef SYS_membarrier
+	if (syscall(SYS_membarrier, IK_MB_REGISTER_PRIVATE_EXPEDITED_RSEQ, 0, 0) == 0)
+		return 0;
+	return errno > 0 ? -errno : -ENOSYS;
+#else
+	return -ENOSYS;
+#endif
+}
+
+IK_API int ik_hosted_rseq_fence(unsigned cpu)
+{
+#ifdef SYS_membarrier
+	long r;
+
+	if (cpu == (unsigned)-1)
+		r = syscall(SYS_membarrier, IK_MB_PRIVATE_EXPEDITED_RSEQ, 0, 0);
+	else
+		r = syscall(SYS_membarrier, IK_MB_PRIVATE_EXPEDITED_RSEQ, IK_MB_FLAG_CPU, (int)cpu);
+	return r == 0 ? 0 : (errno > 0 ? -errno : -EIO);
+#else
+	(void)cpu;
+	return -ENOSYS;
+#endif
 }

@@ -537,7 +537,7 @@ int ik_iova_init(struct ik_iova_domain *d, const struct ik_iova_config *cfg)
 
 	if (!d || !cfg || !IK_IS_POW2(cfg->granule) || cfg->start_pfn > cfg->end_pfn ||
 	    cfg->end_pfn - cfg->start_pfn > IK_IOVA_MAX_PAGES - 1 ||
-	    (cfg->flags & ~IK_IOVA_CFG_NO_RCACHE))
+	    (cfg->flags & ~(IK_IOVA_CFG_NO_RCACHE | IK_IOVA_CFG_LOCKED_RCACHE)))
 		return -EINVAL;
 #ifdef IK_DEBUG
 	/* Re-initialising a live domain would leak its nodes and arrays.  Only

@@ -24,7 +24,27 @@
  * range cached after flush_all passed a slot was put there under the slot
  * lock after flush_all released it, so its setter ran after the clear: the
  * lock's release/acquire pair orders the clear before the set, and the hint
- * ends up set.  The hint is relaxed: it only ever saves work.
+ * ends up set.  The hint is relaxed: it only ever saves work.  In the
+ * lockless modes a hit's free sets the hint after its commit, outside the
+ * slot lock: a commit that precedes flush_all's fence of the slot (below) is
+ * flushed with the slot, and one that follows the slot's unlock also
+ * follows the clear.
+ *
+ * Lockless modes (RSEQ, PINNED; see ik_iova_rcache_mode()).  A hit runs on
+ * the slot's own CPU, inside a restartable sequence (RSEQ) or a pinned
+ * section (PINNED), reads `held` first and leaves the slot alone if it is
+ * set.  Everyone else who touches a slot - the misses of its own CPU, other
+ * CPUs, flushes, stats, the checker - is a locker: it takes the slot lock,
+ * sets `held`, and then fences the slot's CPU (slot_lock()).  After the
+ * fence no hit that began before `held` was set is still running there
+ * (RSEQ: membarrier aborted it or it committed; PINNED: IK_ENV_CPU_FENCE
+ * waited for it), and every later hit sees `held` and goes to the slow
+ * path, which waits for the lock.  The fence is skipped when the locker is
+ * itself seen running on the slot's CPU after setting `held`: a hit there
+ * that began earlier has committed (its stores precede the switch to the
+ * locker) or was preempted, which restarts a restartable sequence, and a
+ * pinned section cannot be preempted.  So a miss on its own CPU costs no
+ * system call, and a locker that migrates afterwards is still safe.
  */
 /* The inline forms, and ik_iova_cpu_slot_(), for the exported wrappers below. */
 #define IK_INLINE_FAST 1
@@ -79,8 +99,108 @@ static inline struct ik_iova_cpu *slot(struct ik_iova_domain *d, unsigned cls, u
 
 static inline void mark_cached(struct ik_iova_domain *d)
 {
-	if (!ik_load_relaxed(&d->rc_maybe_cached))
-		ik_store_relaxed(&d->rc_maybe_cached, 1u);
+	ik_iova_mark_cached_(d);
+}
+
+#define ALL_CPUS ((unsigned)-1)
+
+/* The CPU this thread runs on now, as the lockless mode sees it (exact, not
+ * the env's hint); ALL_CPUS when unknown. */
+static unsigned cpu_now(struct ik_iova_domain *d)
+{
+	(void)d;
+#ifdef IK_ENV_CPU_PIN
+	if (d->rc_mode == IK_IOVA_RCACHE_PINNED) {
+		unsigned cpu = IK_ENV_CPU_PIN();
+
+		IK_ENV_CPU_UNPIN();
+		return cpu;
+	}
+#endif
+#ifdef IK_IOVA_HAVE_RSEQ_
+	if (d->rc_mode == IK_IOVA_RCACHE_RSEQ) {
+		void *rs = IK_ENV_RSEQ_AREA();
+
+		/* cpu_id, which the kernel rewrites on every migration. */
+		return rs ? *(volatile ik_u32 *)((char *)rs + 4) : ALL_CPUS;
+	}
+#endif
+	return ALL_CPUS;
+}
+
+/* Lockless modes: make sure no hit on `cpu` (ALL_CPUS: any) that began
+ * before this call still runs, the caller having set `held` on the slots it
+ * holds (see the top comment).  LOCK mode: nothing to do. */
+static void fence_cpu(struct ik_iova_domain *d, unsigned cpu)
+{
+	if (d->rc_mode < IK_IOVA_RCACHE_RSEQ)
+		return;
+	/* `held` reaches the fenced CPU through the fence itself (membarrier
+	 * and IK_ENV_CPU_FENCE order the caller's earlier stores), or through
+	 * program order and the context switch when the caller is on it. */
+	if (cpu != ALL_CPUS && cpu_now(d) == cpu)
+		return;
+#ifdef IK_ENV_CPU_PIN
+	if (d->rc_mode == IK_IOVA_RCACHE_PINNED) {
+		IK_ENV_CPU_FENCE(cpu);
+		return;
+	}
+#endif
+#ifdef IK_IOVA_HAVE_RSEQ_
+	/* Registered at init, so neither can fail on Linux; a failing targeted
+	 * fence falls back to the whole-process one, which is retried. */
+	if (IK_ENV_RSEQ_FENCE(cpu) == 0)
+		return;
+	while (IK_ENV_RSEQ_FENCE(ALL_CPUS) != 0)
+		IK_ENV_YIELD();
+#endif
+}
+
+/* The slot's CPU. */
+static inline unsigned slot_cpu_of(struct ik_iova_domain *d, const struct ik_iova_cpu *c)
+{
+	return (unsigned)((ik_uptr)(c - d->rc_cpu) % d->rc_ncpus);
+}
+
+/* Take a slot as a locker: the lock, then in the lockless modes `held` and
+ * a fence of its CPU (skipped by fence = false when the caller fences
+ * several slots at once). */
+static void slot_lock(struct ik_iova_domain *d, struct ik_iova_cpu *c, bool fence)
+{
+	ik_lock(&c->lock);
+	if (d->rc_mode >= IK_IOVA_RCACHE_RSEQ) {
+		ik_store_relaxed(&c->held, 1u);
+		if (fence)
+			fence_cpu(d, slot_cpu_of(d, c));
+	}
+}
+
+static void slot_unlock(struct ik_iova_domain *d, struct ik_iova_cpu *c)
+{
+	if (d->rc_mode >= IK_IOVA_RCACHE_RSEQ)
+		ik_store_release(&c->held, 0u); /* the slot's new state before it */
+	ik_unlock(&c->lock);
+}
+
+/* The slot of the calling thread's CPU for class cls: in the lockless modes
+ * the exact CPU (a miss then fences nothing), in LOCK mode the env's hint. */
+static struct ik_iova_cpu *cur_slot(struct ik_iova_domain *d, unsigned cls)
+{
+	unsigned cpu;
+
+	if (d->rc_mode == IK_IOVA_RCACHE_LOCK)
+		return ik_iova_cpu_slot_(d, cls);
+	cpu = cpu_now(d);
+	if (cpu >= d->rc_ncpus)
+		cpu = 0;
+	return slot(d, cls, cpu);
+}
+
+enum ik_iova_rcache_mode ik_iova_rcache_mode(const struct ik_iova_domain *d)
+{
+	if (!d || !d->rc_max_pages)
+		return IK_IOVA_RCACHE_NONE;
+	return (enum ik_iova_rcache_mode)d->rc_mode;
 }
 
 int ik_iova_rcache_init(struct ik_iova_domain *d, const struct ik_iova_config *cfg)
@@ -95,6 +215,7 @@ int ik_iova_rcache_init(struct ik_iova_domain *d, const struct ik_iova_config *c
 	d->rc_depot = NULL;
 	d->rc_mags = 0;
 	d->rc_maybe_cached = 0;
+	d->rc_mode = IK_IOVA_RCACHE_NONE;
 	if (cfg->flags & IK_IOVA_CFG_NO_RCACHE)
 		return 0;
 	if (!IK_IS_POW2(maxp) || maxp > ((ik_u64)1 << 20))
@@ -116,12 +237,22 @@ int ik_iova_rcache_init(struct ik_iova_domain *d, const struct ik_iova_config *c
 	}
 	for (i = 0; i < n; i++) {
 		ik_lock_init(&d->rc_cpu[i].lock);
+		d->rc_cpu[i].held = 0;
 		d->rc_cpu[i].loaded = d->rc_cpu[i].prev = NULL;
 	}
 	for (c = 0; c < d->rc_classes; c++) {
 		ik_lock_init(&d->rc_depot[c].lock);
 		d->rc_depot[c].n = 0;
 		d->rc_depot[c].head = NULL;
+	}
+	d->rc_mode = IK_IOVA_RCACHE_LOCK;
+	if (!(cfg->flags & IK_IOVA_CFG_LOCKED_RCACHE)) {
+#if defined(IK_ENV_CPU_PIN)
+		d->rc_mode = IK_IOVA_RCACHE_PINNED;
+#elif defined(IK_IOVA_HAVE_RSEQ_)
+		if (IK_ENV_RSEQ_AREA() && IK_ENV_RSEQ_REGISTER() == 0)
+			d->rc_mode = IK_IOVA_RCACHE_RSEQ;
+#endif
 	}
 	d->rc_max_pages = maxp;
 	return 0;
@@ -191,9 +322,9 @@ int ik_iova_alloc_fast_slow_(struct ik_iova_domain *d, ik_u64 npages, ik_u64 lim
 		return ik_iova_alloc(d, npages, limit, IK_IOVA_SIZE_ALIGNED, pfn);
 	cls = (unsigned)IK_ILOG2_64_UP(npages);
 	top = ((ik_u64)1 << cls) - 1;
-	c = ik_iova_cpu_slot_(d, cls);
+	c = cur_slot(d, cls);
 	dep = &d->rc_depot[cls];
-	ik_lock(&c->lock);
+	slot_lock(d, c, true);
 	hit = mag_pop(c->loaded, limit, top, pfn);
 	if (!hit && c->prev && c->prev->n) {
 		mag_t *t = c->loaded;
@@ -219,7 +350,7 @@ int ik_iova_alloc_fast_slow_(struct ik_iova_domain *d, ik_u64 npages, ik_u64 lim
 			hit = mag_pop(m, limit, top, pfn);
 		}
 	}
-	ik_unlock(&c->lock);
+	slot_unlock(d, c);
 	if (hit)
 		return 0;
 	return ik_iova_alloc(d, (ik_u64)1 << cls, limit, IK_IOVA_SIZE_ALIGNED, pfn);
@@ -237,9 +368,9 @@ int ik_iova_free_fast_slow_(struct ik_iova_domain *d, ik_u64 pfn, ik_u64 npages)
 	if (npages - 1 >= d->rc_max_pages)
 		return ik_iova_free(d, pfn);
 	cls = (unsigned)IK_ILOG2_64_UP(npages);
-	c = ik_iova_cpu_slot_(d, cls);
+	c = cur_slot(d, cls);
 	dep = &d->rc_depot[cls];
-	ik_lock(&c->lock);
+	slot_lock(d, c, true);
 	if (c->loaded && c->loaded->n < IK_IOVA_MAG_SIZE)
 		goto push;
 	if (c->prev && c->prev->n < IK_IOVA_MAG_SIZE) {
@@ -278,34 +409,39 @@ int ik_iova_free_fast_slow_(struct ik_iova_domain *d, ik_u64 pfn, ik_u64 npages)
 push:
 	c->loaded->pfn[c->loaded->n++] = pfn;
 	mark_cached(d); /* under the slot lock: see the top comment */
-	ik_unlock(&c->lock);
+	slot_unlock(d, c);
 	return 0;
 to_tree:
-	ik_unlock(&c->lock);
+	slot_unlock(d, c);
 	return ik_iova_free(d, pfn);
 }
 
 int ik_iova_flush_cpu(struct ik_iova_domain *d, unsigned cpu)
 {
+	mag_t *mag[2 * 21]; /* loaded and prev of each class (at most 21: 2^20 pages) */
 	unsigned cls;
 
 	if (!d || cpu >= IK_ENV_NR_CPUS())
 		return -EINVAL;
 	if (cpu >= d->rc_ncpus)
 		return 0;
+	/* Every class of the CPU at once (slot index order), so that the
+	 * lockless modes fence the CPU once. */
+	for (cls = 0; cls < d->rc_classes; cls++)
+		slot_lock(d, slot(d, cls, cpu), false);
+	fence_cpu(d, cpu);
 	for (cls = 0; cls < d->rc_classes; cls++) {
 		struct ik_iova_cpu *c = slot(d, cls, cpu);
-		mag_t *a, *b;
 
-		ik_lock(&c->lock);
-		a = c->loaded;
-		b = c->prev;
+		mag[2 * cls] = c->loaded;
+		mag[2 * cls + 1] = c->prev;
 		c->loaded = c->prev = NULL;
-		ik_unlock(&c->lock);
-		mag_drain(d, a, cls);
-		mag_drain(d, b, cls);
-		mag_free(d, a);
-		mag_free(d, b);
+	}
+	for (cls = d->rc_classes; cls-- > 0;)
+		slot_unlock(d, slot(d, cls, cpu));
+	for (cls = 0; cls < 2 * d->rc_classes; cls++) {
+		mag_drain(d, mag[cls], cls / 2);
+		mag_free(d, mag[cls]);
 	}
 	return 0;
 }
@@ -343,7 +479,9 @@ void ik_iova_rcache_lock_all(struct ik_iova_domain *d)
 	unsigned i, n = d->rc_classes * d->rc_ncpus;
 
 	for (i = 0; i < n; i++)
-		ik_lock(&d->rc_cpu[i].lock);
+		slot_lock(d, &d->rc_cpu[i], false);
+	if (n)
+		fence_cpu(d, ALL_CPUS);
 	for (i = 0; i < d->rc_classes; i++)
 		ik_lock(&d->rc_depot[i].lock);
 }
@@ -355,7 +493,7 @@ void ik_iova_rcache_unlock_all(struct ik_iova_domain *d)
 	for (i = d->rc_classes; i-- > 0;)
 		ik_unlock(&d->rc_depot[i].lock);
 	for (i = n; i-- > 0;)
-		ik_unlock(&d->rc_cpu[i].lock);
+		slot_unlock(d, &d->rc_cpu[i]);
 }
 
 /* Visit every cached pfn with its class; every lock is held. */
