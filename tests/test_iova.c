@@ -15,6 +15,7 @@
 #include <iommukit/iova.h>
 #include "testlib.h"
 #include "iova_inline.h"
+#include "iova_mt.h"
 
 #if defined(__SANITIZE_THREAD__)
 #define UNDER_TSAN 1
@@ -1870,30 +1871,6 @@ struct mt_ctx {
 	int fail;
 };
 
-static bool mt_claim(struct mt_ctx *c, uint64_t p, uint64_t n)
-{
-	for (uint64_t i = p; i < p + n; i++) {
-		uint8_t z = 0;
-
-		if (!__atomic_compare_exchange_n(&c->owner[i], &z, (uint8_t)(c->id + 1), false,
-						 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-			return false;
-	}
-	return true;
-}
-
-static bool mt_release(struct mt_ctx *c, uint64_t p, uint64_t n)
-{
-	for (uint64_t i = p; i < p + n; i++) {
-		uint8_t me = (uint8_t)(c->id + 1);
-
-		if (!__atomic_compare_exchange_n(&c->owner[i], &me, 0, false, __ATOMIC_RELAXED,
-						 __ATOMIC_RELAXED))
-			return false;
-	}
-	return true;
-}
-
 /* Half the fast calls use the inline forms (IK_INLINE_FAST), half the
  * exported ones: both share the domain's slots. */
 static int mt_alloc_fast(struct mt_ctx *c, uint64_t k, uint64_t *p, bool inl)
@@ -1930,7 +1907,7 @@ static void *mt_worker(void *arg)
 			if (f && k <= 32)
 				while (k & (k - 1))
 					k++; /* rounded up to a power of two */
-			if (!mt_claim(c, p, k)) {
+			if (!iova_owner_claim(c->owner, c->id, p, k)) {
 				c->fail = 2; /* two owners for one pfn */
 				break;
 			}
@@ -1940,7 +1917,7 @@ static void *mt_worker(void *arg)
 		} else if (op < 98) {
 			size_t j = ik_rng_below(&r, n);
 
-			if (!mt_release(c, live[j], npg[j])) {
+			if (!iova_owner_release(c->owner, c->id, live[j], npg[j])) {
 				c->fail = 3;
 				break;
 			}
@@ -1965,34 +1942,9 @@ static void *mt_worker(void *arg)
 		}
 	}
 	while (n--) {
-		if (!mt_release(c, live[n], npg[n]) ||
+		if (!iova_owner_release(c->owner, c->id, live[n], npg[n]) ||
 		    (fast[n] ? ik_iova_free_fast(c->d, live[n], npg[n]) : ik_iova_free(c->d, live[n])))
 			c->fail = 5;
-	}
-	return NULL;
-}
-
-/* A thread that checks the whole domain (every rcache lock, so in the
- * lockless modes a fence of every CPU) while the workers run. */
-struct mt_checker {
-	struct ik_iova_domain *d;
-	int stop; /* atomic */
-	long runs;
-	int err;
-};
-
-static void *mt_check_loop(void *arg)
-{
-	struct mt_checker *k = arg;
-
-	while (!__atomic_load_n(&k->stop, __ATOMIC_ACQUIRE) && !k->err) {
-		/* A pause between runs: the checker holds every lock while it
-		 * runs, and back to back it would starve the workers. */
-		struct timespec ts = { 0, 100000 };
-
-		k->err = ik_iova_check(k->d);
-		k->runs++;
-		nanosleep(&ts, NULL);
 	}
 	return NULL;
 }
@@ -2012,7 +1964,7 @@ START_TEST(test_threads_share_a_domain_without_overlap)
 	struct ik_iova_config cfg;
 	struct ik_iova_stats st;
 	struct mt_ctx c[T];
-	struct mt_checker k = { &d, 0, 0, 0 };
+	struct iova_checker k = { &d, 0, 0, 0, NULL, 0 };
 	pthread_t th[T], kt;
 	uint8_t *owner = calloc(MT_SPACE, 1);
 	long ops = ik_test_iters(UNDER_TSAN ? 20000 : 200000);
@@ -2034,7 +1986,7 @@ START_TEST(test_threads_share_a_domain_without_overlap)
 		c[i].fail = 0;
 		ck_assert_int_eq(pthread_create(&th[i], NULL, mt_worker, &c[i]), 0);
 	}
-	ck_assert_int_eq(pthread_create(&kt, NULL, mt_check_loop, &k), 0);
+	ck_assert_int_eq(pthread_create(&kt, NULL, iova_check_loop, &k), 0);
 	for (unsigned i = 0; i < T; i++) {
 		pthread_join(th[i], NULL);
 		ck_assert_msg(c[i].fail == 0, "thread %u failed: %d", i, c[i].fail);

@@ -21,6 +21,7 @@
 #include <iommukit/iova.h>
 #include "testlib.h"
 #include "iova_inline.h"
+#include "iova_mt.h"
 
 #if !defined(IK_ENV_CPU_PIN) || !defined(T_NVCPU)
 #error "build with -DIK_ENV_HEADER='\"iova_pinned_env.h\"' (see Makefile.am)"
@@ -655,30 +656,6 @@ struct mt_ctx {
 	long migrations;
 };
 
-static bool mt_claim(struct mt_ctx *c, uint64_t p, uint64_t n)
-{
-	for (uint64_t i = p; i < p + n; i++) {
-		uint8_t z = 0;
-
-		if (!__atomic_compare_exchange_n(&c->owner[i], &z, (uint8_t)(c->id + 1), false,
-						 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-			return false;
-	}
-	return true;
-}
-
-static bool mt_release(struct mt_ctx *c, uint64_t p, uint64_t n)
-{
-	for (uint64_t i = p; i < p + n; i++) {
-		uint8_t me = (uint8_t)(c->id + 1);
-
-		if (!__atomic_compare_exchange_n(&c->owner[i], &me, 0, false, __ATOMIC_RELAXED,
-						 __ATOMIC_RELAXED))
-			return false;
-	}
-	return true;
-}
-
 static void *mt_worker(void *arg)
 {
 	struct mt_ctx *c = arg;
@@ -715,7 +692,7 @@ static void *mt_worker(void *arg)
 			if (f && k <= IK_IOVA_RCACHE_MAX_PAGES)
 				while (k & (k - 1))
 					k++; /* rounded up to a power of two */
-			if (!mt_claim(c, p, k)) {
+			if (!iova_owner_claim(c->owner, c->id, p, k)) {
 				c->fail = 2; /* two owners for one pfn */
 				break;
 			}
@@ -725,7 +702,7 @@ static void *mt_worker(void *arg)
 		} else if (op < 97) {
 			size_t j = ik_rng_below(&r, n);
 
-			if (!mt_release(c, live[j], npg[j])) {
+			if (!iova_owner_release(c->owner, c->id, live[j], npg[j])) {
 				c->fail = 3;
 				break;
 			}
@@ -759,7 +736,7 @@ static void *mt_worker(void *arg)
 		}
 	}
 	while (n--) {
-		if (!mt_release(c, live[n], npg[n]) ||
+		if (!iova_owner_release(c->owner, c->id, live[n], npg[n]) ||
 		    (fast[n] ? ik_iova_free_fast(c->d, live[n], npg[n]) : ik_iova_free(c->d, live[n])))
 			c->fail = 5;
 	}
@@ -767,31 +744,13 @@ static void *mt_worker(void *arg)
 	return NULL;
 }
 
-/* The checker in a loop (every rcache lock, and in PINNED mode a fence of
- * every CPU), from a migrating thread of its own. */
-struct mt_checker {
-	struct ik_iova_domain *d;
-	int stop; /* atomic */
-	long runs;
-	int err;
-};
-
-static void *mt_check_loop(void *arg)
+/* The checker runs each check from another virtual CPU. */
+static void check_migrates(struct iova_checker *k)
 {
-	struct mt_checker *k = arg;
-	struct ik_rng r = { 0xc4ecull };
-	struct timespec ts = { 0, 100 * 1000 };
+	struct ik_rng r = { k->state };
 
-	while (!__atomic_load_n(&k->stop, __ATOMIC_ACQUIRE) && !k->err) {
-		t_vcpu_set((unsigned)ik_rng_below(&r, T_NVCPU));
-		k->err = ik_iova_check(k->d);
-		k->runs++;
-		/* It holds every lock: leave the workers some time to race
-		 * with each other too (on a small machine it would serialise
-		 * the run). */
-		nanosleep(&ts, NULL);
-	}
-	return NULL;
+	t_vcpu_set((unsigned)ik_rng_below(&r, T_NVCPU));
+	k->state = r.s;
 }
 
 /*
@@ -809,7 +768,7 @@ START_TEST(test_threads_share_a_domain_without_overlap)
 	struct ik_iova_config cfg;
 	struct ik_iova_stats st;
 	struct mt_ctx c[T];
-	struct mt_checker k = { &d, 0, 0, 0 };
+	struct iova_checker k = { &d, 0, 0, 0, check_migrates, 0xc4ecull };
 	pthread_t th[T], kt;
 	uint8_t *owner = calloc(MT_SPACE, 1);
 	long ops = ik_test_iters(UNDER_TSAN ? 20000 : 200000);
@@ -838,7 +797,7 @@ START_TEST(test_threads_share_a_domain_without_overlap)
 		c[i].migrations = 0;
 		ck_assert_int_eq(pthread_create(&th[i], NULL, mt_worker, &c[i]), 0);
 	}
-	ck_assert_int_eq(pthread_create(&kt, NULL, mt_check_loop, &k), 0);
+	ck_assert_int_eq(pthread_create(&kt, NULL, iova_check_loop, &k), 0);
 	for (unsigned i = 0; i < T; i++) {
 		pthread_join(th[i], NULL);
 		ck_assert_msg(c[i].fail == 0, "thread %u failed: %d", i, c[i].fail);

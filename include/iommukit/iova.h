@@ -561,6 +561,24 @@ miss:
 }
 #endif /* RSEQ */
 
+#ifdef IK_ENV_CPU_PIN
+/* PINNED mode (not API), called pinned on `cpu`: that CPU's loaded magazine
+ * of class cls, or NULL when there is none, the slot is held by a locker or
+ * the CPU has no slot. */
+IK_INLINE struct ik_iova_mag *ik_iova_pinned_mag_(struct ik_iova_domain *d, unsigned cls,
+						  unsigned cpu)
+{
+	struct ik_iova_cpu *c;
+
+	if (IK_UNLIKELY(cpu >= d->rc_ncpus))
+		return NULL;
+	c = &d->rc_cpu[cls * d->rc_ncpus + cpu];
+	if (IK_UNLIKELY(ik_load_acquire(&c->held)))
+		return NULL;
+	return c->loaded;
+}
+#endif
+
 /* A range was cached: see the "maybe cached" protocol in iova_rcache.c. */
 IK_INLINE void ik_iova_mark_cached_(struct ik_iova_domain *d)
 {
@@ -588,21 +606,11 @@ IK_INLINE int ik_iova_alloc_fast_inline(struct ik_iova_domain *d, ik_u64 npages,
 #endif
 #ifdef IK_ENV_CPU_PIN
 		if (IK_LIKELY(d->rc_mode == IK_IOVA_RCACHE_PINNED)) {
-			unsigned cpu = IK_ENV_CPU_PIN();
-			bool hit = false;
+			struct ik_iova_mag *m = ik_iova_pinned_mag_(d, cls, IK_ENV_CPU_PIN());
+			bool hit = m && m->n && m->pfn[m->n - 1] + top <= limit;
 
-			if (IK_LIKELY(cpu < d->rc_ncpus)) {
-				struct ik_iova_cpu *c = &d->rc_cpu[cls * d->rc_ncpus + cpu];
-				struct ik_iova_mag *m;
-
-				if (IK_LIKELY(!ik_load_acquire(&c->held))) {
-					m = c->loaded;
-					if (IK_LIKELY(m && m->n && m->pfn[m->n - 1] + top <= limit)) {
-						*pfn = m->pfn[--m->n];
-						hit = true;
-					}
-				}
-			}
+			if (IK_LIKELY(hit))
+				*pfn = m->pfn[--m->n];
 			IK_ENV_CPU_UNPIN();
 			return hit ? 0 : ik_iova_alloc_fast_slow_(d, npages, limit, pfn);
 		}
@@ -644,21 +652,11 @@ IK_INLINE int ik_iova_free_fast_inline(struct ik_iova_domain *d, ik_u64 pfn, ik_
 #endif
 #ifdef IK_ENV_CPU_PIN
 		if (IK_LIKELY(d->rc_mode == IK_IOVA_RCACHE_PINNED)) {
-			unsigned cpu = IK_ENV_CPU_PIN();
-			bool hit = false;
+			struct ik_iova_mag *m = ik_iova_pinned_mag_(d, cls, IK_ENV_CPU_PIN());
+			bool hit = m && m->n < IK_IOVA_MAG_SIZE;
 
-			if (IK_LIKELY(cpu < d->rc_ncpus)) {
-				struct ik_iova_cpu *c = &d->rc_cpu[cls * d->rc_ncpus + cpu];
-				struct ik_iova_mag *m;
-
-				if (IK_LIKELY(!ik_load_acquire(&c->held))) {
-					m = c->loaded;
-					if (IK_LIKELY(m && m->n < IK_IOVA_MAG_SIZE)) {
-						m->pfn[m->n++] = pfn;
-						hit = true;
-					}
-				}
-			}
+			if (IK_LIKELY(hit))
+				m->pfn[m->n++] = pfn;
 			IK_ENV_CPU_UNPIN();
 			if (!hit)
 				return ik_iova_free_fast_slow_(d, pfn, npages);
