@@ -14,7 +14,11 @@
  *   W4      the fast path: alloc_fast/free_fast pairs of size 1 and of sizes
  *           1..32, inline (IK_INLINE_FAST), and of size 1 through the
  *           exported functions (size1-ext), on 1..N threads (--threads N,
- *           default: the CPUs).  Also
+ *           default: the CPUs), in the domain's default rcache mode (RSEQ
+ *           where the platform has it: no atomic on a hit), and size 1 both
+ *           ways again with the per-CPU locks (size1-lock, size1-ext-lock;
+ *           IK_IOVA_CFG_LOCKED_RCACHE).  JSON: rcache_mode on every W4 line.
+ *           Also
  *           the lock floor: the same pattern on a bare array under
  *           ik_lock/ik_unlock, the least a per-CPU-locked cache can cost
  *           (JSON: lock_floor_ns on every W4 line).
@@ -224,7 +228,7 @@ static void report(const struct bench_opts *o, const char *wl, const char *occ, 
 	bench_samples_free(&s->lat);
 }
 
-static int dom_make(struct ik_iova_domain *d, uint64_t start, uint64_t end, bool rcache)
+static int dom_make_flags(struct ik_iova_domain *d, uint64_t start, uint64_t end, unsigned flags)
 {
 	struct ik_iova_config c;
 	int err;
@@ -233,11 +237,16 @@ static int dom_make(struct ik_iova_domain *d, uint64_t start, uint64_t end, bool
 	c.granule = 4096;
 	c.start_pfn = start;
 	c.end_pfn = end;
-	c.flags = rcache ? 0 : IK_IOVA_CFG_NO_RCACHE;
+	c.flags = flags;
 	err = ik_iova_init(d, &c);
 	if (err)
 		fprintf(stderr, "iommukit-bench iova: init: %s\n", ik_strerror(err));
 	return err;
+}
+
+static int dom_make(struct ik_iova_domain *d, uint64_t start, uint64_t end, bool rcache)
+{
+	return dom_make_flags(d, start, end, rcache ? 0 : IK_IOVA_CFG_NO_RCACHE);
 }
 
 static int fail(const char *what, int err)
@@ -478,7 +487,8 @@ static int w2(const struct bench_opts *o, uint64_t end, uint64_t iters)
 struct w4_arg {
 	struct ik_iova_domain *d;
 	unsigned id;
-	int mixed; /* 0: size 1, 1: sizes 1..32, 2: size 1 through the exported calls */
+	int mixed; /* 0: size 1, 1: sizes 1..32, 2: size 1 through the exported calls;
+		      3, 4: as 0 and 2 on a domain with the per-CPU locks */
 	uint64_t ops;
 	int *go; /* start flag, set with a release store */
 	uint64_t ns, cpu_ns;
@@ -496,14 +506,14 @@ static inline int w4_batch(const struct w4_arg *a, uint64_t i)
 	for (unsigned k = 0; k < 8; k++) {
 		uint64_t sz = a->mixed == 1 ? 1 + ((i / 16 + k) & 31) : 1;
 
-		err |= a->mixed == 2 ? (ik_iova_alloc_fast)(a->d, sz, ~0ull, &pfn[k])
-				     : ik_iova_alloc_fast(a->d, sz, ~0ull, &pfn[k]);
+		err |= a->mixed == 2 || a->mixed == 4 ? (ik_iova_alloc_fast)(a->d, sz, ~0ull, &pfn[k])
+						      : ik_iova_alloc_fast(a->d, sz, ~0ull, &pfn[k]);
 	}
 	for (unsigned k = 8; k-- > 0;) {
 		uint64_t sz = a->mixed == 1 ? 1 + ((i / 16 + k) & 31) : 1;
 
-		err |= a->mixed == 2 ? (ik_iova_free_fast)(a->d, pfn[k], sz)
-				     : ik_iova_free_fast(a->d, pfn[k], sz);
+		err |= a->mixed == 2 || a->mixed == 4 ? (ik_iova_free_fast)(a->d, pfn[k], sz)
+						      : ik_iova_free_fast(a->d, pfn[k], sz);
 	}
 	return err;
 }
@@ -588,10 +598,13 @@ static int w4(const struct bench_opts *o, unsigned maxthreads, uint64_t ops)
 		       " one thread\n       (the least any per-CPU-locked fast path can cost"
 		       " here)\n",
 		       floor_ns);
-	static const char *const w4_op[] = { "fast_1", "fast_1_32", "fast_1_exported" };
-	static const char *const w4_label[] = { "size1", "sizes1-32", "size1-ext" };
+	static const char *const w4_op[] = { "fast_1", "fast_1_32", "fast_1_exported",
+					      "fast_1_lock", "fast_1_exported_lock" };
+	static const char *const w4_label[] = { "size1", "sizes1-32", "size1-ext", "size1-lock",
+						 "size1-ext-lock" };
+	static const char *const mode_name[] = { "none", "lock", "rseq", "pinned" };
 
-	for (int mixed = 0; mixed < 3; mixed++) {
+	for (int mixed = 0; mixed < 5; mixed++) {
 		for (unsigned t = 1; t <= maxthreads; t++) {
 			struct ik_iova_domain d;
 			struct w4_arg a[1024];
@@ -599,8 +612,13 @@ static int w4(const struct bench_opts *o, unsigned maxthreads, uint64_t ops)
 			int go = 0;
 			uint64_t total = 0, wall = 0, cpu = 0;
 
-			if (dom_make(&d, 1, (1ull << 32) - 1, true))
+			if (dom_make_flags(&d, 1, (1ull << 32) - 1,
+					   mixed >= 3 ? IK_IOVA_CFG_LOCKED_RCACHE : 0))
 				return 1;
+			unsigned mode = (unsigned)ik_iova_rcache_mode(&d);
+
+			if (mode > 3)
+				mode = 0;
 			for (unsigned i = 0; i < t; i++) {
 				a[i] = (struct w4_arg){ &d, i, mixed, ops, &go, 0, 0, 0, { NULL, 0, 0 } };
 				if (bench_samples_init(&a[i].lat, ops / 64 + 1) ||
@@ -643,7 +661,7 @@ static int w4(const struct bench_opts *o, unsigned maxthreads, uint64_t ops)
 					       "\"visits_max\":%llu,\"ns_per_op\":%.2f,\"ops_per_s\":%.0f,"
 					       "\"cpu_ns_per_op\":%.2f,\"cpu_ops_per_s\":%.0f,"
 					       "\"magazines\":%llu,\"node_bytes\":%llu,\"timer_ns\":%llu,"
-					       "\"lock_floor_ns\":%.2f}\n",
+					       "\"lock_floor_ns\":%.2f,\"rcache_mode\":\"%s\"}\n",
 					       w4_op[mixed], t,
 					       (unsigned long long)total, (unsigned long long)st.ranges,
 					       bs.mean, (unsigned long long)bs.p50,
@@ -653,16 +671,16 @@ static int w4(const struct bench_opts *o, unsigned maxthreads, uint64_t ops)
 					       (unsigned long long)st.max_visits, ns_op, ops_s, cpu_op, cpu_ops_s,
 					       (unsigned long long)st.magazines,
 					       (unsigned long long)node_bytes,
-					       (unsigned long long)timer_ns, floor_ns);
+					       (unsigned long long)timer_ns, floor_ns, mode_name[mode]);
 				else {
-					printf("W4     %-10s threads %-3u wall %11.0f ops/s %6.2f ns/op/thread;"
+					printf("W4     %-14s threads %-3u wall %11.0f ops/s %6.2f ns/op/thread;"
 					       " thread CPU time %6.2f ns/op (%.0f ops/s)\n"
 					       "    %llu ops; per op in batches of 16: p50 %llu p99 %llu"
-					       " p99.9 %llu ns; %llu ranges in the tree\n",
+					       " p99.9 %llu ns; %llu ranges in the tree; rcache mode %s\n",
 					       w4_label[mixed], t, ops_s, ns_op, cpu_op, cpu_ops_s,
 					       (unsigned long long)total, (unsigned long long)bs.p50,
 					       (unsigned long long)bs.p99, (unsigned long long)bs.p999,
-					       (unsigned long long)st.ranges);
+					       (unsigned long long)st.ranges, mode_name[mode]);
 					bench_print_hist(stdout, &bs);
 				}
 				bench_samples_free(&all);
