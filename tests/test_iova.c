@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <iommukit/iova.h>
 #include "testlib.h"
 #include "iova_inline.h"
@@ -788,6 +790,47 @@ START_TEST(test_lockless_hit_takes_no_lock)
 		ck_assert_int_eq(ik_iova_flush_cpu(&d, 1), 0);
 	ck_assert_int_eq(ik_iova_alloc_fast(&d, 1, 4095, &q), 0);
 	ck_assert_int_eq(ik_iova_free_fast(&d, q, 1), 0);
+	CHECK_OK(&d);
+	ik_iova_destroy(&d);
+}
+END_TEST
+
+/*
+ * A child of fork() goes on with its copy of a domain: in the lockless
+ * modes its lockers still fence (the membarrier registration is the
+ * process's and fork keeps it), hits and misses still work, the checker
+ * passes.
+ */
+START_TEST(test_fast_path_after_fork)
+{
+	struct ik_iova_domain d;
+	uint64_t p[300];
+	int st = 0;
+	pid_t pid;
+
+	dom_init(&d, 0, (1u << 16) - 1, 0, NULL);
+	for (unsigned i = 0; i < 8; i++)
+		ck_assert_int_eq(ik_iova_alloc_fast(&d, 1, ~0ull, &p[i]), 0);
+	for (unsigned i = 0; i < 8; i++)
+		ck_assert_int_eq(ik_iova_free_fast(&d, p[i], 1), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		int bad = ik_iova_rcache_mode(&d) != expected_default_mode();
+
+		/* 300 > a magazine: misses (slot locks, depot) as well as hits */
+		for (unsigned i = 0; i < 300 && !bad; i++)
+			bad |= ik_iova_alloc_fast(&d, 1, ~0ull, &p[i]) != 0;
+		for (unsigned i = 0; i < 300 && !bad; i++)
+			bad |= ik_iova_free_fast(&d, p[i], 1) != 0;
+		for (unsigned c = 0; c < d.rc_ncpus && !bad; c++)
+			bad |= ik_iova_flush_cpu(&d, c) != 0; /* other CPUs: fences */
+		bad |= ik_iova_check(&d) != 0;
+		_exit(bad ? 3 : 0);
+	}
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st));
+	ck_assert_int_eq(WEXITSTATUS(st), 0);
 	CHECK_OK(&d);
 	ik_iova_destroy(&d);
 }
@@ -2606,6 +2649,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, test_random_fast_path_matches_model_locked);
 	tcase_add_test(tc, test_rcache_mode_follows_config_and_env);
 	tcase_add_test(tc, test_lockless_hit_takes_no_lock);
+	tcase_add_test(tc, test_fast_path_after_fork);
 	tcase_add_test(tc, test_inline_and_exported_fast_paths_agree);
 	tcase_add_test(tc, test_rcache_reuses_freed_ranges);
 	tcase_add_test(tc, test_rcache_flush_returns_ranges_to_the_tree);

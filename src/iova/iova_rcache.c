@@ -147,12 +147,16 @@ static void fence_cpu(struct ik_iova_domain *d, unsigned cpu)
 	}
 #endif
 #ifdef IK_IOVA_HAVE_RSEQ_
-	/* Registered at init, so neither can fail on Linux; a failing targeted
-	 * fence falls back to the whole-process one, which is retried. */
+	/* Registered at init (and the registration survives fork()), so
+	 * neither fails on Linux.  Should a targeted fence fail all the same,
+	 * the whole-process one is tried, and until it succeeds the process
+	 * registers again: going on without a fence would race with a hit. */
 	if (IK_ENV_RSEQ_FENCE(cpu) == 0)
 		return;
-	while (IK_ENV_RSEQ_FENCE(ALL_CPUS) != 0)
+	while (IK_ENV_RSEQ_FENCE(ALL_CPUS) != 0) {
+		(void)IK_ENV_RSEQ_REGISTER();
 		IK_ENV_YIELD();
+	}
 #endif
 }
 
