@@ -1904,93 +1904,6 @@ END_TEST
 
 /* ---------------------------------------------------------------- threads */
 
-#define MT_SPACE (1u << 16)
-
-struct mt_ctx {
-	struct ik_iova_domain *d;
-	uint8_t *owner; /* per pfn: 0 free, else thread id + 1 (atomic) */
-	long ops;
-	unsigned id;
-	int fail;
-};
-
-/* Half the fast calls use the inline forms (IK_INLINE_FAST), half the
- * exported ones: both share the domain's slots. */
-static int mt_alloc_fast(struct mt_ctx *c, uint64_t k, uint64_t *p, bool inl)
-{
-	return inl ? t_iova_alloc_fast_inline(c->d, k, MT_SPACE - 1, p)
-		   : ik_iova_alloc_fast(c->d, k, MT_SPACE - 1, p);
-}
-
-static void *mt_worker(void *arg)
-{
-	struct mt_ctx *c = arg;
-	struct ik_rng r = { 0x7e57u + c->id };
-	uint64_t live[64], npg[64];
-	bool fast[64];
-	size_t n = 0;
-
-	for (long i = 0; i < c->ops && !c->fail; i++) {
-		uint64_t op = ik_rng_below(&r, 100), p, k;
-		int rc;
-
-		if ((op < 55 && n < 64) || n == 0) {
-			bool f = op < 40;
-
-			k = f ? 1 + ik_rng_below(&r, ik_rng_below(&r, 8) ? 2 : 40)
-			      : 1 + ik_rng_below(&r, 16);
-			rc = f ? mt_alloc_fast(c, k, &p, i & 1)
-			       : ik_iova_alloc(c->d, k, MT_SPACE - 1, ik_rng_below(&r, 2), &p);
-			if (rc == -ENOSPC)
-				continue;
-			if (rc) {
-				c->fail = 1;
-				break;
-			}
-			if (f && k <= 32)
-				while (k & (k - 1))
-					k++; /* rounded up to a power of two */
-			if (!iova_owner_claim(c->owner, c->id, p, k)) {
-				c->fail = 2; /* two owners for one pfn */
-				break;
-			}
-			live[n] = p;
-			npg[n] = k;
-			fast[n++] = f;
-		} else if (op < 98) {
-			size_t j = ik_rng_below(&r, n);
-
-			if (!iova_owner_release(c->owner, c->id, live[j], npg[j])) {
-				c->fail = 3;
-				break;
-			}
-			rc = !fast[j] ? ik_iova_free(c->d, live[j])
-			     : i & 1  ? t_iova_free_fast_inline(c->d, live[j], npg[j])
-				      : ik_iova_free_fast(c->d, live[j], npg[j]);
-			if (rc) {
-				c->fail = 4;
-				break;
-			}
-			live[j] = live[n - 1];
-			npg[j] = npg[n - 1];
-			fast[j] = fast[--n];
-		} else if (op < 99) {
-			ik_iova_flush_cpu(c->d, (unsigned)ik_rng_below(&r, IK_ENV_NR_CPUS()));
-		} else {
-			struct ik_iova_stats st;
-
-			ik_iova_stats(c->d, &st);
-			if (ik_rng_below(&r, 16) == 0)
-				ik_iova_flush_all(c->d);
-		}
-	}
-	while (n--) {
-		if (!iova_owner_release(c->owner, c->id, live[n], npg[n]) ||
-		    (fast[n] ? ik_iova_free_fast(c->d, live[n], npg[n]) : ik_iova_free(c->d, live[n])))
-			c->fail = 5;
-	}
-	return NULL;
-}
 
 /*
  * Four threads share a domain: fast and tree allocations and frees (inline
@@ -2006,13 +1919,13 @@ START_TEST(test_threads_share_a_domain_without_overlap)
 	struct ik_iova_domain d;
 	struct ik_iova_config cfg;
 	struct ik_iova_stats st;
-	struct mt_ctx c[T];
+	struct iova_mt c[T];
 	struct iova_checker k = { &d, 0, 0, 0, NULL, 0 };
 	pthread_t th[T], kt;
-	uint8_t *owner = calloc(MT_SPACE, 1);
+	uint8_t *owner = calloc(IOVA_MT_SPACE, 1);
 	long ops = ik_test_iters(UNDER_TSAN ? 20000 : 200000);
 
-	cfg_init(&cfg, 0, MT_SPACE - 1);
+	cfg_init(&cfg, 0, IOVA_MT_SPACE - 1);
 	cfg.depot_max = 2;
 	cfg.flags = flags;
 	ck_assert_int_eq(ik_iova_init(&d, &cfg), 0);
@@ -2022,12 +1935,9 @@ START_TEST(test_threads_share_a_domain_without_overlap)
 		ck_assert_int_eq(ik_iova_rcache_mode(&d), expected_default_mode());
 	ck_assert_int_eq(ik_iova_reserve(&d, 1000, 1999), 0);
 	for (unsigned i = 0; i < T; i++) {
-		c[i].d = &d;
-		c[i].owner = owner;
-		c[i].ops = ops;
-		c[i].id = i;
-		c[i].fail = 0;
-		ck_assert_int_eq(pthread_create(&th[i], NULL, mt_worker, &c[i]), 0);
+		c[i] = (struct iova_mt){ .d = &d, .owner = owner, .ops = ops, .id = i,
+					 .ncpus = IK_ENV_NR_CPUS(), .seed = 0x7e57u };
+		ck_assert_int_eq(pthread_create(&th[i], NULL, iova_mt_worker, &c[i]), 0);
 	}
 	ck_assert_int_eq(pthread_create(&kt, NULL, iova_check_loop, &k), 0);
 	for (unsigned i = 0; i < T; i++) {

@@ -199,14 +199,6 @@ static bool cpu_slots_empty(struct ik_iova_domain *d, unsigned cpu)
 	return true;
 }
 
-static int count_cached(void *ctx, ik_u64 pfn, ik_u64 pages)
-{
-	(void)pfn;
-	(void)pages;
-	++*(unsigned long *)ctx;
-	return 0;
-}
-
 /* ---------------------------------------------------------------- mode */
 
 /*
@@ -248,7 +240,7 @@ START_TEST(test_mode_follows_config)
 		}
 		ck_assert_int_eq(ik_iova_flush_cpu(&d, 0), 0);
 		ck_assert_int_eq(ik_iova_flush_cpu(&d, 1), 0);
-		ck_assert_int_eq(ik_iova_for_each_cached(&d, count_cached, &n), 0);
+		ck_assert_int_eq(ik_iova_for_each_cached(&d, iova_mt_count_cached, &n), 0);
 		ik_iova_stats(&d, &st);
 		CHECK_OK(&d);
 		ik_iova_flush_all(&d);
@@ -517,7 +509,7 @@ START_TEST(test_lockers_fence_the_slot_cpus)
 	ck_assert_uint_eq(tl.fences, 1);
 	ck_assert_uint_eq(tl.fence[T_NVCPU], 1);
 	tally_reset();
-	ck_assert_int_eq(ik_iova_for_each_cached(&d, count_cached, &n), 0);
+	ck_assert_int_eq(ik_iova_for_each_cached(&d, iova_mt_count_cached, &n), 0);
 	ck_assert_uint_eq(n, 12);
 	ck_assert_uint_eq(tl.fences, 1);
 	ck_assert_uint_eq(tl.fence[T_NVCPU], 1);
@@ -644,104 +636,29 @@ END_TEST
 
 /* ---------------------------------------------------------------- threads */
 
-#define MT_SPACE (1u << 16)
 enum { T = 4 };
 
-struct mt_ctx {
-	struct ik_iova_domain *d;
-	uint8_t *owner; /* per pfn: 0 free, else thread id + 1 (atomic) */
-	long ops;
-	unsigned id;
-	int fail;
-	long migrations;
-};
-
-static void *mt_worker(void *arg)
+/* The workers' hooks: each starts on its own virtual CPU with jitter in
+ * its pinned sections, and migrates before one operation in eight. */
+static void mt_start(struct iova_mt *c)
 {
-	struct mt_ctx *c = arg;
-	struct ik_rng r = { 0x9157ull + c->id };
-	uint64_t live[64], npg[64];
-	bool fast[64];
-	size_t n = 0;
-
 	t_vcpu_set(c->id % T_NVCPU);
 	jitter = 1;
 	jitter_rng = 0xa5a5ull * (c->id + 1);
-	for (long i = 0; i < c->ops && !c->fail; i++) {
-		uint64_t op = ik_rng_below(&r, 100), p, k;
-		int rc;
+}
 
-		if (ik_rng_below(&r, 8) == 0) { /* migrate, between sections */
-			t_vcpu_set((unsigned)ik_rng_below(&r, T_NVCPU));
-			c->migrations++;
-		}
-		if ((op < 55 && n < 64) || n == 0) {
-			bool f = op < 45;
-
-			k = f ? 1 + ik_rng_below(&r, ik_rng_below(&r, 8) ? 2 : 40)
-			      : 1 + ik_rng_below(&r, 16);
-			rc = !f	   ? ik_iova_alloc(c->d, k, MT_SPACE - 1, ik_rng_below(&r, 2), &p)
-			     : i & 1 ? t_iova_alloc_fast_inline(c->d, k, MT_SPACE - 1, &p)
-				     : ik_iova_alloc_fast(c->d, k, MT_SPACE - 1, &p);
-			if (rc == -ENOSPC)
-				continue;
-			if (rc) {
-				c->fail = 1;
-				break;
-			}
-			if (f && k <= IK_IOVA_RCACHE_MAX_PAGES)
-				while (k & (k - 1))
-					k++; /* rounded up to a power of two */
-			if (!iova_owner_claim(c->owner, c->id, p, k)) {
-				c->fail = 2; /* two owners for one pfn */
-				break;
-			}
-			live[n] = p;
-			npg[n] = k;
-			fast[n++] = f;
-		} else if (op < 97) {
-			size_t j = ik_rng_below(&r, n);
-
-			if (!iova_owner_release(c->owner, c->id, live[j], npg[j])) {
-				c->fail = 3;
-				break;
-			}
-			rc = !fast[j] ? ik_iova_free(c->d, live[j])
-			     : i & 1  ? t_iova_free_fast_inline(c->d, live[j], npg[j])
-				      : ik_iova_free_fast(c->d, live[j], npg[j]);
-			if (rc) {
-				c->fail = 4;
-				break;
-			}
-			live[j] = live[n - 1];
-			npg[j] = npg[n - 1];
-			fast[j] = fast[--n];
-		} else if (op < 99) {
-			if (ik_iova_flush_cpu(c->d, (unsigned)ik_rng_below(&r, T_NVCPU)) != 0) {
-				c->fail = 6;
-				break;
-			}
-		} else {
-			struct ik_iova_stats st;
-			unsigned long cached = 0;
-
-			ik_iova_stats(c->d, &st);
-			if (ik_rng_below(&r, 4) == 0 &&
-			    ik_iova_for_each_cached(c->d, count_cached, &cached) != 0) {
-				c->fail = 7;
-				break;
-			}
-			if (ik_rng_below(&r, 16) == 0)
-				ik_iova_flush_all(c->d);
-		}
+static void mt_migrate(struct iova_mt *c, struct ik_rng *r)
+{
+	if (ik_rng_below(r, 8) == 0) { /* between sections */
+		t_vcpu_set((unsigned)ik_rng_below(r, T_NVCPU));
+		c->events++;
 	}
-	while (n--) {
-		if (!iova_owner_release(c->owner, c->id, live[n], npg[n]) ||
-		    (fast[n] ? ik_iova_free_fast(c->d, live[n], npg[n]) : ik_iova_free(c->d, live[n])))
-			c->fail = 5;
-	}
+}
+
+static void mt_stop(struct iova_mt *c)
+{
+	(void)c;
 	jitter = 0;
-	return NULL;
 }
 
 /* The checker runs each check from another virtual CPU. */
@@ -767,10 +684,10 @@ START_TEST(test_threads_share_a_domain_without_overlap)
 	struct ik_iova_domain d;
 	struct ik_iova_config cfg;
 	struct ik_iova_stats st;
-	struct mt_ctx c[T];
+	struct iova_mt c[T];
 	struct iova_checker k = { &d, 0, 0, 0, check_migrates, 0xc4ecull };
 	pthread_t th[T], kt;
-	uint8_t *owner = calloc(MT_SPACE, 1);
+	uint8_t *owner = calloc(IOVA_MT_SPACE, 1);
 	long ops = ik_test_iters(UNDER_TSAN ? 20000 : 200000);
 	unsigned long pins0 = __atomic_load_n(&g_pins, __ATOMIC_RELAXED);
 	unsigned long fences0 = __atomic_load_n(&g_fences, __ATOMIC_RELAXED);
@@ -780,7 +697,7 @@ START_TEST(test_threads_share_a_domain_without_overlap)
 	ck_assert_ptr_nonnull(owner);
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.granule = 4096;
-	cfg.end_pfn = MT_SPACE - 1;
+	cfg.end_pfn = IOVA_MT_SPACE - 1;
 	cfg.depot_max = 2;
 	cfg.flags = flags;
 	memset(&d, 0, sizeof(d)); /* see dom_init() */
@@ -789,19 +706,16 @@ START_TEST(test_threads_share_a_domain_without_overlap)
 			 flags ? IK_IOVA_RCACHE_LOCK : IK_IOVA_RCACHE_PINNED);
 	ck_assert_int_eq(ik_iova_reserve(&d, 1000, 1999), 0);
 	for (unsigned i = 0; i < T; i++) {
-		c[i].d = &d;
-		c[i].owner = owner;
-		c[i].ops = ops;
-		c[i].id = i;
-		c[i].fail = 0;
-		c[i].migrations = 0;
-		ck_assert_int_eq(pthread_create(&th[i], NULL, mt_worker, &c[i]), 0);
+		c[i] = (struct iova_mt){ .d = &d, .owner = owner, .ops = ops, .id = i,
+					 .ncpus = T_NVCPU, .seed = 0x9157ull, .start = mt_start,
+					 .each = mt_migrate, .stop = mt_stop };
+		ck_assert_int_eq(pthread_create(&th[i], NULL, iova_mt_worker, &c[i]), 0);
 	}
 	ck_assert_int_eq(pthread_create(&kt, NULL, iova_check_loop, &k), 0);
 	for (unsigned i = 0; i < T; i++) {
 		pthread_join(th[i], NULL);
 		ck_assert_msg(c[i].fail == 0, "thread %u failed: %d", i, c[i].fail);
-		migrations += c[i].migrations;
+		migrations += c[i].events;
 	}
 	__atomic_store_n(&k.stop, 1, __ATOMIC_RELEASE);
 	pthread_join(kt, NULL);

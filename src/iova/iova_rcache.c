@@ -103,6 +103,14 @@ static inline void mark_cached(struct ik_iova_domain *d)
 }
 
 #define ALL_CPUS ((unsigned)-1)
+#define NO_FENCE ((unsigned)-2) /* slot_lock(): the caller fences by itself */
+#define MAX_CLASSES 21		/* size classes 2^0 .. 2^20 pages */
+
+/* RSEQ or PINNED: hits take no lock, lockers set `held` and fence. */
+static inline bool lockless(const struct ik_iova_domain *d)
+{
+	return d->rc_mode == IK_IOVA_RCACHE_RSEQ || d->rc_mode == IK_IOVA_RCACHE_PINNED;
+}
 
 /* The CPU this thread runs on now, as the lockless mode sees it (exact, not
  * the env's hint); ALL_CPUS when unknown. */
@@ -133,7 +141,7 @@ static unsigned cpu_now(struct ik_iova_domain *d)
  * holds (see the top comment).  LOCK mode: nothing to do. */
 static void fence_cpu(struct ik_iova_domain *d, unsigned cpu)
 {
-	if (d->rc_mode < IK_IOVA_RCACHE_RSEQ)
+	if (!lockless(d))
 		return;
 	/* `held` reaches the fenced CPU through the fence itself (membarrier
 	 * and IK_ENV_CPU_FENCE order the caller's earlier stores), or through
@@ -160,44 +168,40 @@ static void fence_cpu(struct ik_iova_domain *d, unsigned cpu)
 #endif
 }
 
-/* The slot's CPU. */
-static inline unsigned slot_cpu_of(struct ik_iova_domain *d, const struct ik_iova_cpu *c)
-{
-	return (unsigned)((ik_uptr)(c - d->rc_cpu) % d->rc_ncpus);
-}
-
 /* Take a slot as a locker: the lock, then in the lockless modes `held` and
- * a fence of its CPU (skipped by fence = false when the caller fences
- * several slots at once). */
-static void slot_lock(struct ik_iova_domain *d, struct ik_iova_cpu *c, bool fence)
+ * a fence of `cpu`, the slot's CPU (NO_FENCE when the caller fences several
+ * slots at once). */
+static void slot_lock(struct ik_iova_domain *d, struct ik_iova_cpu *c, unsigned cpu)
 {
 	ik_lock(&c->lock);
-	if (d->rc_mode >= IK_IOVA_RCACHE_RSEQ) {
+	if (lockless(d)) {
 		ik_store_relaxed(&c->held, 1u);
-		if (fence)
-			fence_cpu(d, slot_cpu_of(d, c));
+		if (cpu != NO_FENCE)
+			fence_cpu(d, cpu);
 	}
 }
 
 static void slot_unlock(struct ik_iova_domain *d, struct ik_iova_cpu *c)
 {
-	if (d->rc_mode >= IK_IOVA_RCACHE_RSEQ)
+	if (lockless(d))
 		ik_store_release(&c->held, 0u); /* the slot's new state before it */
 	ik_unlock(&c->lock);
 }
 
-/* The slot of the calling thread's CPU for class cls: in the lockless modes
- * the exact CPU (a miss then fences nothing), in LOCK mode the env's hint. */
-static struct ik_iova_cpu *cur_slot(struct ik_iova_domain *d, unsigned cls)
+/* The slot of the calling thread's CPU for class cls, and in *cpu the CPU
+ * it belongs to: in the lockless modes the exact CPU (so that a miss there
+ * fences nothing), in LOCK mode the env's hint (and *cpu = NO_FENCE: LOCK
+ * mode never fences). */
+static struct ik_iova_cpu *cur_slot(struct ik_iova_domain *d, unsigned cls, unsigned *cpu)
 {
-	unsigned cpu;
-
-	if (d->rc_mode == IK_IOVA_RCACHE_LOCK)
+	if (!lockless(d)) {
+		*cpu = NO_FENCE;
 		return ik_iova_cpu_slot_(d, cls);
-	cpu = cpu_now(d);
-	if (cpu >= d->rc_ncpus)
-		cpu = 0;
-	return slot(d, cls, cpu);
+	}
+	*cpu = cpu_now(d);
+	if (*cpu >= d->rc_ncpus)
+		*cpu = 0;
+	return slot(d, cls, *cpu);
 }
 
 enum ik_iova_rcache_mode ik_iova_rcache_mode(const struct ik_iova_domain *d)
@@ -225,6 +229,7 @@ int ik_iova_rcache_init(struct ik_iova_domain *d, const struct ik_iova_config *c
 	if (!IK_IS_POW2(maxp) || maxp > ((ik_u64)1 << 20))
 		return -EINVAL;
 	d->rc_classes = (unsigned)IK_ILOG2_64(maxp) + 1;
+	IK_ASSERT(d->rc_classes <= MAX_CLASSES); /* maxp <= 2^20 above */
 	d->rc_ncpus = IK_ENV_NR_CPUS();
 	d->depot_max = cfg->depot_max ? cfg->depot_max : IK_IOVA_DEPOT_MAX;
 	n = d->rc_classes * d->rc_ncpus;
@@ -316,7 +321,7 @@ int ik_iova_alloc_fast_slow_(struct ik_iova_domain *d, ik_u64 npages, ik_u64 lim
 {
 	struct ik_iova_cpu *c;
 	struct ik_iova_depot *dep;
-	unsigned cls;
+	unsigned cls, cpu;
 	ik_u64 top;
 	bool hit;
 
@@ -326,9 +331,9 @@ int ik_iova_alloc_fast_slow_(struct ik_iova_domain *d, ik_u64 npages, ik_u64 lim
 		return ik_iova_alloc(d, npages, limit, IK_IOVA_SIZE_ALIGNED, pfn);
 	cls = (unsigned)IK_ILOG2_64_UP(npages);
 	top = ((ik_u64)1 << cls) - 1;
-	c = cur_slot(d, cls);
+	c = cur_slot(d, cls, &cpu);
 	dep = &d->rc_depot[cls];
-	slot_lock(d, c, true);
+	slot_lock(d, c, cpu);
 	hit = mag_pop(c->loaded, limit, top, pfn);
 	if (!hit && c->prev && c->prev->n) {
 		mag_t *t = c->loaded;
@@ -365,16 +370,16 @@ int ik_iova_free_fast_slow_(struct ik_iova_domain *d, ik_u64 pfn, ik_u64 npages)
 	struct ik_iova_cpu *c;
 	struct ik_iova_depot *dep;
 	mag_t *m;
-	unsigned cls;
+	unsigned cls, cpu;
 
 	if (npages == 0)
 		return -EINVAL;
 	if (npages - 1 >= d->rc_max_pages)
 		return ik_iova_free(d, pfn);
 	cls = (unsigned)IK_ILOG2_64_UP(npages);
-	c = cur_slot(d, cls);
+	c = cur_slot(d, cls, &cpu);
 	dep = &d->rc_depot[cls];
-	slot_lock(d, c, true);
+	slot_lock(d, c, cpu);
 	if (c->loaded && c->loaded->n < IK_IOVA_MAG_SIZE)
 		goto push;
 	if (c->prev && c->prev->n < IK_IOVA_MAG_SIZE) {
@@ -422,7 +427,7 @@ to_tree:
 
 int ik_iova_flush_cpu(struct ik_iova_domain *d, unsigned cpu)
 {
-	mag_t *mag[2 * 21]; /* loaded and prev of each class (at most 21: 2^20 pages) */
+	mag_t *mag[2 * MAX_CLASSES]; /* loaded and prev of each class */
 	unsigned cls;
 
 	if (!d || cpu >= IK_ENV_NR_CPUS())
@@ -432,7 +437,7 @@ int ik_iova_flush_cpu(struct ik_iova_domain *d, unsigned cpu)
 	/* Every class of the CPU at once (slot index order), so that the
 	 * lockless modes fence the CPU once. */
 	for (cls = 0; cls < d->rc_classes; cls++)
-		slot_lock(d, slot(d, cls, cpu), false);
+		slot_lock(d, slot(d, cls, cpu), NO_FENCE);
 	fence_cpu(d, cpu);
 	for (cls = 0; cls < d->rc_classes; cls++) {
 		struct ik_iova_cpu *c = slot(d, cls, cpu);
@@ -483,7 +488,7 @@ void ik_iova_rcache_lock_all(struct ik_iova_domain *d)
 	unsigned i, n = d->rc_classes * d->rc_ncpus;
 
 	for (i = 0; i < n; i++)
-		slot_lock(d, &d->rc_cpu[i], false);
+		slot_lock(d, &d->rc_cpu[i], NO_FENCE);
 	if (n)
 		fence_cpu(d, ALL_CPUS);
 	for (i = 0; i < d->rc_classes; i++)
