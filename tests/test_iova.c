@@ -1118,6 +1118,152 @@ static int count_range(void *ctx, const struct ik_iova_range *r)
  * either way, nothing visible in find/next/for_each/stats, and everything
  * that would see it (a free of its successor, a reservation) erases it first.
  */
+/*
+ * summary_updates counts the nodes whose summaries an update computed, the
+ * one where an early stop ends included, and one per rotation.  Worked by
+ * hand on [0, 15] with one-page allocations (15, then 14, then 13):
+ *   15: a new root, its summary its own gap's: nothing updated (0).
+ *   14: under 15 (the owner of [0, 14]); 15 recomputed (1).
+ *   13: under 14, the owner of [0, 13]: 14 and then 15 recomputed, both
+ *       changed (2); 13 and 14 are red, so 15 rotates right (1).  Total 4.
+ */
+START_TEST(test_summary_updates_count_the_levels)
+{
+	struct ik_iova_domain d;
+	struct ik_iova_stats st;
+	uint64_t p, before;
+
+	dom_init(&d, 0, 15, IK_IOVA_CFG_NO_RCACHE, NULL);
+	ik_iova_stats(&d, &st);
+	ck_assert_uint_eq(st.summary_updates, 0);
+	ck_assert_int_eq(ik_iova_alloc(&d, 1, 15, 0, &p), 0);
+	ck_assert_uint_eq(p, 15);
+	ik_iova_stats(&d, &st);
+	ck_assert_uint_eq(st.summary_updates, 0);
+	ck_assert_int_eq(ik_iova_alloc(&d, 1, 15, 0, &p), 0);
+	ck_assert_uint_eq(p, 14);
+	ik_iova_stats(&d, &st);
+	ck_assert_uint_eq(st.summary_updates, 1);
+	ck_assert_int_eq(ik_iova_alloc(&d, 1, 15, 0, &p), 0);
+	ck_assert_uint_eq(p, 13);
+	ik_iova_stats(&d, &st);
+	ck_assert_uint_eq(st.summary_updates, 4);
+	CHECK_OK(&d);
+	/* Failing calls compute nothing. */
+	ck_assert_int_eq(ik_iova_free(&d, 3), -ENOENT);
+	ck_assert_int_eq(ik_iova_alloc(&d, 17, 15, 0, &p), -EINVAL);
+	ck_assert_int_eq(ik_iova_alloc(&d, 14, 15, 0, &p), -ENOSPC);
+	ik_iova_stats(&d, &st);
+	ck_assert_uint_eq(st.summary_updates, 4);
+	/* A free recomputes at least the node whose gap grew; the count only
+	 * grows, and over churn it stays within a few tree heights per call. */
+	before = st.summary_updates;
+	ck_assert_int_eq(ik_iova_free(&d, 14), 0);
+	ik_iova_stats(&d, &st);
+	ck_assert_uint_gt(st.summary_updates, before);
+	ik_iova_destroy(&d);
+
+	dom_init(&d, 0, (1u << 20) - 1, IK_IOVA_CFG_NO_RCACHE, NULL);
+	{
+		uint64_t live[512], x = 12345;
+		int n = 0;
+
+		for (int i = 0; i < 4096; i++) {
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			if (n < 512 && (n == 0 || (x >> 60) < 9)) {
+				ck_assert_int_eq(ik_iova_alloc(&d, 1 + (x >> 58), (1u << 20) - 1,
+							       IK_IOVA_SIZE_ALIGNED, &live[n]),
+						 0);
+				n++;
+			} else {
+				int j = (int)((x >> 33) % (uint64_t)n);
+
+				ck_assert_int_eq(ik_iova_free(&d, live[j]), 0);
+				live[j] = live[--n];
+			}
+		}
+		ik_iova_stats(&d, &st);
+		/* 512 ranges: a height of at most 2 log2(513) < 19 */
+		ck_assert_uint_gt(st.summary_updates, 4096);
+		ck_assert_uint_lt(st.summary_updates, 4096ull * 3 * 19);
+		CHECK_OK(&d);
+	}
+	ik_iova_destroy(&d);
+}
+END_TEST
+
+/* A domain over [0, 15] on a fault-injecting allocator, holding the
+ * one-page ranges 15, 14 and 13. */
+static void three_pages(struct ik_iova_domain *d, struct ik_fault_alloc *fa)
+{
+	uint64_t p;
+
+	ik_fault_alloc_init(fa);
+	dom_init(d, 0, 15, IK_IOVA_CFG_NO_RCACHE, &fa->a);
+	for (uint64_t i = 0; i < 3; i++) {
+		ck_assert_int_eq(ik_iova_alloc(d, 1, 15, 0, &p), 0);
+		ck_assert_uint_eq(p, 15 - i);
+	}
+}
+
+/*
+ * The spare: a free that erases its node keeps it for the next allocation,
+ * which then makes no allocator call (and cannot fail for memory).  One
+ * node at most; destroy frees it; stats count it in bytes.
+ */
+START_TEST(test_spare_node_serves_the_next_allocation)
+{
+	struct ik_fault_alloc fa;
+	struct ik_iova_domain d;
+	struct ik_iova_stats a, b;
+	uint64_t p;
+
+	three_pages(&d, &fa);
+	ck_assert_ptr_null(d.spare);
+	/* 15 has no successor: erased, its node becomes the spare */
+	ck_assert_int_eq(ik_iova_free(&d, 15), 0);
+	ck_assert_ptr_null(d.tomb);
+	ck_assert_ptr_nonnull(d.spare);
+	ck_assert_int_eq(fa.live, 3);
+	ik_iova_stats(&d, &a);
+	ck_assert_uint_eq(a.ranges, 2);
+	ck_assert_uint_eq(a.bytes, 3 * a.node_bytes);
+	CHECK_OK(&d);
+
+	/* with the allocator failing, the next allocation still succeeds */
+	ik_fault_alloc_fail_nth(&fa, 1);
+	ck_assert_int_eq(ik_iova_alloc(&d, 1, 15, 0, &p), 0);
+	ck_assert_uint_eq(p, 15);
+	ck_assert_int_eq(fa.calls, 0);
+	ck_assert_ptr_null(d.spare);
+	CHECK_OK(&d);
+	/* the one after it needs the allocator: -ENOMEM, nothing changed */
+	ik_iova_stats(&d, &a);
+	ck_assert_int_eq(ik_iova_alloc(&d, 1, 15, 0, &p), -ENOMEM);
+	ck_assert_int_eq(fa.failures, 1);
+	ik_iova_stats(&d, &b);
+	ck_assert_uint_eq(b.ranges, a.ranges);
+	ck_assert_uint_eq(b.pages, a.pages);
+	ck_assert_uint_eq(b.bytes, a.bytes);
+	ck_assert_int_eq(fa.live, 3);
+	CHECK_OK(&d);
+	ik_fault_alloc_disarm(&fa);
+
+	/* two erasing frees: the first node becomes the spare, the second
+	 * goes back to the allocator */
+	ck_assert_int_eq(ik_iova_alloc(&d, 1, 15, 0, &p), 0); /* 12 */
+	ck_assert_int_eq(fa.live, 4);
+	ck_assert_int_eq(ik_iova_free(&d, 15), 0);
+	ck_assert_int_eq(ik_iova_free(&d, 14), 0);
+	ck_assert_ptr_nonnull(d.spare);
+	ck_assert_int_eq(fa.live, 3);
+	CHECK_OK(&d);
+	/* destroy frees the spare with the rest */
+	ik_iova_destroy(&d);
+	ck_assert_int_eq(fa.live, 0);
+}
+END_TEST
+
 START_TEST(test_free_then_alloc_in_place_reuses_the_node)
 {
 	struct ik_fault_alloc fa;
@@ -1173,14 +1319,16 @@ START_TEST(test_free_then_alloc_in_place_reuses_the_node)
 	 * node is kept instead, and the two pages form one gap of 2 */
 	ck_assert_int_eq(ik_iova_free(&d, 960), 0);
 	ck_assert_int_eq(ik_iova_free(&d, 961), 0);
-	ck_assert_int_eq(fa.live, 99);
+	/* the erased node is the domain's spare now: 98 ranges, kept, spare */
+	ck_assert_ptr_nonnull(d.spare);
+	ck_assert_int_eq(fa.live, 100);
 	CHECK_OK(&d);
 	ik_iova_stats(&d, &st);
 	ck_assert_uint_eq(st.ranges, 98);
-	ck_assert_uint_eq(st.bytes, 99 * st.node_bytes);
+	ck_assert_uint_eq(st.bytes, 100 * st.node_bytes);
 	ck_assert_int_eq(ik_iova_alloc(&d, 2, 1023, IK_IOVA_SIZE_ALIGNED, &p), 0);
 	ck_assert_uint_eq(p, 960);
-	ck_assert_int_eq(fa.live, 99);
+	ck_assert_int_eq(fa.live, 100);
 	CHECK_OK(&d);
 
 	/* an aligned request below the top of the kept node's gap: a new node
@@ -1866,6 +2014,10 @@ START_TEST(test_checker_detects_corruption)
 		d.tomb = n; /* a node with a range */
 		ck_assert_int_eq(ik_iova_check(&d), IK_IOVA_CHECK_HINT);
 		d.tomb = k;
+		k = d.spare;
+		d.spare = n; /* a spare that is still in the tree */
+		ck_assert_int_eq(ik_iova_check(&d), IK_IOVA_CHECK_HINT);
+		d.spare = k;
 		ck_assert_str_ne(ik_iova_check_str(IK_IOVA_CHECK_HINT), "unknown check result");
 	}
 	CHECK_OK(&d);
@@ -2019,10 +2171,7 @@ START_TEST(test_failed_reserve_keeps_the_kept_node)
 	struct ik_iova_stats a, b;
 	uint64_t p;
 
-	ik_fault_alloc_init(&fa);
-	dom_init(&d, 0, 15, IK_IOVA_CFG_NO_RCACHE, &fa.a);
-	for (int i = 0; i < 3; i++)
-		ck_assert_int_eq(ik_iova_alloc(&d, 1, 15, 0, &p), 0); /* 15, 14, 13 */
+	three_pages(&d, &fa);
 	ck_assert_int_eq(ik_iova_free(&d, 14), 0);		      /* kept: 15 is adjacent */
 	ck_assert_ptr_nonnull(d.tomb);
 	ik_iova_stats(&d, &a);
@@ -2043,7 +2192,8 @@ START_TEST(test_failed_reserve_keeps_the_kept_node)
 	ck_assert_int_eq(ik_iova_free(&d, 14), 0);
 	ck_assert_int_eq(ik_iova_reserve(&d, 0, 1), 0); /* succeeds: the kept node goes */
 	ck_assert_ptr_null(d.tomb);
-	ck_assert_int_eq(fa.live, 3);
+	ck_assert_ptr_nonnull(d.spare); /* ... to be the spare: 13, 15, [0, 1] and it */
+	ck_assert_int_eq(fa.live, 4);
 	CHECK_OK(&d);
 	ik_iova_destroy(&d);
 	ck_assert_int_eq(fa.live, 0);
@@ -2138,7 +2288,7 @@ static void km_verify(struct ik_iova_domain *d, const struct kmodel *k)
 	IK_REQUIRE(st.ranges == m->ranges + m->rranges && st.pages == m->pages + m->rpages);
 	IK_REQUIRE(st.reserved_ranges == m->rranges && st.reserved_pages == m->rpages);
 	IK_REQUIRE(st.largest_gap == model_largest(m, m->end));
-	IK_REQUIRE(st.bytes - (st.ranges + (d->tomb ? 1 : 0)) * st.node_bytes ==
+	IK_REQUIRE(st.bytes - (st.ranges + (d->tomb ? 1 : 0) + (d->spare ? 1 : 0)) * st.node_bytes ==
 		   st.magazines * sizeof(struct ik_iova_mag) +
 			   (uint64_t)d->rc_classes * d->rc_ncpus * sizeof(struct ik_iova_cpu) +
 			   (uint64_t)d->rc_classes * sizeof(struct ik_iova_depot));
@@ -2539,6 +2689,8 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, test_reserve_merges_and_blocks);
 	tcase_add_test(tc, test_iteration_visits_every_range_in_order);
 	tcase_add_test(tc, test_free_then_alloc_in_place_reuses_the_node);
+	tcase_add_test(tc, test_spare_node_serves_the_next_allocation);
+	tcase_add_test(tc, test_summary_updates_count_the_levels);
 	tcase_add_test(tc, test_kept_node_op_by_op_matches_model);
 	tcase_add_test(tc, test_node_is_at_most_56_bytes);
 	tcase_add_test(tc, test_free_summary_update_shares_the_erase_pass);

@@ -334,14 +334,106 @@ START_TEST(replace_keeps_shape)
 	}
 	repl.val = nodes[15].val;
 	ik_rb_replace_node(&nodes[15].rb, &repl.rb, &root);
-	tmax_copy(&nodes[15].rb, &repl.rb);
+	tmax_copy(&nodes[15].rb, &repl.rb, NULL);
 	ck_assert_ptr_eq(tfind(&root, 15), &repl);
 	ck_assert_int_eq(ik_rb_check(&root, tcmp, taug_ok, NULL, NULL), IK_RB_OK);
 	/* Changing its own value and propagating keeps the augmentation right. */
 	repl.val = 1000;
-	tmax_propagate(&repl.rb, NULL);
+	tmax_propagate(&repl.rb, NULL, NULL);
 	ck_assert_int_eq(ik_rb_check(&root, tcmp, taug_ok, NULL, NULL), IK_RB_OK);
 	ck_assert_uint_eq(T(root.node)->max, 1000);
+}
+END_TEST
+
+/*
+ * Callbacks with a context: a wrapper around the generated callbacks that
+ * records what ctx each call receives.  The _ctx calls hand their ctx to
+ * every callback; the plain calls hand NULL.
+ */
+struct ctx_log {
+	long calls, wrong;
+	void *want;
+};
+
+static struct ctx_log *ctx_seen;
+
+static void ctx_note(void *ctx)
+{
+	ctx_seen->calls++;
+	if (ctx != ctx_seen->want)
+		ctx_seen->wrong++;
+}
+
+static void cprop(struct ik_rb_node *n, struct ik_rb_node *stop, void *ctx)
+{
+	ctx_note(ctx);
+	tmax_propagate(n, stop, ctx);
+}
+
+static void ccopy(struct ik_rb_node *from, struct ik_rb_node *to, void *ctx)
+{
+	ctx_note(ctx);
+	tmax_copy(from, to, ctx);
+}
+
+static void crot(struct ik_rb_node *old, struct ik_rb_node *top, void *ctx)
+{
+	ctx_note(ctx);
+	tmax_rotate(old, top, ctx);
+}
+
+static const struct ik_rb_augment ctx_aug = { cprop, ccopy, crot };
+
+/* Insert n with ctx (or with the plain call when plain is set). */
+static void cinsert(struct ik_rb_root *root, struct tnode *n, void *ctx, bool plain)
+{
+	struct ik_rb_node **link = &root->node, *parent = NULL;
+
+	while (*link) {
+		parent = *link;
+		link = n->key < T(parent)->key ? &parent->left : &parent->right;
+	}
+	ik_rb_link_node(&n->rb, parent, link);
+	if (plain)
+		ik_rb_insert_augmented(&n->rb, root, &ctx_aug);
+	else
+		ik_rb_insert_augmented_ctx(&n->rb, root, &ctx_aug, ctx);
+}
+
+START_TEST(callbacks_receive_the_context)
+{
+	enum { N = 500 };
+	struct tnode *nodes = calloc(N, sizeof(*nodes));
+	struct ik_rb_root root = IK_RB_ROOT_INIT;
+	struct ctx_log log = { 0, 0, NULL };
+	int owner;
+
+	ck_assert_ptr_nonnull(nodes);
+	ctx_seen = &log;
+	log.want = &owner;
+	for (uint32_t i = 0; i < N; i++) {
+		nodes[i].key = (i * 7919u) % N; /* a permutation: rotations of every kind */
+		nodes[i].val = (i * 31u) % 97u;
+		cinsert(&root, &nodes[i], &owner, false);
+	}
+	ck_assert_int_eq(ik_rb_check(&root, tcmp, taug_ok, NULL, NULL), IK_RB_OK);
+	for (uint32_t i = 0; i < N; i += 2) /* erases: copy, propagate, rotate */
+		ik_rb_erase_augmented_ctx(&nodes[i].rb, &root, &ctx_aug, &owner);
+	ck_assert_int_eq(ik_rb_check(&root, tcmp, taug_ok, NULL, NULL), IK_RB_OK);
+	ck_assert_int_gt(log.calls, N);
+	ck_assert_int_eq(log.wrong, 0);
+	/* the plain calls pass NULL */
+	log.want = NULL;
+	log.calls = 0;
+	for (uint32_t i = 0; i < N; i += 2)
+		cinsert(&root, &nodes[i], NULL, true);
+	for (uint32_t i = 1; i < N; i += 2)
+		ik_rb_erase_augmented(&nodes[i].rb, &root, &ctx_aug);
+	ck_assert_int_eq(ik_rb_check(&root, tcmp, taug_ok, NULL, NULL), IK_RB_OK);
+	ck_assert_int_gt(log.calls, N / 2);
+	ck_assert_int_eq(log.wrong, 0);
+	ctx_seen = NULL;
+	free(nodes);
 }
 END_TEST
 
@@ -466,6 +558,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, postorder_visits_children_first);
 	tcase_add_test(tc, replace_keeps_shape);
 	tcase_add_test(tc, propagation_stops_early);
+	tcase_add_test(tc, callbacks_receive_the_context);
 	tcase_add_test(tc, checker_catches_broken_trees);
 	tcase_add_test(tc, sequential_inserts_stay_balanced);
 	suite_add_tcase(s, tc);

@@ -23,6 +23,11 @@
  *           ik_lock/ik_unlock, the least a per-CPU-locked cache can cost
  *           (JSON: lock_floor_ns on every W4 line).
  *
+ * Beside the times: the tree nodes each allocation visited (visits_mean)
+ * and the nodes whose summaries each free and allocation updated,
+ * rotations included (summary_updates_mean; ik_iova_stats()'s
+ * summary_updates, read after each sampled call, outside its timing).
+ *
  * Each latency is one operation between two clock reads; the clock's own cost
  * is subtracted (printed as timer_ns).  For W1-W3 that cost is measured in
  * the loop itself: every iteration also times an empty interval, and the
@@ -131,6 +136,8 @@ struct series {
 	struct bench_samples lat;
 	double visits_sum;
 	uint64_t visits_max, visits_n;
+	double upd_sum;		/* summary updates over the sampled calls */
+	uint64_t upd_n;		/* samples with a summary-update count */
 	unsigned per;
 };
 
@@ -139,6 +146,8 @@ static int series_init(struct series *s, size_t cap)
 	s->visits_sum = 0;
 	s->visits_max = 0;
 	s->visits_n = 0;
+	s->upd_sum = 0;
+	s->upd_n = 0;
 	s->per = 1;
 	return bench_samples_init(&s->lat, cap);
 }
@@ -173,7 +182,38 @@ static void calib_apply(struct calib *c, struct series *const *ss, unsigned n)
 	bench_samples_free(&c->empty);
 }
 
-static void series_visit(struct series *s, struct ik_iova_domain *d)
+/*
+ * After a sampled call: the nodes whose summaries it updated (the domain's
+ * summary_updates counter against *upd, its value after the call before;
+ * *upd takes the new value).  Read outside the timed window.
+ */
+static void series_upd(struct series *s, const struct ik_iova_stats *st, uint64_t *upd)
+{
+	s->upd_sum += (double)(st->summary_updates - *upd);
+	s->upd_n++;
+	*upd = st->summary_updates;
+}
+
+/* The domain's summary_updates counter now. */
+static uint64_t upd_now(struct ik_iova_domain *d)
+{
+	struct ik_iova_stats st;
+
+	ik_iova_stats(d, &st);
+	return st.summary_updates;
+}
+
+/* After a sampled free: its summary updates. */
+static void series_free(struct series *s, struct ik_iova_domain *d, uint64_t *upd)
+{
+	struct ik_iova_stats st;
+
+	ik_iova_stats(d, &st);
+	series_upd(s, &st, upd);
+}
+
+/* After a sampled allocation: the nodes it visited and its summary updates. */
+static void series_visit(struct series *s, struct ik_iova_domain *d, uint64_t *upd)
 {
 	struct ik_iova_stats st;
 
@@ -182,6 +222,16 @@ static void series_visit(struct series *s, struct ik_iova_domain *d)
 	s->visits_n++;
 	if (st.last_visits > s->visits_max)
 		s->visits_max = st.last_visits;
+	series_upd(s, &st, upd);
+}
+
+/* "(<= B)", the visit bound as the table shows it. */
+static const char *bound_str(double bound)
+{
+	static char buf[32];
+
+	snprintf(buf, sizeof(buf), "(<= %.0f)", floor(bound));
+	return buf;
 }
 
 static void report(const struct bench_opts *o, const char *wl, const char *occ, const char *op,
@@ -205,6 +255,11 @@ static void report(const struct bench_opts *o, const char *wl, const char *occ, 
 			       (unsigned long long)s->visits_max, bound);
 		else
 			printf("\"visits_mean\":null,\"visits_max\":null,");
+		if (s->upd_n)
+			printf("\"summary_updates_mean\":%.2f,",
+			       s->upd_sum / (double)s->upd_n / (double)s->per);
+		else
+			printf("\"summary_updates_mean\":null,");
 		if (batch_pair)
 			printf("\"batch_pair_p50_ns\":%llu,", (unsigned long long)batch_pair);
 		if (lib_bytes_per_range > 0)
@@ -219,10 +274,14 @@ static void report(const struct bench_opts *o, const char *wl, const char *occ, 
 		       (unsigned long long)st.p99, (unsigned long long)st.p999,
 		       (unsigned long long)st.max);
 		if (s->visits_n)
-			printf(" %7.1f %5llu (<= %.0f)\n", s->visits_sum / (double)s->visits_n,
-			       (unsigned long long)s->visits_max, floor(bound));
+			printf(" %7.1f %5llu %-8s", s->visits_sum / (double)s->visits_n,
+			       (unsigned long long)s->visits_max, bound_str(bound));
 		else
-			printf("       -     -\n");
+			printf("       -     - %-8s", "");
+		if (s->upd_n)
+			printf(" %6.1f\n", s->upd_sum / (double)s->upd_n / (double)s->per);
+		else
+			printf("      -\n");
 		bench_print_hist(stdout, &st);
 	}
 	bench_samples_free(&s->lat);
@@ -263,6 +322,7 @@ struct churn {
 	struct rng r;
 	uint64_t *live, *npg;	/* live ranges' first pfns and sizes */
 	uint64_t n, pages, end, maxsize, fails;
+	uint64_t upd;		/* the domain's summary_updates after the last sampled call */
 	uint64_t heap_fill;	/* heap bytes the fill took (0: unknown) */
 };
 
@@ -287,8 +347,10 @@ static int churn_step(struct churn *c, struct series *sf, struct series *sa)
 	if (sf)
 		t0 = bench_now_ns();
 	err = ik_iova_free(&c->d, c->live[j]);
-	if (sf)
+	if (sf) {
 		bench_samples_add(&sf->lat, bench_now_ns() - t0);
+		series_free(sf, &c->d, &c->upd);
+	}
 	if (err)
 		return fail("free", err);
 	c->pages -= c->npg[j];
@@ -297,7 +359,7 @@ static int churn_step(struct churn *c, struct series *sf, struct series *sa)
 	err = ik_iova_alloc(&c->d, k, c->end, IK_IOVA_SIZE_ALIGNED, &p);
 	if (sa) {
 		bench_samples_add(&sa->lat, bench_now_ns() - t0);
-		series_visit(sa, &c->d);
+		series_visit(sa, &c->d, &c->upd);
 	}
 	if (err == -ENOSPC) {
 		c->fails++;
@@ -396,6 +458,7 @@ static int churn(const struct bench_opts *o, const char *wl, const char *occ, ui
 	if (churn_fill(&c, live_n) || series_init(&sa, iters) || series_init(&sf, iters) ||
 	    bench_samples_init(&cal.empty, iters))
 		return 1;
+	c.upd = upd_now(&c.d);
 	for (uint64_t i = 0; i < iters && !err; i++) {
 		err = churn_step(&c, &sf, &sa);
 		calib_lap(&cal);
@@ -432,7 +495,7 @@ static int w2(const struct bench_opts *o, uint64_t end, uint64_t iters)
 	struct series *const all[3] = { &sa, &sx, &sf };
 	struct calib cal;
 	struct rng r = { o->seed * 77 + 2 };
-	uint64_t space = end, *live = malloc(space * sizeof(*live)), n = 0, p;
+	uint64_t space = end, *live = malloc(space * sizeof(*live)), n = 0, p, upd;
 	int err;
 
 	if (!live || dom_make(&d, 1, end, false))
@@ -445,18 +508,20 @@ static int w2(const struct bench_opts *o, uint64_t end, uint64_t iters)
 	    bench_samples_init(&cal.empty, iters))
 		return 1;
 	sx.per = 16;
+	upd = upd_now(&d);
 	for (uint64_t i = 0; i < iters; i++) {
 		uint64_t j = rbelow(&r, n), t0;
 
 		t0 = bench_now_ns();
 		err = ik_iova_free(&d, live[j]);
 		bench_samples_add(&sf.lat, bench_now_ns() - t0);
+		series_free(&sf, &d, &upd);
 		if (err)
 			return fail("free", err);
 		t0 = bench_now_ns();
 		err = ik_iova_alloc(&d, 1, end, IK_IOVA_SIZE_ALIGNED, &live[j]);
 		bench_samples_add(&sa.lat, bench_now_ns() - t0);
-		series_visit(&sa, &d);
+		series_visit(&sa, &d, &upd);
 		if (err)
 			return fail("alloc after free", err);
 		/* A failing allocation changes nothing: 16 in a row per sample,
@@ -465,7 +530,7 @@ static int w2(const struct bench_opts *o, uint64_t end, uint64_t iters)
 		for (unsigned k = 0; k < 16; k++)
 			err |= ik_iova_alloc(&d, 1, end, IK_IOVA_SIZE_ALIGNED, &p) != -ENOSPC;
 		bench_samples_add(&sx.lat, bench_now_ns() - t0);
-		series_visit(&sx, &d);
+		series_visit(&sx, &d, &upd);
 		if (err)
 			return fail("alloc on a full space did not fail", -EEXIST);
 		calib_lap(&cal);
@@ -709,7 +774,8 @@ static void iova_help(void)
 	       "      fails; W3: sizes 1..64 size-aligned at 1/4 and 1/2 of the pages;\n"
 	       "      growth: 1e3..1e6 live ranges (--big: 1e7); W4: alloc_fast/free_fast\n"
 	       "      on 1..N threads.  Latency mean/p50/p99/p99.9/max, log2 histogram,\n"
-	       "      tree nodes visited per allocation.\n");
+	       "      tree nodes visited per allocation, tree nodes whose summaries each\n"
+	       "      call updated (JSON: summary_updates_mean).\n");
 }
 
 int bench_iova(int argc, char **argv, struct bench_opts *o)
@@ -762,13 +828,14 @@ int bench_iova(int argc, char **argv, struct bench_opts *o)
 	if (!o->json)
 		printf("iova: ns per operation (the clock's cost subtracted: W4 %llu ns, measured at\n"
 		       "start; W1-W3 measured in their loops, shown below each), tree nodes visited\n"
-		       "per allocation (bound 2*log2(ranges)+4); node %llu bytes per live range\n\n"
+		       "per allocation (bound 2*log2(ranges)+4), upd: tree nodes whose summaries the\n"
+		       "call updated (summary_updates); node %llu bytes per live range\n\n"
 		       "mean<=p99.9: the mean of the samples up to the 99.9th percentile (on a shared\n"
 		       "machine the largest samples are mostly time spent descheduled)\n\n"
-		       "%-6s %-5s %-10s %8s %8s %8s %7s %7s %7s %8s %9s %7s %5s\n",
+		       "%-6s %-5s %-10s %8s %8s %8s %7s %7s %7s %8s %9s %7s %5s %-8s %6s\n",
 		       (unsigned long long)timer_ns, (unsigned long long)node_bytes, "work", "occ",
 		       "op", "n", "ranges", "mean", "<=p99.9", "p50", "p99", "p99.9", "max", "visits",
-		       "max");
+		       "max", "", "upd");
 	if (run[0]) {
 		static const char *const occ[3] = { "1/4", "1/2", "3/4" };
 

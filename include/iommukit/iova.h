@@ -141,13 +141,17 @@ struct ik_iova_stats {
 	ik_u64 cached_ranges;	/* ranges held in magazines and depots */
 	ik_u64 cached_pages;	/* pages they cover */
 	ik_u64 magazines;	/* magazines allocated */
-	ik_u64 bytes;		/* memory held: nodes, magazines, per-CPU arrays */
+	ik_u64 bytes;		/* memory held: nodes (kept and spare ones too), magazines, per-CPU arrays */
 	ik_u64 node_bytes;	/* sizeof a node */
 	ik_u64 flushes;		/* flush-and-retry events after -ENOSPC */
 	ik_u64 trims;		/* magazines returned to the tree by depot trimming */
 	ik_u64 visits;		/* tree nodes visited by allocations, in total */
 	ik_u64 last_visits;	/* ... by the last tree allocation */
 	ik_u64 max_visits;	/* ... by the worst one */
+	ik_u64 summary_updates; /* tree nodes whose subtree summaries an update
+				   recomputed (or checked and found unchanged,
+				   where an early-stopping pass ends), in total:
+				   allocations, frees, reservations, rotations */
 };
 
 /* struct ik_iova_config - what ik_iova_init() needs. */
@@ -199,12 +203,14 @@ struct ik_iova_domain {
 	struct ik_iova_node *last; /* the highest range, NULL when empty */
 	struct ik_iova_node *hint; /* owner of the gap last freed into or allocated from */
 	struct ik_iova_node *tomb; /* a freed range's node kept with an empty range */
+	struct ik_iova_node *spare; /* a freed node kept for the next allocation, or NULL */
 	unsigned hint_credit;	/* 1: the last try of the hint succeeded */
 	ik_u64 last_hi;		/* its last pfn */
 	ik_u64 start_pfn, end_pfn, granule;
 	const struct ik_allocator *alloc;
 	ik_u64 nr_ranges, nr_pages, nr_reserved, reserved_pages;
 	ik_u64 nr_flushes, nr_trims, visits, last_visits, max_visits;
+	ik_u64 summary_updates;	/* see struct ik_iova_stats */
 	/* rcache: read-only after init (what a hit reads comes first) */
 	ik_u64 rc_max_pages;	/* 0: no rcache */
 	struct ik_iova_cpu *rc_cpu;	 /* [class * rc_ncpus + cpu] */
@@ -259,7 +265,8 @@ IK_API void ik_iova_destroy(struct ik_iova_domain *d);
  * -ENOSPC (no fitting range), -ENOMEM (node allocation failed).
  * Cost: O(log n) tree steps, failing or not; plus a flush on -ENOSPC.
  * Calls the allocator at most once, under the tree lock (not at all when
- * the range goes where a free just kept an empty node).
+ * the range goes where a free just kept an empty node, or when the domain
+ * holds a spare node from an earlier free).
  */
 IK_API int ik_iova_alloc(struct ik_iova_domain *d, ik_u64 npages, ik_u64 limit,
 			 unsigned flags, ik_u64 *pfn);
@@ -270,9 +277,11 @@ IK_API int ik_iova_alloc(struct ik_iova_domain *d, ik_u64 npages, ik_u64 limit,
  * allocated, already freed, inside a range, or a reservation).  A range held
  * by an rcache (given to ik_iova_free_fast) must not be freed again here:
  * that is a double free this call cannot see; ik_iova_check() reports it.
- * O(log n).  Frees a node through the allocator, or none when it keeps this
- * range's node (empty) for the next allocation there, or two when it also
- * drops the one kept before.
+ * O(log n).  Frees at most two nodes through the allocator: the domain
+ * keeps this range's node (empty) in the tree for the next allocation
+ * there when its successor starts right after it, and otherwise keeps one
+ * erased node as a spare for the next allocation anywhere; a node that
+ * finds the spare taken goes back to the allocator.
  */
 IK_API int ik_iova_free(struct ik_iova_domain *d, ik_u64 pfn);
 
@@ -338,7 +347,8 @@ enum {
 	IK_IOVA_CHECK_CACHE = 6,	/* a cached pfn is not a matching allocation */
 	IK_IOVA_CHECK_CACHE_DUP = 7,	/* a pfn cached twice */
 	IK_IOVA_CHECK_MAGAZINE = 8,	/* a magazine or depot over its bound */
-	IK_IOVA_CHECK_HINT = 9,		/* the hint or the kept node is not in the tree */
+	IK_IOVA_CHECK_HINT = 9,		/* the hint or the kept node is not in the tree,
+					   or the spare node is */
 };
 /* ik_iova_check - see above: 0, an IK_IOVA_CHECK_* code, -ENOMEM or -EINVAL. */
 IK_API int ik_iova_check(struct ik_iova_domain *d);

@@ -136,22 +136,26 @@ IK_INLINE void ik_rb_change_child_(struct ik_rb_node *old, struct ik_rb_node *ne
 /*
  * Callbacks that keep an augmented value right.  Generate them with
  * IK_RB_DECLARE_CALLBACKS(); pass NULL for a plain tree.
- *   propagate(n, stop): recompute n (always) and then its ancestors, up to but
- *       not including `stop` (NULL: the root), stopping early at the first
- *       ancestor whose value did not change.
- *   copy(from, to): `to` takes `from`'s place in the tree; copy the value.
- *   rotate(old, top): a rotation made `top` the parent of `old`, which held
- *       that place before: top takes old's value, old is recomputed.
+ *   propagate(n, stop, ctx): recompute n (always) and then its ancestors, up
+ *       to but not including `stop` (NULL: the root), stopping early at the
+ *       first ancestor whose value did not change.
+ *   copy(from, to, ctx): `to` takes `from`'s place in the tree; copy the value.
+ *   rotate(old, top, ctx): a rotation made `top` the parent of `old`, which
+ *       held that place before: top takes old's value, old is recomputed.
+ * `ctx` is what the caller passed to ik_rb_insert_augmented_ctx() or
+ * ik_rb_erase_augmented_ctx() (NULL from the calls without _ctx): the
+ * tree's owner, for callbacks that read or count something of their own.
+ * The generated callbacks ignore it.
  */
 struct ik_rb_augment {
-	void (*propagate)(struct ik_rb_node *n, struct ik_rb_node *stop);
-	void (*copy)(struct ik_rb_node *from, struct ik_rb_node *to);
-	void (*rotate)(struct ik_rb_node *old, struct ik_rb_node *top);
+	void (*propagate)(struct ik_rb_node *n, struct ik_rb_node *stop, void *ctx);
+	void (*copy)(struct ik_rb_node *from, struct ik_rb_node *to, void *ctx);
+	void (*rotate)(struct ik_rb_node *old, struct ik_rb_node *top, void *ctx);
 };
 
 /* x's right child y takes x's place; x becomes y's left child. */
 IK_ALWAYS_INLINE void ik_rb_rotate_left_(struct ik_rb_node *x, struct ik_rb_root *root,
-					 const struct ik_rb_augment *aug)
+					 const struct ik_rb_augment *aug, void *ctx)
 {
 	struct ik_rb_node *y = x->right;
 	struct ik_rb_node *p = ik_rb_parent(x);
@@ -164,12 +168,12 @@ IK_ALWAYS_INLINE void ik_rb_rotate_left_(struct ik_rb_node *x, struct ik_rb_root
 	y->left = x;
 	ik_rb_set_parent_(x, y);
 	if (aug)
-		aug->rotate(x, y);
+		aug->rotate(x, y, ctx);
 }
 
 /* x's left child y takes x's place; x becomes y's right child. */
 IK_ALWAYS_INLINE void ik_rb_rotate_right_(struct ik_rb_node *x, struct ik_rb_root *root,
-					  const struct ik_rb_augment *aug)
+					  const struct ik_rb_augment *aug, void *ctx)
 {
 	struct ik_rb_node *y = x->left;
 	struct ik_rb_node *p = ik_rb_parent(x);
@@ -182,12 +186,12 @@ IK_ALWAYS_INLINE void ik_rb_rotate_right_(struct ik_rb_node *x, struct ik_rb_roo
 	y->right = x;
 	ik_rb_set_parent_(x, y);
 	if (aug)
-		aug->rotate(x, y);
+		aug->rotate(x, y, ctx);
 }
 
 /* Restore the colour invariants after linking the red node `n`. */
 IK_ALWAYS_INLINE void ik_rb_insert_fix_(struct ik_rb_node *n, struct ik_rb_root *root,
-					const struct ik_rb_augment *aug)
+					const struct ik_rb_augment *aug, void *ctx)
 {
 	for (;;) {
 		struct ik_rb_node *p = ik_rb_parent(n), *g, *u;
@@ -209,10 +213,10 @@ IK_ALWAYS_INLINE void ik_rb_insert_fix_(struct ik_rb_node *n, struct ik_rb_root 
 				continue;
 			}
 			if (n == p->right) {
-				ik_rb_rotate_left_(p, root, aug);
+				ik_rb_rotate_left_(p, root, aug, ctx);
 				p = n;
 			}
-			ik_rb_rotate_right_(g, root, aug);
+			ik_rb_rotate_right_(g, root, aug, ctx);
 		} else {
 			u = g->left;
 			if (ik_rb_is_red(u)) {
@@ -223,10 +227,10 @@ IK_ALWAYS_INLINE void ik_rb_insert_fix_(struct ik_rb_node *n, struct ik_rb_root 
 				continue;
 			}
 			if (n == p->left) {
-				ik_rb_rotate_right_(p, root, aug);
+				ik_rb_rotate_right_(p, root, aug, ctx);
 				p = n;
 			}
-			ik_rb_rotate_left_(g, root, aug);
+			ik_rb_rotate_left_(g, root, aug, ctx);
 		}
 		ik_rb_set_color_(p, IK_RB_BLACK);
 		ik_rb_set_color_(g, IK_RB_RED);
@@ -238,7 +242,7 @@ IK_ALWAYS_INLINE void ik_rb_insert_fix_(struct ik_rb_node *n, struct ik_rb_root 
  * below `parent`. */
 IK_ALWAYS_INLINE void ik_rb_erase_fix_(struct ik_rb_node *x, struct ik_rb_node *parent,
 				       struct ik_rb_root *root,
-				       const struct ik_rb_augment *aug)
+				       const struct ik_rb_augment *aug, void *ctx)
 {
 	struct ik_rb_node *w;
 
@@ -248,7 +252,7 @@ IK_ALWAYS_INLINE void ik_rb_erase_fix_(struct ik_rb_node *x, struct ik_rb_node *
 			if (ik_rb_is_red(w)) {
 				ik_rb_set_color_(w, IK_RB_BLACK);
 				ik_rb_set_color_(parent, IK_RB_RED);
-				ik_rb_rotate_left_(parent, root, aug);
+				ik_rb_rotate_left_(parent, root, aug, ctx);
 				w = parent->right;
 			}
 			if (ik_rb_is_black(w->left) && ik_rb_is_black(w->right)) {
@@ -260,19 +264,19 @@ IK_ALWAYS_INLINE void ik_rb_erase_fix_(struct ik_rb_node *x, struct ik_rb_node *
 			if (ik_rb_is_black(w->right)) {
 				ik_rb_set_color_(w->left, IK_RB_BLACK);
 				ik_rb_set_color_(w, IK_RB_RED);
-				ik_rb_rotate_right_(w, root, aug);
+				ik_rb_rotate_right_(w, root, aug, ctx);
 				w = parent->right;
 			}
 			ik_rb_set_color_(w, ik_rb_color(parent));
 			ik_rb_set_color_(parent, IK_RB_BLACK);
 			ik_rb_set_color_(w->right, IK_RB_BLACK);
-			ik_rb_rotate_left_(parent, root, aug);
+			ik_rb_rotate_left_(parent, root, aug, ctx);
 		} else {
 			w = parent->left;
 			if (ik_rb_is_red(w)) {
 				ik_rb_set_color_(w, IK_RB_BLACK);
 				ik_rb_set_color_(parent, IK_RB_RED);
-				ik_rb_rotate_right_(parent, root, aug);
+				ik_rb_rotate_right_(parent, root, aug, ctx);
 				w = parent->left;
 			}
 			if (ik_rb_is_black(w->left) && ik_rb_is_black(w->right)) {
@@ -284,13 +288,13 @@ IK_ALWAYS_INLINE void ik_rb_erase_fix_(struct ik_rb_node *x, struct ik_rb_node *
 			if (ik_rb_is_black(w->left)) {
 				ik_rb_set_color_(w->right, IK_RB_BLACK);
 				ik_rb_set_color_(w, IK_RB_RED);
-				ik_rb_rotate_left_(w, root, aug);
+				ik_rb_rotate_left_(w, root, aug, ctx);
 				w = parent->left;
 			}
 			ik_rb_set_color_(w, ik_rb_color(parent));
 			ik_rb_set_color_(parent, IK_RB_BLACK);
 			ik_rb_set_color_(w->left, IK_RB_BLACK);
-			ik_rb_rotate_right_(parent, root, aug);
+			ik_rb_rotate_right_(parent, root, aug, ctx);
 		}
 		x = root->node;
 		break;
@@ -300,15 +304,15 @@ IK_ALWAYS_INLINE void ik_rb_erase_fix_(struct ik_rb_node *x, struct ik_rb_node *
 }
 
 IK_ALWAYS_INLINE void ik_rb_insert_(struct ik_rb_node *n, struct ik_rb_root *root,
-				    const struct ik_rb_augment *aug)
+				    const struct ik_rb_augment *aug, void *ctx)
 {
 	if (aug)
-		aug->propagate(n, NULL);
-	ik_rb_insert_fix_(n, root, aug);
+		aug->propagate(n, NULL, ctx);
+	ik_rb_insert_fix_(n, root, aug, ctx);
 }
 
 IK_ALWAYS_INLINE void ik_rb_erase_(struct ik_rb_node *node, struct ik_rb_root *root,
-				   const struct ik_rb_augment *aug)
+				   const struct ik_rb_augment *aug, void *ctx)
 {
 	struct ik_rb_node *x, *xparent, *parent = ik_rb_parent(node);
 	unsigned removed_color;
@@ -321,7 +325,7 @@ IK_ALWAYS_INLINE void ik_rb_erase_(struct ik_rb_node *node, struct ik_rb_root *r
 		ik_rb_change_child_(node, x, parent, root);
 		xparent = parent;
 		if (aug && parent)
-			aug->propagate(parent, NULL);
+			aug->propagate(parent, NULL, ctx);
 	} else {
 		/* The successor (leftmost of the right subtree) takes node's place. */
 		struct ik_rb_node *succ = node->right;
@@ -345,14 +349,14 @@ IK_ALWAYS_INLINE void ik_rb_erase_(struct ik_rb_node *node, struct ik_rb_root *r
 		ik_rb_set_parent_color_(succ, parent, ik_rb_color(node));
 		ik_rb_change_child_(node, succ, parent, root);
 		if (aug) {
-			aug->copy(node, succ);
+			aug->copy(node, succ, ctx);
 			if (xparent != succ)
-				aug->propagate(xparent, succ);
-			aug->propagate(succ, NULL);
+				aug->propagate(xparent, succ, ctx);
+			aug->propagate(succ, NULL, ctx);
 		}
 	}
 	if (removed_color == IK_RB_BLACK)
-		ik_rb_erase_fix_(x, xparent, root, aug);
+		ik_rb_erase_fix_(x, xparent, root, aug, ctx);
 }
 
 /* ---- API ---- */
@@ -373,14 +377,14 @@ IK_INLINE void ik_rb_link_node(struct ik_rb_node *node, struct ik_rb_node *paren
 /* ik_rb_insert - rebalance after ik_rb_link_node().  O(log n). */
 IK_INLINE void ik_rb_insert(struct ik_rb_node *node, struct ik_rb_root *root)
 {
-	ik_rb_insert_(node, root, NULL);
+	ik_rb_insert_(node, root, NULL, NULL);
 }
 
 /* ik_rb_erase - remove `node` from the tree.  O(log n).  Other nodes keep
  * their addresses; `node` may be freed or reused afterwards. */
 IK_INLINE void ik_rb_erase(struct ik_rb_node *node, struct ik_rb_root *root)
 {
-	ik_rb_erase_(node, root, NULL);
+	ik_rb_erase_(node, root, NULL, NULL);
 }
 
 /*
@@ -391,14 +395,31 @@ IK_INLINE void ik_rb_erase(struct ik_rb_node *node, struct ik_rb_root *root)
 IK_INLINE void ik_rb_insert_augmented(struct ik_rb_node *node, struct ik_rb_root *root,
 				      const struct ik_rb_augment *aug)
 {
-	ik_rb_insert_(node, root, aug);
+	ik_rb_insert_(node, root, aug, NULL);
 }
 
 /* ik_rb_erase_augmented - remove `node`, keeping augmented values right. */
 IK_INLINE void ik_rb_erase_augmented(struct ik_rb_node *node, struct ik_rb_root *root,
 				     const struct ik_rb_augment *aug)
 {
-	ik_rb_erase_(node, root, aug);
+	ik_rb_erase_(node, root, aug, NULL);
+}
+
+/*
+ * ik_rb_insert_augmented_ctx, ik_rb_erase_augmented_ctx - the same, with
+ * `ctx` handed to every callback they make (see struct ik_rb_augment).
+ */
+IK_INLINE void ik_rb_insert_augmented_ctx(struct ik_rb_node *node, struct ik_rb_root *root,
+					  const struct ik_rb_augment *aug, void *ctx)
+{
+	ik_rb_insert_(node, root, aug, ctx);
+}
+
+/* See ik_rb_insert_augmented_ctx(). */
+IK_INLINE void ik_rb_erase_augmented_ctx(struct ik_rb_node *node, struct ik_rb_root *root,
+					 const struct ik_rb_augment *aug, void *ctx)
+{
+	ik_rb_erase_(node, root, aug, ctx);
 }
 
 /*
@@ -516,9 +537,11 @@ IK_INLINE struct ik_rb_node *ik_rb_next_postorder(const struct ik_rb_node *n)
  *            node's own data and its children's augfield only
  */
 #define IK_RB_DECLARE_CALLBACKS(storage, name, type, rbfield, augfield, compute)	\
-	storage void name##_propagate(struct ik_rb_node *rb, struct ik_rb_node *stop)	\
+	storage void name##_propagate(struct ik_rb_node *rb, struct ik_rb_node *stop,	\
+				      void *ctx_)					\
 	{										\
 		bool first_ = true;							\
+		(void)ctx_;								\
 		while (rb != stop) {							\
 			type *n_ = ik_rb_entry(rb, type, rbfield);			\
 			__typeof__(n_->augfield) v_ = compute(n_);			\
@@ -529,13 +552,17 @@ IK_INLINE struct ik_rb_node *ik_rb_next_postorder(const struct ik_rb_node *n)
 			rb = ik_rb_parent(rb);						\
 		}									\
 	}										\
-	storage void name##_copy(struct ik_rb_node *from, struct ik_rb_node *to)	\
+	storage void name##_copy(struct ik_rb_node *from, struct ik_rb_node *to,	\
+				 void *ctx_)						\
 	{										\
+		(void)ctx_;								\
 		ik_rb_entry(to, type, rbfield)->augfield =				\
 			ik_rb_entry(from, type, rbfield)->augfield;			\
 	}										\
-	storage void name##_rotate(struct ik_rb_node *old, struct ik_rb_node *top)	\
+	storage void name##_rotate(struct ik_rb_node *old, struct ik_rb_node *top,	\
+				   void *ctx_)						\
 	{										\
+		(void)ctx_;								\
 		type *o_ = ik_rb_entry(old, type, rbfield);				\
 		ik_rb_entry(top, type, rbfield)->augfield = o_->augfield;		\
 		o_->augfield = compute(o_);						\

@@ -165,20 +165,23 @@ static inline const node_t *sibling(const struct ik_rb_node *p, const struct ik_
 /*
  * Recompute rb and its ancestors, up to but not including `stop` (NULL: the
  * root): always up to and including `must` (rb or an ancestor of it), then
- * only while values change.  Every level in full: used where values mostly
+ * only while values change.  Returns the nodes computed (the last one
+ * included when its values had not changed): what d->summary_updates counts.  Every level in full: used where values mostly
  * go down (an allocation shrinks a gap), where update_grow()'s shortcut
  * rarely applies and its checks only add to each level (measured).
  */
-static void update_up(struct ik_rb_node *rb, const struct ik_rb_node *stop,
-		      const struct ik_rb_node *must)
+static unsigned update_up(struct ik_rb_node *rb, const struct ik_rb_node *stop,
+			  const struct ik_rb_node *must)
 {
 	bool forced = true;
+	unsigned k = 0;
 
 	while (rb != stop) {
 		node_t *n = N(rb);
 		ik_u64 g, f;
 
 		compute(n, &g, &f);
+		k++;
 		if (!forced && summary_is(n, g, f))
 			break;
 		if (rb == must)
@@ -186,6 +189,7 @@ static void update_up(struct ik_rb_node *rb, const struct ik_rb_node *stop,
 		set_summary(n, g, f);
 		rb = ik_rb_parent(rb);
 	}
+	return k;
 }
 
 /*
@@ -195,19 +199,22 @@ static void update_up(struct ik_rb_node *rb, const struct ik_rb_node *stop,
  * a node whose summary went from old to new, the parent's becomes max(its
  * old, new), without recomputing its own gap's afit, unless a value went
  * down that was the parent's maximum: then the parent is computed in full.
+ * Returns the nodes updated or checked, as update_up() does.
  */
-static void update_grow(struct ik_rb_node *rb, const struct ik_rb_node *stop)
+static unsigned update_grow(struct ik_rb_node *rb, const struct ik_rb_node *stop)
 {
 	node_t *n = N(rb);
 	ik_u64 og = n->max_gap, of = node_afit(n), ng, nf;
+	unsigned k = 1;
 
 	if (rb == stop)
-		return;
+		return 0;
 	compute(n, &ng, &nf);
 	set_summary(n, ng, nf);
 	for (rb = ik_rb_parent(rb); rb != stop; rb = ik_rb_parent(rb)) {
 		ik_u64 pg, pf, g, f;
 
+		k++;
 		n = N(rb);
 		pg = n->max_gap;
 		pf = node_afit(n);
@@ -225,34 +232,41 @@ static void update_grow(struct ik_rb_node *rb, const struct ik_rb_node *stop)
 		ng = g;
 		nf = f;
 	}
+	return k;
 }
 
-static void aug_propagate(struct ik_rb_node *rb, struct ik_rb_node *stop)
+/* The tree's callbacks; ctx is the domain, which counts the nodes computed. */
+static void aug_propagate(struct ik_rb_node *rb, struct ik_rb_node *stop, void *ctx)
 {
-	update_grow(rb, stop);
+	struct ik_iova_domain *d = (struct ik_iova_domain *)ctx;
+
+	d->summary_updates += update_grow(rb, stop);
 }
 
 /* An allocation's update of one node's own gap and its ancestors. */
-static void shrunk_propagate(struct ik_rb_node *rb)
+static void shrunk_propagate(struct ik_iova_domain *d, struct ik_rb_node *rb)
 {
-	update_up(rb, NULL, rb);
+	d->summary_updates += update_up(rb, NULL, rb);
 }
 
-static void aug_copy(struct ik_rb_node *from, struct ik_rb_node *to)
+static void aug_copy(struct ik_rb_node *from, struct ik_rb_node *to, void *ctx)
 {
 	node_t *f = N(from), *t = N(to);
 
+	(void)ctx;
 	set_summary(t, f->max_gap, node_afit(f));
 }
 
-static void aug_rotate(struct ik_rb_node *old, struct ik_rb_node *top)
+static void aug_rotate(struct ik_rb_node *old, struct ik_rb_node *top, void *ctx)
 {
+	struct ik_iova_domain *d = (struct ik_iova_domain *)ctx;
 	node_t *o = N(old);
 	ik_u64 g, f;
 
-	aug_copy(old, top);
+	aug_copy(old, top, ctx);
 	compute(o, &g, &f);
 	set_summary(o, g, f);
+	d->summary_updates++;
 }
 
 static const struct ik_rb_augment iova_aug = { aug_propagate, aug_copy, aug_rotate };
@@ -335,7 +349,7 @@ struct path {
  * array, so the loads of all levels can be in flight at once; following
  * parent pointers would wait for each load in turn.
  */
-static void propagate_path(const struct path *pa)
+static void propagate_path(struct ik_iova_domain *d, const struct path *pa)
 {
 	node_t *n = pa->n[0];
 	ik_u64 g, f;
@@ -358,6 +372,7 @@ static void propagate_path(const struct path *pa)
 		f = pf;
 		n = p;
 	}
+	d->summary_updates += i < pa->len ? i + 1 : i;
 }
 
 /*
@@ -409,13 +424,13 @@ static void link_range(struct ik_iova_domain *d, node_t *nn, node_t *owner, ik_u
 	 */
 	if (owner && nn->lo == nn->gap_lo) {
 		if (pa && pa->len)
-			propagate_path(pa);
+			propagate_path(d, pa);
 		else
-			shrunk_propagate(&owner->rb);
+			shrunk_propagate(d, &owner->rb);
 	} else if (parent) {
-		update_up(parent, NULL, owner ? &owner->rb : parent);
+		d->summary_updates += update_up(parent, NULL, owner ? &owner->rb : parent);
 	}
-	ik_rb_insert_fix_(&nn->rb, &d->root, &iova_aug);
+	ik_rb_insert_fix_(&nn->rb, &d->root, &iova_aug, d);
 	d->nr_ranges++;
 	d->nr_pages += hi - lo + 1;
 }
@@ -436,14 +451,14 @@ static void unlink_range(struct ik_iova_domain *d, node_t *x, node_t *next, ik_u
 		next->gap_lo = x->gap_lo;
 		if (!(x->rb.left && x->rb.right) &&
 		    !(!x->rb.right && ik_rb_parent(&x->rb) == &next->rb))
-			aug_propagate(&next->rb, NULL);
+			aug_propagate(&next->rb, NULL, d);
 	} else {
 		node_t *prev = N(ik_rb_prev(&x->rb));
 
 		d->last = prev;
 		d->last_hi = prev ? x->gap_lo - 1 : 0;
 	}
-	ik_rb_erase_augmented(&x->rb, &d->root, &iova_aug);
+	ik_rb_erase_augmented_ctx(&x->rb, &d->root, &iova_aug, d);
 	d->nr_ranges--;
 	d->nr_pages -= hi - x->lo + 1;
 	if (ik_iova_node_reserved(x)) {
@@ -481,10 +496,21 @@ static void drop_tomb(struct ik_iova_domain *d)
 	node_free(d, t);
 }
 
+/*
+ * Nodes.  The domain keeps one freed node (d->spare) for the next
+ * allocation: in a churn of frees and allocations (every rcache miss, W3)
+ * each operation then skips a call into the allocator (measured: about 6%
+ * of a W3 free and of a W3 allocation).  One node, so the memory held
+ * beyond the ranges stays constant.
+ */
 static node_t *node_alloc(struct ik_iova_domain *d)
 {
-	node_t *n = (node_t *)ik_alloc(d->alloc, sizeof(node_t), sizeof(void *));
+	node_t *n = d->spare;
 
+	if (n)
+		d->spare = NULL;
+	else
+		n = (node_t *)ik_alloc(d->alloc, sizeof(node_t), sizeof(void *));
 	if (n)
 		n->max_afit = 0;
 	return n;
@@ -492,7 +518,10 @@ static node_t *node_alloc(struct ik_iova_domain *d)
 
 static void node_free(struct ik_iova_domain *d, node_t *n)
 {
-	ik_free(d->alloc, n, sizeof(node_t));
+	if (!d->spare)
+		d->spare = n;
+	else
+		ik_free(d->alloc, n, sizeof(node_t));
 }
 
 /*
@@ -574,8 +603,11 @@ void ik_iova_destroy(struct ik_iova_domain *d)
 	ik_iova_rcache_destroy(d);
 	for (rb = ik_rb_first_postorder(&d->root); rb; rb = nx) {
 		nx = ik_rb_next_postorder(rb);
-		node_free(d, N(rb));
+		ik_free(d->alloc, N(rb), sizeof(node_t));
 	}
+	if (d->spare)
+		ik_free(d->alloc, d->spare, sizeof(node_t));
+	d->spare = NULL;
 	d->root.node = NULL;
 	d->last = NULL;
 	d->hint = NULL;
@@ -634,11 +666,12 @@ static bool hint_search(node_t *h, const struct req *q, ik_u64 *pfn, ik_u64 *vis
  * propagation.  If the climb finds a higher fit, the summaries it wrote are
  * recomputed from the tree (which it did not change) and false is returned.
  */
-static bool hint_reuse(node_t *t, const struct req *q, ik_u64 s, ik_u64 *visits)
+static bool hint_reuse(struct ik_iova_domain *d, node_t *t, const struct req *q, ik_u64 s,
+		       ik_u64 *visits)
 {
 	struct ik_rb_node *n = &t->rb, *p, *stored = NULL;
 	const node_t *l = child(t->rb.left), *r = child(t->rb.right);
-	ik_u64 g, f, k = 1;
+	ik_u64 g, f, k = 1, u = 1;
 	bool higher = sub_fits(r, q), storing = true;
 
 	if (higher) {
@@ -667,6 +700,7 @@ static bool hint_reuse(node_t *t, const struct req *q, ik_u64 s, ik_u64 *visits)
 		own_fits = fits(og, of, q);
 		higher = (p->left == n) & (sib_fits | own_fits);
 		if (storing) {
+			u++;
 			og = IK_MAX(og, IK_MAX(g, sib->max_gap));
 			of = IK_MAX(of, IK_MAX(f, node_afit(sib)));
 			if (summary_is(a, og, of)) {
@@ -681,11 +715,12 @@ static bool hint_reuse(node_t *t, const struct req *q, ik_u64 s, ik_u64 *visits)
 		n = p;
 	}
 	*visits = k;
+	d->summary_updates += u;
 	if (higher) {
 		/* Put back what was written: recompute from t up to `stored`
 		 * (nothing above it was written, so the pass stops there). */
 		if (stored)
-			update_up(&t->rb, NULL, stored);
+			d->summary_updates += update_up(&t->rb, NULL, stored);
 		return false;
 	}
 	t->lo = s;
@@ -726,7 +761,7 @@ IK_ALWAYS_INLINE enum top_result search_top(struct ik_iova_domain *d, const stru
 	if (!h || (!d->hint_credit && (d->visits & 63) != 0))
 		return TOP_DESCEND;
 	if (h == d->tomb && own_place(h, L, q, pfn) && *pfn + q->n == h->lo) {
-		ok = hint_reuse(h, q, *pfn, v);
+		ok = hint_reuse(d, h, q, *pfn, v);
 		pa->done = ok;
 	} else {
 		ok = hint_search(h, q, pfn, v, pa);
@@ -786,6 +821,14 @@ static bool search(struct ik_iova_domain *d, const struct req *q, node_t **owner
 
 		if (r != TOP_DESCEND)
 			return r == TOP_FOUND;
+		/* Every gap lies below L and the root's summary fits: the walk
+		 * below would turn right at every node and end where the
+		 * descent from the root ends, so descend at once (measured:
+		 * about 1.5% of a W3 allocation). */
+		v++;
+		*owner = (node_t *)search_below(N(rb), q, pfn, &v);
+		*visits = v;
+		return true;
 	}
 	/* Descend towards L, noting the turns to the right. */
 	while (rb) {
@@ -851,7 +894,7 @@ static int alloc_locked(struct ik_iova_domain *d, const struct req *q, ik_u64 *p
 		d->tomb = NULL;
 		if (!pa.done) { /* found from the root: no path recorded */
 			owner->lo = s;
-			shrunk_propagate(&owner->rb);
+			shrunk_propagate(d, &owner->rb);
 		}
 		d->nr_ranges++;
 		d->nr_pages += q->n;
@@ -914,7 +957,7 @@ int ik_iova_free_locked(struct ik_iova_domain *d, ik_u64 pfn)
 		 * usually follows (W1: a driver without an rcache) climbs this
 		 * path from the kept node and finds them loaded (update_grow()
 		 * here moved misses into that allocation, measured). */
-		update_up(&x->rb, NULL, &x->rb);
+		d->summary_updates += update_up(&x->rb, NULL, &x->rb);
 		d->tomb = x;
 		d->hint = x;
 		d->nr_ranges--;
@@ -1115,10 +1158,10 @@ int ik_iova_reserve(struct ik_iova_domain *d, ik_u64 lo, ik_u64 hi)
 	d->nr_pages -= xhi - first->lo + 1;
 	d->reserved_pages -= xhi - first->lo + 1;
 	first->lo = ulo;
-	aug_propagate(&first->rb, NULL);
+	aug_propagate(&first->rb, NULL, d);
 	if (after) {
 		after->gap_lo = uhi + 1;
-		aug_propagate(&after->rb, NULL);
+		aug_propagate(&after->rb, NULL, d);
 	} else {
 		d->last_hi = uhi;
 	}
@@ -1147,8 +1190,10 @@ void ik_iova_stats(struct ik_iova_domain *d, struct ik_iova_stats *st)
 	st->visits = d->visits;
 	st->last_visits = d->last_visits;
 	st->max_visits = d->max_visits;
+	st->summary_updates = d->summary_updates;
 	st->node_bytes = sizeof(node_t);
-	nodes = d->nr_ranges + (d->tomb ? 1 : 0); /* the kept node holds memory too */
+	/* the kept node and the spare hold memory too */
+	nodes = d->nr_ranges + (d->tomb ? 1 : 0) + (d->spare ? 1 : 0);
 	if (!d->last)
 		st->largest_gap = d->end_pfn - d->start_pfn + 1;
 	else
@@ -1209,6 +1254,8 @@ static int check_tree(struct ik_iova_domain *d)
 
 		if (x == d->hint)
 			hint_seen = true;
+		if (x == d->spare) /* the spare is free memory, never a node of the tree */
+			return IK_IOVA_CHECK_HINT;
 		if (x == d->tomb) {
 			/* The kept node: an empty range that its successor starts
 			 * right after, with a gap of its own, never reserved. */
@@ -1270,7 +1317,7 @@ const char *ik_iova_check_str(int code)
 	case IK_IOVA_CHECK_CACHE: return "a cached pfn is not an allocation of its class size";
 	case IK_IOVA_CHECK_CACHE_DUP: return "a pfn is cached twice";
 	case IK_IOVA_CHECK_MAGAZINE: return "a magazine or depot exceeds its bound";
-	case IK_IOVA_CHECK_HINT: return "the search hint or the kept empty node is not right";
+	case IK_IOVA_CHECK_HINT: return "the search hint, the kept empty node or the spare is not right";
 	case -ENOMEM: return "out of memory for the check";
 	default: return "unknown check result";
 	}
