@@ -58,6 +58,23 @@
 #define IK_INLINE_FAST 1
 #include <iommukit/iova.h>
 #include "bench.h"
+#include "config.h"
+#ifdef HAVE_DLOPEN
+#include <dlfcn.h>
+#endif
+/* --baseline loads a second build with RTLD_DEEPBIND, which the sanitizer
+ * runtimes refuse: such builds go without it. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define BENCH_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+	__has_feature(memory_sanitizer)
+#define BENCH_SANITIZED 1
+#endif
+#endif
+#if defined(HAVE_DLOPEN) && defined(RTLD_DEEPBIND) && !defined(BENCH_SANITIZED)
+#define BENCH_BASELINE 1
+#endif
 
 static uint64_t timer_ns;
 
@@ -486,6 +503,243 @@ static int churn(const struct bench_opts *o, const char *wl, const char *occ, ui
 	return 0;
 }
 
+/* ---- --baseline: this build against another, in one process ---- */
+
+/*
+ * Interleaved rounds: the same churn (W1 at 1/4, W3 at 1/4 and 1/2) on two
+ * domains, one driven by the library this tool links and one by a second
+ * build loaded with dlopen() (a build of the previous commit, say), with
+ * the same random streams, alternating every round between the two so that
+ * both see the same machine.  Each round times CHUNK frees and allocations
+ * one by one (the clock's cost subtracted) after a short untimed warm-up;
+ * the ratio reported is the median over rounds of this build's mean over
+ * the baseline's, and the means are medians of the round means.  The other
+ * build must take the same struct ik_iova_config (unchanged since 0.1.0);
+ * its domain lives in a buffer far larger than this build's, as its struct
+ * may have grown.
+ */
+enum { AB_CHUNK = 2000, AB_WARM = 500 };
+
+struct ab_ops {
+	int (*init)(struct ik_iova_domain *, const struct ik_iova_config *);
+	int (*alloc)(struct ik_iova_domain *, ik_u64, ik_u64, unsigned, ik_u64 *);
+	int (*free)(struct ik_iova_domain *, ik_u64);
+	void (*destroy)(struct ik_iova_domain *);
+};
+
+struct ab_side {
+	struct ab_ops f;
+	struct ik_iova_domain *d;	/* in a buffer of 16 x this build's size */
+	struct rng r;
+	uint64_t *live, *npg, n;
+	double free_ns, alloc_ns;	/* the round's sums */
+};
+
+static int ab_load(const char *path, struct ab_ops *f)
+{
+#ifdef BENCH_BASELINE
+	/* Deep binding: the other build's calls into its own exported
+	 * functions (ik_iova_free() calls ik_iova_free_locked(), say) must not
+	 * land in this build's, whose domain layout may differ. */
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+
+	if (!h) {
+		fprintf(stderr, "iommukit-bench iova: --baseline: %s\n", dlerror());
+		return 2;
+	}
+	*(void **)&f->init = dlsym(h, "ik_iova_init");
+	*(void **)&f->alloc = dlsym(h, "ik_iova_alloc");
+	*(void **)&f->free = dlsym(h, "ik_iova_free");
+	*(void **)&f->destroy = dlsym(h, "ik_iova_destroy");
+	if (!f->init || !f->alloc || !f->free || !f->destroy) {
+		fprintf(stderr, "iommukit-bench iova: --baseline: %s: not an iommukit library\n",
+			path);
+		return 2;
+	}
+	return 0;
+#else
+	(void)path;
+	(void)f;
+	fprintf(stderr, "iommukit-bench iova: --baseline: not available in this build (it needs"
+			" dlopen() with RTLD_DEEPBIND, and no sanitizer)\n");
+	return 2;
+#endif
+}
+
+/* Fill like churn_fill(): size-1 ranges to `target` ranges (maxsize 1) or
+ * mixed sizes to `target` pages. */
+static int ab_setup(struct ab_side *a, uint64_t seed, uint64_t end, uint64_t target,
+		    uint64_t maxsize)
+{
+	struct ik_iova_config c;
+	uint64_t pages = 0, cap = maxsize == 1 ? target : target + 1;
+	int err;
+
+	memset(&c, 0, sizeof(c));
+	c.granule = 4096;
+	c.start_pfn = 1;
+	c.end_pfn = end;
+	c.flags = IK_IOVA_CFG_NO_RCACHE;
+	a->d = aligned_alloc(64, (16 * sizeof(struct ik_iova_domain) + 63) & ~(size_t)63);
+	a->live = malloc(cap * sizeof(*a->live));
+	a->npg = malloc(cap * sizeof(*a->npg));
+	if (!a->d || !a->live || !a->npg)
+		return 1;
+	err = a->f.init(a->d, &c);
+	if (err)
+		return fail("--baseline: init", err);
+	a->r.s = seed;
+	a->n = 0;
+	while (maxsize == 1 ? a->n < target : pages < target) {
+		uint64_t k = maxsize == 1 ? 1 : 1 + rbelow(&a->r, maxsize);
+
+		if (a->n == cap)
+			break;
+		err = a->f.alloc(a->d, k, end, IK_IOVA_SIZE_ALIGNED, &a->live[a->n]);
+		if (err == -ENOSPC)
+			break;
+		if (err)
+			return fail("--baseline: fill", err);
+		a->npg[a->n++] = k;
+		pages += k;
+	}
+	return 0;
+}
+
+/* n churn steps; timed: sum each free's and allocation's ns into the side. */
+static int ab_steps(struct ab_side *a, uint64_t end, uint64_t maxsize, unsigned n, bool timed)
+{
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t j = rbelow(&a->r, a->n), k = maxsize == 1 ? 1 : 1 + rbelow(&a->r, maxsize);
+		uint64_t t0 = 0, p;
+		int err;
+
+		if (timed)
+			t0 = bench_now_ns();
+		err = a->f.free(a->d, a->live[j]);
+		if (timed)
+			a->free_ns += (double)lap(t0);
+		if (err)
+			return fail("--baseline: free", err);
+		if (timed)
+			t0 = bench_now_ns();
+		err = a->f.alloc(a->d, k, end, IK_IOVA_SIZE_ALIGNED, &p);
+		if (timed)
+			a->alloc_ns += (double)lap(t0);
+		if (err == -ENOSPC) { /* as churn_step(): the range is not replaced */
+			a->live[j] = a->live[--a->n];
+			a->npg[j] = a->npg[a->n];
+			continue;
+		}
+		if (err)
+			return fail("--baseline: alloc", err);
+		a->live[j] = p;
+		a->npg[j] = k;
+	}
+	return 0;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+static double median_of(double *v, unsigned n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n ? v[n / 2] : 0;
+}
+
+static void ab_row(const struct bench_opts *o, const char *wl, const char *occ, const char *op,
+		   unsigned rounds, double *base, double *cur, double *ratio)
+{
+	double b = median_of(base, rounds), c = median_of(cur, rounds), r = median_of(ratio, rounds);
+
+	if (o->json)
+		printf("{\"bench\":\"iova\",\"mode\":\"baseline\",\"workload\":\"%s\",\"occupancy\":\"%s\","
+		       "\"op\":\"%s\",\"rounds\":%u,\"chunk\":%u,\"base_mean_ns\":%.1f,\"mean_ns\":%.1f,"
+		       "\"ratio\":%.3f,\"timer_ns\":%llu}\n",
+		       wl, occ, op, rounds, (unsigned)AB_CHUNK, b, c, r, (unsigned long long)timer_ns);
+	else
+		printf("%-6s %-5s %-6s %7u %10.1f %10.1f %7.3f\n", wl, occ, op, rounds, b, c, r);
+}
+
+static int ab_workload(const struct bench_opts *o, const struct ab_ops *base, const char *wl,
+		       const char *occ, uint64_t end, uint64_t target, uint64_t maxsize,
+		       unsigned rounds)
+{
+	struct ab_side s[2];
+	double *v = calloc(6 * (size_t)rounds, sizeof(double));
+	uint64_t seed = o->seed * 0x1234567ull + target;
+	int err = 0;
+
+	memset(s, 0, sizeof(s));
+	s[0].f = *base;
+	s[1].f = (struct ab_ops){ ik_iova_init, ik_iova_alloc, ik_iova_free, ik_iova_destroy };
+	if (!v)
+		return 1;
+	for (int i = 0; i < 2 && !err; i++)
+		err = ab_setup(&s[i], seed, end, target, maxsize);
+	for (int w = 0; w < 10 && !err; w++) /* warm both trees up */
+		for (int i = 0; i < 2 && !err; i++)
+			err = ab_steps(&s[i], end, maxsize, AB_CHUNK, false);
+	for (unsigned r = 0; r < rounds && !err; r++) {
+		for (int k = 0; k < 2 && !err; k++) {
+			struct ab_side *a = &s[(r & 1) ? 1 - k : k]; /* alternate who goes first */
+
+			err = ab_steps(a, end, maxsize, AB_WARM, false);
+			a->free_ns = a->alloc_ns = 0;
+			if (!err)
+				err = ab_steps(a, end, maxsize, AB_CHUNK, true);
+		}
+		v[r] = s[0].free_ns / AB_CHUNK;
+		v[rounds + r] = s[1].free_ns / AB_CHUNK;
+		v[2 * rounds + r] = s[0].free_ns > 0 ? s[1].free_ns / s[0].free_ns : 1;
+		v[3 * rounds + r] = s[0].alloc_ns / AB_CHUNK;
+		v[4 * rounds + r] = s[1].alloc_ns / AB_CHUNK;
+		v[5 * rounds + r] = s[0].alloc_ns > 0 ? s[1].alloc_ns / s[0].alloc_ns : 1;
+	}
+	if (!err) {
+		ab_row(o, wl, occ, "alloc", rounds, v + 3 * rounds, v + 4 * rounds, v + 5 * rounds);
+		ab_row(o, wl, occ, "free", rounds, v, v + rounds, v + 2 * rounds);
+	}
+	for (int i = 0; i < 2; i++) {
+		if (s[i].d && s[i].f.destroy)
+			s[i].f.destroy(s[i].d);
+		free(s[i].d);
+		free(s[i].live);
+		free(s[i].npg);
+	}
+	free(v);
+	return err;
+}
+
+static int ab_run(const struct bench_opts *o, const char *path)
+{
+	struct ab_ops base;
+	unsigned rounds = o->quick ? 20 : 200;
+	int rc = ab_load(path, &base);
+
+	if (rc)
+		return rc;
+	if (!o->json)
+		printf("iova --baseline %s: this build against that one in one process,\n"
+		       "interleaved rounds of %u frees and allocations each, timed one by one\n"
+		       "(clock %llu ns subtracted); base and this: medians of the round means (ns);\n"
+		       "ratio: the median of this build's round mean over the baseline's\n\n"
+		       "%-6s %-5s %-6s %7s %10s %10s %7s\n",
+		       path, (unsigned)AB_CHUNK, (unsigned long long)timer_ns, "work", "occ", "op",
+		       "rounds", "base", "this", "ratio");
+	rc = ab_workload(o, &base, "W1", "1/4", 0xfffff, 1ull << 18, 1, rounds);
+	if (!rc)
+		rc = ab_workload(o, &base, "W3", "1/4", 0xfffff, 1ull << 18, 64, rounds);
+	if (!rc && !o->quick)
+		rc = ab_workload(o, &base, "W3", "1/2", 0xfffff, 1ull << 19, 64, rounds);
+	return rc;
+}
+
 /* ---- W2: exhausted space ---- */
 
 static int w2(const struct bench_opts *o, uint64_t end, uint64_t iters)
@@ -756,31 +1010,37 @@ static int w4(const struct bench_opts *o, unsigned maxthreads, uint64_t ops)
 	return 0;
 }
 
-enum { IOVA_BIG = BENCH_OPT_OWN, IOVA_ONLY };
+enum { IOVA_BIG = BENCH_OPT_OWN, IOVA_ONLY, IOVA_BASELINE };
 
 static const struct option iova_opts[] = {
 	BENCH_OPTS_COMMON, BENCH_OPTS_JSON, BENCH_OPTS_QUICK, BENCH_OPTS_SEED, BENCH_OPTS_THREADS,
 	{ "big", no_argument, NULL, IOVA_BIG },
 	{ "only", required_argument, NULL, IOVA_ONLY },
+	{ "baseline", required_argument, NULL, IOVA_BASELINE },
 	BENCH_OPTS_END,
 };
 
 static void iova_help(void)
 {
 	printf("usage: iommukit-bench [--quick] [--json] [--threads N] [--seed N] iova\n"
-	       "                      [--only W1|W2|W3|growth|W4] [--big]\n"
+	       "                      [--only W1|W2|W3|growth|W4] [--big] [--baseline LIB]\n"
 	       "  W1: 263,000 x (free random, alloc size 1) at 1/4, 1/2, 3/4 occupancy of\n"
 	       "      pfns 1..0xfffff; W2: full space, free one, alloc one, alloc one that\n"
 	       "      fails; W3: sizes 1..64 size-aligned at 1/4 and 1/2 of the pages;\n"
 	       "      growth: 1e3..1e6 live ranges (--big: 1e7); W4: alloc_fast/free_fast\n"
 	       "      on 1..N threads.  Latency mean/p50/p99/p99.9/max, log2 histogram,\n"
 	       "      tree nodes visited per allocation, tree nodes whose summaries each\n"
-	       "      call updated (JSON: summary_updates_mean).\n");
+	       "      call updated (JSON: summary_updates_mean).\n"
+	       "  --baseline LIB: W1 at 1/4 and W3 at 1/4 and 1/2 in one process against\n"
+	       "      another build of the library (LIB: its libiommukit.so), interleaved\n"
+	       "      rounds; prints both means and their ratio (JSON: base_mean_ns,\n"
+	       "      mean_ns, ratio).\n");
 }
 
 int bench_iova(int argc, char **argv, struct bench_opts *o)
 {
 	bool big = false, run[5] = { true, true, true, true, true };
+	const char *baseline = NULL;
 	static const char *const names[5] = { "W1", "W2", "W3", "growth", "W4" };
 	struct bench_parse p;
 	unsigned maxthreads;
@@ -792,6 +1052,9 @@ int bench_iova(int argc, char **argv, struct bench_opts *o)
 		switch (opt) {
 		case IOVA_BIG:
 			big = true;
+			break;
+		case IOVA_BASELINE:
+			baseline = optarg;
 			break;
 		case IOVA_ONLY:
 			for (k = 0; k < 5; k++)
@@ -814,6 +1077,8 @@ int bench_iova(int argc, char **argv, struct bench_opts *o)
 		maxthreads = c > 0 ? (unsigned)c : 1;
 	}
 	measure_timer();
+	if (baseline)
+		return ab_run(o, baseline);
 	node_bytes = sizeof(struct ik_iova_node);
 	{
 		struct ik_iova_domain d;
