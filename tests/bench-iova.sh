@@ -12,7 +12,7 @@ n=0 fails=0
 ok() { n=$((n + 1)); echo "ok $n - $1"; }
 no() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
 skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
-echo "1..5"
+echo "1..6"
 
 out=$($bench --json --quick iova --only W3 2>&1)
 if [ $? -eq 0 ] && printf '%s\n' "$out" | grep -q '"op":"alloc".*"summary_updates_mean":[0-9]' &&
@@ -45,13 +45,21 @@ else
 	else
 		no "--baseline table"; printf '%s\n' "$out" | sed 's/^/# /'
 	fi
-	out=$($bench --json --quick iova --baseline "$lib" 2>&1)
+	out=$($bench --json --quick iova --baseline "$lib" --candidate "$lib" 2>&1)
 	if [ $? -eq 0 ] &&
 	   [ "$(printf '%s\n' "$out" | grep -c '"mode":"baseline".*"base_mean_ns":.*"mean_ns":.*"ratio":')" -eq 4 ]; then
-		ok "--baseline --json: four rows"
+		ok "--baseline --candidate --json: four rows"
 	else
 		no "--baseline --json"; printf '%s\n' "$out" | sed 's/^/# /'
 	fi
+fi
+
+err=$($bench iova --candidate "$lib" 2>&1 >/dev/null)
+rc=$?
+if [ $rc -eq 2 ] && printf '%s\n' "$err" | grep -q -- '--candidate needs --baseline'; then
+	ok "--candidate without --baseline: usage error, exit 2"
+else
+	no "--candidate without --baseline: exit $rc: $err"
 fi
 
 err=$($bench iova --baseline ./no-such-library.so 2>&1 >/dev/null)

@@ -512,8 +512,9 @@ static int churn(const struct bench_opts *o, const char *wl, const char *occ, ui
  * the same random streams, alternating every round between the two so that
  * both see the same machine.  Each round times CHUNK frees and allocations
  * one by one (the clock's cost subtracted) after a short untimed warm-up;
- * the ratio reported is the median over rounds of this build's mean over
- * the baseline's, and the means are medians of the round means.  The other
+ * the ratio reported is this build's round mean over the baseline's (see
+ * ab_workload() for how two passes combine), and the means are medians of
+ * the round means.  The other
  * build must take the same struct ik_iova_config (unchanged since 0.1.0);
  * its domain lives in a buffer far larger than this build's, as its struct
  * may have grown.
@@ -653,39 +654,46 @@ static double median_of(double *v, unsigned n)
 }
 
 static void ab_row(const struct bench_opts *o, const char *wl, const char *occ, const char *op,
-		   unsigned rounds, double *base, double *cur, double *ratio)
+		   unsigned rounds, double base, double cur, double ratio)
 {
-	double b = median_of(base, rounds), c = median_of(cur, rounds), r = median_of(ratio, rounds);
-
 	if (o->json)
 		printf("{\"bench\":\"iova\",\"mode\":\"baseline\",\"workload\":\"%s\",\"occupancy\":\"%s\","
 		       "\"op\":\"%s\",\"rounds\":%u,\"chunk\":%u,\"base_mean_ns\":%.1f,\"mean_ns\":%.1f,"
 		       "\"ratio\":%.3f,\"timer_ns\":%llu}\n",
-		       wl, occ, op, rounds, (unsigned)AB_CHUNK, b, c, r, (unsigned long long)timer_ns);
+		       wl, occ, op, rounds, (unsigned)AB_CHUNK, base, cur, ratio,
+		       (unsigned long long)timer_ns);
 	else
-		printf("%-6s %-5s %-6s %7u %10.1f %10.1f %7.3f\n", wl, occ, op, rounds, b, c, r);
+		printf("%-6s %-5s %-6s %7u %10.1f %10.1f %7.3f\n", wl, occ, op, rounds, base, cur, ratio);
 }
 
-static int ab_workload(const struct bench_opts *o, const struct ab_ops *base, const char *wl,
-		       const char *occ, uint64_t end, uint64_t target, uint64_t maxsize,
-		       unsigned rounds)
+/*
+ * One pass: the two builds in slots 0 and 1 (this build in slot `me`), each
+ * round's means into base[r], cur[r] and this build's over the baseline's
+ * into ratio[r], for the frees (f*) and the allocations (a*).
+ */
+struct ab_out {
+	double *fb, *fc, *fr, *ab, *ac, *ar;
+};
+
+static int ab_pass(const struct bench_opts *o, const struct ab_ops *base, const struct ab_ops *cur,
+		   int me, uint64_t end, uint64_t target, uint64_t maxsize, unsigned rounds,
+		   const struct ab_out *out)
 {
 	struct ab_side s[2];
-	double *v = calloc(6 * (size_t)rounds, sizeof(double));
 	uint64_t seed = o->seed * 0x1234567ull + target;
 	int err = 0;
 
 	memset(s, 0, sizeof(s));
-	s[0].f = *base;
-	s[1].f = (struct ab_ops){ ik_iova_init, ik_iova_alloc, ik_iova_free, ik_iova_destroy };
-	if (!v)
-		return 1;
+	s[1 - me].f = *base;
+	s[me].f = *cur;
 	for (int i = 0; i < 2 && !err; i++)
 		err = ab_setup(&s[i], seed, end, target, maxsize);
 	for (int w = 0; w < 10 && !err; w++) /* warm both trees up */
 		for (int i = 0; i < 2 && !err; i++)
 			err = ab_steps(&s[i], end, maxsize, AB_CHUNK, false);
 	for (unsigned r = 0; r < rounds && !err; r++) {
+		const struct ab_side *b = &s[1 - me], *c = &s[me];
+
 		for (int k = 0; k < 2 && !err; k++) {
 			struct ab_side *a = &s[(r & 1) ? 1 - k : k]; /* alternate who goes first */
 
@@ -694,16 +702,12 @@ static int ab_workload(const struct bench_opts *o, const struct ab_ops *base, co
 			if (!err)
 				err = ab_steps(a, end, maxsize, AB_CHUNK, true);
 		}
-		v[r] = s[0].free_ns / AB_CHUNK;
-		v[rounds + r] = s[1].free_ns / AB_CHUNK;
-		v[2 * rounds + r] = s[0].free_ns > 0 ? s[1].free_ns / s[0].free_ns : 1;
-		v[3 * rounds + r] = s[0].alloc_ns / AB_CHUNK;
-		v[4 * rounds + r] = s[1].alloc_ns / AB_CHUNK;
-		v[5 * rounds + r] = s[0].alloc_ns > 0 ? s[1].alloc_ns / s[0].alloc_ns : 1;
-	}
-	if (!err) {
-		ab_row(o, wl, occ, "alloc", rounds, v + 3 * rounds, v + 4 * rounds, v + 5 * rounds);
-		ab_row(o, wl, occ, "free", rounds, v, v + rounds, v + 2 * rounds);
+		out->fb[r] = b->free_ns / AB_CHUNK;
+		out->fc[r] = c->free_ns / AB_CHUNK;
+		out->fr[r] = b->free_ns > 0 ? c->free_ns / b->free_ns : 1;
+		out->ab[r] = b->alloc_ns / AB_CHUNK;
+		out->ac[r] = c->alloc_ns / AB_CHUNK;
+		out->ar[r] = b->alloc_ns > 0 ? c->alloc_ns / b->alloc_ns : 1;
 	}
 	for (int i = 0; i < 2; i++) {
 		if (s[i].d && s[i].f.destroy)
@@ -712,31 +716,73 @@ static int ab_workload(const struct bench_opts *o, const struct ab_ops *base, co
 		free(s[i].live);
 		free(s[i].npg);
 	}
+	return err;
+}
+
+/*
+ * Two passes, this build in slot 1 and then in slot 0: the slots are not
+ * alike (measured: two copies of one build read 1.04-1.15 for W3 1/2
+ * frees, the second slot slower), so the ratio reported is the geometric
+ * mean of the two passes' median ratios, which cancels what the slot
+ * adds; the means are medians over both passes.  The library this tool
+ * links is not quite like a loaded one either (the same build against a
+ * loaded copy: 1.00-1.05 for W3 1/2 allocations): --candidate loads both.
+ */
+static int ab_workload(const struct bench_opts *o, const struct ab_ops *base,
+		       const struct ab_ops *cur, const char *wl, const char *occ, uint64_t end,
+		       uint64_t target, uint64_t maxsize, unsigned rounds)
+{
+	double *v = calloc(12 * (size_t)rounds, sizeof(double)), r[2][2];
+	int err = 0;
+
+	if (!v)
+		return 1;
+	for (int pass = 0; pass < 2 && !err; pass++) {
+		double *w = v + (size_t)pass * rounds;
+		struct ab_out out = { w, w + 2 * rounds, w + 4 * rounds,
+				      w + 6 * rounds, w + 8 * rounds, w + 10 * rounds };
+
+		err = ab_pass(o, base, cur, 1 - pass, end, target, maxsize, rounds, &out);
+		if (!err) {
+			r[pass][0] = median_of(out.ar, rounds);
+			r[pass][1] = median_of(out.fr, rounds);
+		}
+	}
+	if (!err) {
+		ab_row(o, wl, occ, "alloc", 2 * rounds, median_of(v + 6 * rounds, 2 * rounds),
+		       median_of(v + 8 * rounds, 2 * rounds), sqrt(r[0][0] * r[1][0]));
+		ab_row(o, wl, occ, "free", 2 * rounds, median_of(v, 2 * rounds),
+		       median_of(v + 2 * rounds, 2 * rounds), sqrt(r[0][1] * r[1][1]));
+	}
 	free(v);
 	return err;
 }
 
-static int ab_run(const struct bench_opts *o, const char *path)
+static int ab_run(const struct bench_opts *o, const char *path, const char *cand)
 {
-	struct ab_ops base;
+	struct ab_ops base, cur = { ik_iova_init, ik_iova_alloc, ik_iova_free, ik_iova_destroy };
 	unsigned rounds = o->quick ? 20 : 200;
 	int rc = ab_load(path, &base);
 
+	if (!rc && cand)
+		rc = ab_load(cand, &cur);
 	if (rc)
 		return rc;
 	if (!o->json)
-		printf("iova --baseline %s: this build against that one in one process,\n"
+		printf("iova --baseline %s: %s against that one in one process,\n"
 		       "interleaved rounds of %u frees and allocations each, timed one by one\n"
-		       "(clock %llu ns subtracted); base and this: medians of the round means (ns);\n"
-		       "ratio: the median of this build's round mean over the baseline's\n\n"
+		       "(clock %llu ns subtracted), in two passes with the builds' places swapped;\n"
+		       "base and this: medians of the round means (ns); ratio: this build's round\n"
+		       "mean over the baseline's, the geometric mean of the two passes' medians\n\n"
 		       "%-6s %-5s %-6s %7s %10s %10s %7s\n",
-		       path, (unsigned)AB_CHUNK, (unsigned long long)timer_ns, "work", "occ", "op",
+		       path, cand ? cand : "this build", (unsigned)AB_CHUNK,
+		       (unsigned long long)timer_ns, "work", "occ", "op",
 		       "rounds", "base", "this", "ratio");
-	rc = ab_workload(o, &base, "W1", "1/4", 0xfffff, 1ull << 18, 1, rounds);
+	rc = ab_workload(o, &base, &cur, "W1", "1/4", 0xfffff, 1ull << 18, 1, rounds);
 	if (!rc)
-		rc = ab_workload(o, &base, "W3", "1/4", 0xfffff, 1ull << 18, 64, rounds);
+		rc = ab_workload(o, &base, &cur, "W3", "1/4", 0xfffff, 1ull << 18, 64, rounds);
 	if (!rc && !o->quick)
-		rc = ab_workload(o, &base, "W3", "1/2", 0xfffff, 1ull << 19, 64, rounds);
+		rc = ab_workload(o, &base, &cur, "W3", "1/2", 0xfffff, 1ull << 19, 64, rounds);
 	return rc;
 }
 
@@ -1010,20 +1056,22 @@ static int w4(const struct bench_opts *o, unsigned maxthreads, uint64_t ops)
 	return 0;
 }
 
-enum { IOVA_BIG = BENCH_OPT_OWN, IOVA_ONLY, IOVA_BASELINE };
+enum { IOVA_BIG = BENCH_OPT_OWN, IOVA_ONLY, IOVA_BASELINE, IOVA_CANDIDATE };
 
 static const struct option iova_opts[] = {
 	BENCH_OPTS_COMMON, BENCH_OPTS_JSON, BENCH_OPTS_QUICK, BENCH_OPTS_SEED, BENCH_OPTS_THREADS,
 	{ "big", no_argument, NULL, IOVA_BIG },
 	{ "only", required_argument, NULL, IOVA_ONLY },
 	{ "baseline", required_argument, NULL, IOVA_BASELINE },
+	{ "candidate", required_argument, NULL, IOVA_CANDIDATE },
 	BENCH_OPTS_END,
 };
 
 static void iova_help(void)
 {
 	printf("usage: iommukit-bench [--quick] [--json] [--threads N] [--seed N] iova\n"
-	       "                      [--only W1|W2|W3|growth|W4] [--big] [--baseline LIB]\n"
+	       "                      [--only W1|W2|W3|growth|W4] [--big] [--baseline LIB\n"
+	       "                      [--candidate LIB]]\n"
 	       "  W1: 263,000 x (free random, alloc size 1) at 1/4, 1/2, 3/4 occupancy of\n"
 	       "      pfns 1..0xfffff; W2: full space, free one, alloc one, alloc one that\n"
 	       "      fails; W3: sizes 1..64 size-aligned at 1/4 and 1/2 of the pages;\n"
@@ -1034,13 +1082,14 @@ static void iova_help(void)
 	       "  --baseline LIB: W1 at 1/4 and W3 at 1/4 and 1/2 in one process against\n"
 	       "      another build of the library (LIB: its libiommukit.so), interleaved\n"
 	       "      rounds; prints both means and their ratio (JSON: base_mean_ns,\n"
-	       "      mean_ns, ratio).\n");
+	       "      mean_ns, ratio).  --candidate LIB: measure that build instead of the\n"
+	       "      one this tool links (both then loaded alike: the fairer comparison).\n");
 }
 
 int bench_iova(int argc, char **argv, struct bench_opts *o)
 {
 	bool big = false, run[5] = { true, true, true, true, true };
-	const char *baseline = NULL;
+	const char *baseline = NULL, *candidate = NULL;
 	static const char *const names[5] = { "W1", "W2", "W3", "growth", "W4" };
 	struct bench_parse p;
 	unsigned maxthreads;
@@ -1055,6 +1104,9 @@ int bench_iova(int argc, char **argv, struct bench_opts *o)
 			break;
 		case IOVA_BASELINE:
 			baseline = optarg;
+			break;
+		case IOVA_CANDIDATE:
+			candidate = optarg;
 			break;
 		case IOVA_ONLY:
 			for (k = 0; k < 5; k++)
@@ -1077,8 +1129,10 @@ int bench_iova(int argc, char **argv, struct bench_opts *o)
 		maxthreads = c > 0 ? (unsigned)c : 1;
 	}
 	measure_timer();
+	if (candidate && !baseline)
+		return bench_usage_error("iova", "--candidate needs --baseline");
 	if (baseline)
-		return ab_run(o, baseline);
+		return ab_run(o, baseline, candidate);
 	node_bytes = sizeof(struct ik_iova_node);
 	{
 		struct ik_iova_domain d;
