@@ -304,16 +304,22 @@ static void report(const struct bench_opts *o, const char *wl, const char *occ, 
 	bench_samples_free(&s->lat);
 }
 
+/* The configuration every domain of this benchmark uses: 4 KiB pages. */
+static void cfg_make(struct ik_iova_config *c, uint64_t start, uint64_t end, unsigned flags)
+{
+	memset(c, 0, sizeof(*c));
+	c->granule = 4096;
+	c->start_pfn = start;
+	c->end_pfn = end;
+	c->flags = flags;
+}
+
 static int dom_make_flags(struct ik_iova_domain *d, uint64_t start, uint64_t end, unsigned flags)
 {
 	struct ik_iova_config c;
 	int err;
 
-	memset(&c, 0, sizeof(c));
-	c.granule = 4096;
-	c.start_pfn = start;
-	c.end_pfn = end;
-	c.flags = flags;
+	cfg_make(&c, start, end, flags);
 	err = ik_iova_init(d, &c);
 	if (err)
 		fprintf(stderr, "iommukit-bench iova: init: %s\n", ik_strerror(err));
@@ -333,14 +339,30 @@ static int fail(const char *what, int err)
 
 /* ---- W1 and growth: size-1 churn at a given number of live ranges ---- */
 
-/* The state of one churn run (W1, W3, growth). */
+/* The calls a churn makes, through pointers so that --baseline drives
+ * another build of the library with the same code. */
+struct iova_ops {
+	int (*init)(struct ik_iova_domain *, const struct ik_iova_config *);
+	int (*alloc)(struct ik_iova_domain *, ik_u64, ik_u64, unsigned, ik_u64 *);
+	int (*free)(struct ik_iova_domain *, ik_u64);
+	void (*destroy)(struct ik_iova_domain *);
+};
+
+/* This build's. */
+static const struct iova_ops this_ops = { ik_iova_init, ik_iova_alloc, ik_iova_free,
+					  ik_iova_destroy };
+
+/* The state of one churn run (W1, W3, growth, --baseline). */
 struct churn {
-	struct ik_iova_domain d;
+	const struct iova_ops *f;	/* the library it drives */
+	struct ik_iova_domain *d;	/* 16 x this build's size: another build's may be larger */
 	struct rng r;
 	uint64_t *live, *npg;	/* live ranges' first pfns and sizes */
 	uint64_t n, pages, end, maxsize, fails;
 	uint64_t upd;		/* the domain's summary_updates after the last sampled call */
 	uint64_t heap_fill;	/* heap bytes the fill took (0: unknown) */
+	bool sum;		/* churn_step() adds each call's ns to free_ns, alloc_ns */
+	double free_ns, alloc_ns;
 };
 
 /* Bytes in use on the system heap (0 where the C library does not say). */
@@ -354,29 +376,35 @@ static uint64_t heap_in_use(void)
 }
 
 /* One iteration: free a random live range, allocate one of a random size in
- * its place.  With sf and sa, each operation is timed (raw laps). */
+ * its place.  With sf and sa (this build only: they read its stats), each
+ * operation is timed into them (raw laps); with c->sum, into c's sums (the
+ * clock's cost subtracted). */
 static int churn_step(struct churn *c, struct series *sf, struct series *sa)
 {
 	uint64_t j = rbelow(&c->r, c->n), k = c->maxsize == 1 ? 1 : 1 + rbelow(&c->r, c->maxsize);
 	uint64_t t0 = 0, p;
 	int err;
 
-	if (sf)
+	if (sf || c->sum)
 		t0 = bench_now_ns();
-	err = ik_iova_free(&c->d, c->live[j]);
+	err = c->f->free(c->d, c->live[j]);
 	if (sf) {
 		bench_samples_add(&sf->lat, bench_now_ns() - t0);
-		series_free(sf, &c->d, &c->upd);
+		series_free(sf, c->d, &c->upd);
+	} else if (c->sum) {
+		c->free_ns += (double)lap(t0);
 	}
 	if (err)
 		return fail("free", err);
 	c->pages -= c->npg[j];
-	if (sa)
+	if (sa || c->sum)
 		t0 = bench_now_ns();
-	err = ik_iova_alloc(&c->d, k, c->end, IK_IOVA_SIZE_ALIGNED, &p);
+	err = c->f->alloc(c->d, k, c->end, IK_IOVA_SIZE_ALIGNED, &p);
 	if (sa) {
 		bench_samples_add(&sa->lat, bench_now_ns() - t0);
-		series_visit(sa, &c->d, &c->upd);
+		series_visit(sa, c->d, &c->upd);
+	} else if (c->sum) {
+		c->alloc_ns += (double)lap(t0);
 	}
 	if (err == -ENOSPC) {
 		c->fails++;
@@ -414,7 +442,7 @@ static int churn_fill(struct churn *c, uint64_t target)
 			if (!c->live || !c->npg)
 				return 1;
 		}
-		err = ik_iova_alloc(&c->d, k, c->end, IK_IOVA_SIZE_ALIGNED, &c->live[c->n]);
+		err = c->f->alloc(c->d, k, c->end, IK_IOVA_SIZE_ALIGNED, &c->live[c->n]);
 		if (err == -ENOSPC)
 			break;
 		if (err)
@@ -425,6 +453,35 @@ static int churn_fill(struct churn *c, uint64_t target)
 	/* (the arrays are not resized in practice: cap >= ranges) */
 	c->heap_fill = h0 && cap == target ? heap_in_use() - h0 : 0;
 	return 0;
+}
+
+/* Set c up: a domain over [1, end] without rcache, driven through c->f,
+ * filled to `target` (see churn_fill()). */
+static int churn_open(struct churn *c, uint64_t target)
+{
+	struct ik_iova_config cfg;
+	int err;
+
+	c->d = aligned_alloc(64, (16 * sizeof(struct ik_iova_domain) + 63) & ~(size_t)63);
+	if (!c->d)
+		return 1;
+	cfg_make(&cfg, 1, c->end, IK_IOVA_CFG_NO_RCACHE);
+	err = c->f->init(c->d, &cfg);
+	if (err) {
+		free(c->d);
+		c->d = NULL;
+		return fail("init", err);
+	}
+	return churn_fill(c, target);
+}
+
+static void churn_close(struct churn *c)
+{
+	if (c->d)
+		c->f->destroy(c->d);
+	free(c->d);
+	free(c->live);
+	free(c->npg);
 }
 
 /* The independent check: iters/4 more iterations, no clock read per
@@ -454,7 +511,7 @@ static void mem_per_range(struct churn *c)
 {
 	struct ik_iova_stats st;
 
-	ik_iova_stats(&c->d, &st);
+	ik_iova_stats(c->d, &st);
 	lib_bytes_per_range = st.ranges ? (double)st.bytes / (double)st.ranges : 0;
 	heap_bytes_per_range = c->n ? (double)c->heap_fill / (double)c->n : 0;
 }
@@ -462,7 +519,7 @@ static void mem_per_range(struct churn *c)
 static int churn(const struct bench_opts *o, const char *wl, const char *occ, uint64_t end,
 		 uint64_t live_n, uint64_t iters, uint64_t maxsize)
 {
-	struct churn c = { .r = { o->seed * 0x1234567ull + live_n }, .end = end,
+	struct churn c = { .f = &this_ops, .r = { o->seed * 0x1234567ull + live_n }, .end = end,
 			   .maxsize = maxsize };
 	struct series sa, sf;
 	struct series *const both[2] = { &sa, &sf };
@@ -470,12 +527,10 @@ static int churn(const struct bench_opts *o, const char *wl, const char *occ, ui
 	uint64_t pair = 0;
 	int err = 0;
 
-	if (dom_make(&c.d, 1, end, false))
-		return 1;
-	if (churn_fill(&c, live_n) || series_init(&sa, iters) || series_init(&sf, iters) ||
+	if (churn_open(&c, live_n) || series_init(&sa, iters) || series_init(&sf, iters) ||
 	    bench_samples_init(&cal.empty, iters))
 		return 1;
-	c.upd = upd_now(&c.d);
+	c.upd = upd_now(c.d);
 	for (uint64_t i = 0; i < iters && !err; i++) {
 		err = churn_step(&c, &sf, &sa);
 		calib_lap(&cal);
@@ -497,9 +552,7 @@ static int churn(const struct bench_opts *o, const char *wl, const char *occ, ui
 	if (c.fails && !o->json)
 		printf("    (%llu allocations found no room and were not replaced)\n",
 		       (unsigned long long)c.fails);
-	ik_iova_destroy(&c.d);
-	free(c.live);
-	free(c.npg);
+	churn_close(&c);
 	return 0;
 }
 
@@ -521,22 +574,7 @@ static int churn(const struct bench_opts *o, const char *wl, const char *occ, ui
  */
 enum { AB_CHUNK = 2000, AB_WARM = 500 };
 
-struct ab_ops {
-	int (*init)(struct ik_iova_domain *, const struct ik_iova_config *);
-	int (*alloc)(struct ik_iova_domain *, ik_u64, ik_u64, unsigned, ik_u64 *);
-	int (*free)(struct ik_iova_domain *, ik_u64);
-	void (*destroy)(struct ik_iova_domain *);
-};
-
-struct ab_side {
-	struct ab_ops f;
-	struct ik_iova_domain *d;	/* in a buffer of 16 x this build's size */
-	struct rng r;
-	uint64_t *live, *npg, n;
-	double free_ns, alloc_ns;	/* the round's sums */
-};
-
-static int ab_load(const char *path, struct ab_ops *f)
+static int ab_load(const char *path, struct iova_ops *f)
 {
 #ifdef BENCH_BASELINE
 	/* Deep binding: the other build's calls into its own exported
@@ -565,79 +603,6 @@ static int ab_load(const char *path, struct ab_ops *f)
 			" dlopen() with RTLD_DEEPBIND, and no sanitizer)\n");
 	return 2;
 #endif
-}
-
-/* Fill like churn_fill(): size-1 ranges to `target` ranges (maxsize 1) or
- * mixed sizes to `target` pages. */
-static int ab_setup(struct ab_side *a, uint64_t seed, uint64_t end, uint64_t target,
-		    uint64_t maxsize)
-{
-	struct ik_iova_config c;
-	uint64_t pages = 0, cap = maxsize == 1 ? target : target + 1;
-	int err;
-
-	memset(&c, 0, sizeof(c));
-	c.granule = 4096;
-	c.start_pfn = 1;
-	c.end_pfn = end;
-	c.flags = IK_IOVA_CFG_NO_RCACHE;
-	a->d = aligned_alloc(64, (16 * sizeof(struct ik_iova_domain) + 63) & ~(size_t)63);
-	a->live = malloc(cap * sizeof(*a->live));
-	a->npg = malloc(cap * sizeof(*a->npg));
-	if (!a->d || !a->live || !a->npg)
-		return 1;
-	err = a->f.init(a->d, &c);
-	if (err)
-		return fail("--baseline: init", err);
-	a->r.s = seed;
-	a->n = 0;
-	while (maxsize == 1 ? a->n < target : pages < target) {
-		uint64_t k = maxsize == 1 ? 1 : 1 + rbelow(&a->r, maxsize);
-
-		if (a->n == cap)
-			break;
-		err = a->f.alloc(a->d, k, end, IK_IOVA_SIZE_ALIGNED, &a->live[a->n]);
-		if (err == -ENOSPC)
-			break;
-		if (err)
-			return fail("--baseline: fill", err);
-		a->npg[a->n++] = k;
-		pages += k;
-	}
-	return 0;
-}
-
-/* n churn steps; timed: sum each free's and allocation's ns into the side. */
-static int ab_steps(struct ab_side *a, uint64_t end, uint64_t maxsize, unsigned n, bool timed)
-{
-	for (unsigned i = 0; i < n; i++) {
-		uint64_t j = rbelow(&a->r, a->n), k = maxsize == 1 ? 1 : 1 + rbelow(&a->r, maxsize);
-		uint64_t t0 = 0, p;
-		int err;
-
-		if (timed)
-			t0 = bench_now_ns();
-		err = a->f.free(a->d, a->live[j]);
-		if (timed)
-			a->free_ns += (double)lap(t0);
-		if (err)
-			return fail("--baseline: free", err);
-		if (timed)
-			t0 = bench_now_ns();
-		err = a->f.alloc(a->d, k, end, IK_IOVA_SIZE_ALIGNED, &p);
-		if (timed)
-			a->alloc_ns += (double)lap(t0);
-		if (err == -ENOSPC) { /* as churn_step(): the range is not replaced */
-			a->live[j] = a->live[--a->n];
-			a->npg[j] = a->npg[a->n];
-			continue;
-		}
-		if (err)
-			return fail("--baseline: alloc", err);
-		a->live[j] = p;
-		a->npg[j] = k;
-	}
-	return 0;
 }
 
 static int cmp_double(const void *x, const void *y)
@@ -675,32 +640,37 @@ struct ab_out {
 	double *fb, *fc, *fr, *ab, *ac, *ar;
 };
 
-static int ab_pass(const struct bench_opts *o, const struct ab_ops *base, const struct ab_ops *cur,
-		   int me, uint64_t end, uint64_t target, uint64_t maxsize, unsigned rounds,
-		   const struct ab_out *out)
+static int ab_pass(const struct bench_opts *o, const struct iova_ops *base,
+		   const struct iova_ops *cur, int me, uint64_t end, uint64_t target,
+		   uint64_t maxsize, unsigned rounds, const struct ab_out *out)
 {
-	struct ab_side s[2];
-	uint64_t seed = o->seed * 0x1234567ull + target;
+	struct churn s[2];
 	int err = 0;
 
-	memset(s, 0, sizeof(s));
-	s[1 - me].f = *base;
-	s[me].f = *cur;
+	for (int i = 0; i < 2; i++)
+		s[i] = (struct churn){ .f = i == me ? cur : base,
+				       .r = { o->seed * 0x1234567ull + target },
+				       .end = end, .maxsize = maxsize };
 	for (int i = 0; i < 2 && !err; i++)
-		err = ab_setup(&s[i], seed, end, target, maxsize);
+		err = churn_open(&s[i], target);
 	for (int w = 0; w < 10 && !err; w++) /* warm both trees up */
 		for (int i = 0; i < 2 && !err; i++)
-			err = ab_steps(&s[i], end, maxsize, AB_CHUNK, false);
+			for (unsigned k = 0; k < AB_CHUNK && !err; k++)
+				err = churn_step(&s[i], NULL, NULL);
 	for (unsigned r = 0; r < rounds && !err; r++) {
-		const struct ab_side *b = &s[1 - me], *c = &s[me];
+		const struct churn *b = &s[1 - me], *c = &s[me];
 
 		for (int k = 0; k < 2 && !err; k++) {
-			struct ab_side *a = &s[(r & 1) ? 1 - k : k]; /* alternate who goes first */
+			struct churn *a = &s[(r & 1) ? 1 - k : k]; /* alternate who goes first */
 
-			err = ab_steps(a, end, maxsize, AB_WARM, false);
+			a->sum = false;
+			for (unsigned i = 0; i < AB_WARM && !err; i++)
+				err = churn_step(a, NULL, NULL);
+			a->sum = true;
 			a->free_ns = a->alloc_ns = 0;
-			if (!err)
-				err = ab_steps(a, end, maxsize, AB_CHUNK, true);
+			for (unsigned i = 0; i < AB_CHUNK && !err; i++)
+				err = churn_step(a, NULL, NULL);
+			a->sum = false;
 		}
 		out->fb[r] = b->free_ns / AB_CHUNK;
 		out->fc[r] = c->free_ns / AB_CHUNK;
@@ -709,13 +679,8 @@ static int ab_pass(const struct bench_opts *o, const struct ab_ops *base, const 
 		out->ac[r] = c->alloc_ns / AB_CHUNK;
 		out->ar[r] = b->alloc_ns > 0 ? c->alloc_ns / b->alloc_ns : 1;
 	}
-	for (int i = 0; i < 2; i++) {
-		if (s[i].d && s[i].f.destroy)
-			s[i].f.destroy(s[i].d);
-		free(s[i].d);
-		free(s[i].live);
-		free(s[i].npg);
-	}
+	for (int i = 0; i < 2; i++)
+		churn_close(&s[i]);
 	return err;
 }
 
@@ -728,8 +693,8 @@ static int ab_pass(const struct bench_opts *o, const struct ab_ops *base, const 
  * links is not quite like a loaded one either (the same build against a
  * loaded copy: 1.00-1.05 for W3 1/2 allocations): --candidate loads both.
  */
-static int ab_workload(const struct bench_opts *o, const struct ab_ops *base,
-		       const struct ab_ops *cur, const char *wl, const char *occ, uint64_t end,
+static int ab_workload(const struct bench_opts *o, const struct iova_ops *base,
+		       const struct iova_ops *cur, const char *wl, const char *occ, uint64_t end,
 		       uint64_t target, uint64_t maxsize, unsigned rounds)
 {
 	double *v = calloc(12 * (size_t)rounds, sizeof(double)), r[2][2];
@@ -760,7 +725,7 @@ static int ab_workload(const struct bench_opts *o, const struct ab_ops *base,
 
 static int ab_run(const struct bench_opts *o, const char *path, const char *cand)
 {
-	struct ab_ops base, cur = { ik_iova_init, ik_iova_alloc, ik_iova_free, ik_iova_destroy };
+	struct iova_ops base, cur = this_ops;
 	unsigned rounds = o->quick ? 20 : 200;
 	int rc = ab_load(path, &base);
 

@@ -165,13 +165,14 @@ static inline const node_t *sibling(const struct ik_rb_node *p, const struct ik_
 /*
  * Recompute rb and its ancestors, up to but not including `stop` (NULL: the
  * root): always up to and including `must` (rb or an ancestor of it), then
- * only while values change.  Returns the nodes computed (the last one
- * included when its values had not changed): what d->summary_updates counts.  Every level in full: used where values mostly
- * go down (an allocation shrinks a gap), where update_grow()'s shortcut
- * rarely applies and its checks only add to each level (measured).
+ * only while values change, counting the nodes computed (the last one
+ * included when its values had not changed) in d->summary_updates.  Every
+ * level in full: used where values mostly go down (an allocation shrinks a
+ * gap), where update_grow()'s shortcut rarely applies and its checks only
+ * add to each level (measured).
  */
-static unsigned update_up(struct ik_rb_node *rb, const struct ik_rb_node *stop,
-			  const struct ik_rb_node *must)
+static void update_up(struct ik_iova_domain *d, struct ik_rb_node *rb,
+		      const struct ik_rb_node *stop, const struct ik_rb_node *must)
 {
 	bool forced = true;
 	unsigned k = 0;
@@ -189,26 +190,27 @@ static unsigned update_up(struct ik_rb_node *rb, const struct ik_rb_node *stop,
 		set_summary(n, g, f);
 		rb = ik_rb_parent(rb);
 	}
-	return k;
+	d->summary_updates += k;
 }
 
 /*
- * update_up(rb, stop, rb) for frees and the tree's callbacks.  Only rb's
+ * update_up(d, rb, stop, rb) for frees and the tree's callbacks.  Only rb's
  * own data (gap, children) changed; every other node's summary is the
  * maximum of its own values and its children's stored summaries.  So above
  * a node whose summary went from old to new, the parent's becomes max(its
  * old, new), without recomputing its own gap's afit, unless a value went
  * down that was the parent's maximum: then the parent is computed in full.
- * Returns the nodes updated or checked, as update_up() does.
+ * Counts the nodes updated or checked, as update_up() does.
  */
-static unsigned update_grow(struct ik_rb_node *rb, const struct ik_rb_node *stop)
+static void update_grow(struct ik_iova_domain *d, struct ik_rb_node *rb,
+			const struct ik_rb_node *stop)
 {
 	node_t *n = N(rb);
 	ik_u64 og = n->max_gap, of = node_afit(n), ng, nf;
 	unsigned k = 1;
 
 	if (rb == stop)
-		return 0;
+		return;
 	compute(n, &ng, &nf);
 	set_summary(n, ng, nf);
 	for (rb = ik_rb_parent(rb); rb != stop; rb = ik_rb_parent(rb)) {
@@ -232,21 +234,19 @@ static unsigned update_grow(struct ik_rb_node *rb, const struct ik_rb_node *stop
 		ng = g;
 		nf = f;
 	}
-	return k;
+	d->summary_updates += k;
 }
 
 /* The tree's callbacks; ctx is the domain, which counts the nodes computed. */
 static void aug_propagate(struct ik_rb_node *rb, struct ik_rb_node *stop, void *ctx)
 {
-	struct ik_iova_domain *d = (struct ik_iova_domain *)ctx;
-
-	d->summary_updates += update_grow(rb, stop);
+	update_grow((struct ik_iova_domain *)ctx, rb, stop);
 }
 
 /* An allocation's update of one node's own gap and its ancestors. */
 static void shrunk_propagate(struct ik_iova_domain *d, struct ik_rb_node *rb)
 {
-	d->summary_updates += update_up(rb, NULL, rb);
+	update_up(d, rb, NULL, rb);
 }
 
 static void aug_copy(struct ik_rb_node *from, struct ik_rb_node *to, void *ctx)
@@ -428,7 +428,7 @@ static void link_range(struct ik_iova_domain *d, node_t *nn, node_t *owner, ik_u
 		else
 			shrunk_propagate(d, &owner->rb);
 	} else if (parent) {
-		d->summary_updates += update_up(parent, NULL, owner ? &owner->rb : parent);
+		update_up(d, parent, NULL, owner ? &owner->rb : parent);
 	}
 	ik_rb_insert_fix_(&nn->rb, &d->root, &iova_aug, d);
 	d->nr_ranges++;
@@ -720,7 +720,7 @@ static bool hint_reuse(struct ik_iova_domain *d, node_t *t, const struct req *q,
 		/* Put back what was written: recompute from t up to `stored`
 		 * (nothing above it was written, so the pass stops there). */
 		if (stored)
-			d->summary_updates += update_up(&t->rb, NULL, stored);
+			update_up(d, &t->rb, NULL, stored);
 		return false;
 	}
 	t->lo = s;
@@ -957,7 +957,7 @@ int ik_iova_free_locked(struct ik_iova_domain *d, ik_u64 pfn)
 		 * usually follows (W1: a driver without an rcache) climbs this
 		 * path from the kept node and finds them loaded (update_grow()
 		 * here moved misses into that allocation, measured). */
-		d->summary_updates += update_up(&x->rb, NULL, &x->rb);
+		update_up(d, &x->rb, NULL, &x->rb);
 		d->tomb = x;
 		d->hint = x;
 		d->nr_ranges--;
