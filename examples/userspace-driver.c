@@ -151,6 +151,9 @@ static pthread_t platform_init(struct driver *drv)
 
 	ik_softiommu_config_init(&scfg);
 	scfg.flags = IK_SOFTIOMMU_CHECK;
+	/* This process is the whole platform: device addresses are its own
+	 * virtual addresses, so it trusts them on purpose (a VMM never may). */
+	scfg.phys_to_host = ik_softiommu_host_identity;
 	CHECK(ik_softiommu_create(&scfg, &smmu));
 
 	/* The queue's ring is memory the driver allocates and tells the SMMU
@@ -209,7 +212,7 @@ static void driver_init(struct driver *drv)
 	CHECK(ik_pgtable_create(&pcfg, &drv->pt));
 	CHECK(ik_lpae_get_regs(drv->pt, &regs));
 	CHECK(ik_lpae_walker_from_regs(&hw_walker, 1, regs.tcr, regs.ttbr, 0));
-	CHECK(ik_softiommu_attach_pt(smmu, SID, ASID, &hw_walker, NULL));
+	CHECK(ik_softiommu_attach_pt(smmu, SID, ASID, &hw_walker, &ik_softiommu_host_mem));
 	printf("context: TTBR0 %#llx TCR %#llx MAIR %#llx, ASID %d, StreamID %d\n",
 	       (unsigned long long)regs.ttbr, (unsigned long long)regs.tcr,
 	       (unsigned long long)regs.mair, ASID, SID);

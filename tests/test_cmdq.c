@@ -1712,6 +1712,33 @@ START_TEST(sw_consumer_status_address_anywhere_in_64_bits)
 			for (unsigned j = 1; j < 8; j++)
 				ck_assert(m.ring[j][0] == 0 && m.ring[j][1] == 0);
 		}
+		ck_assert_uint_eq(sw.completions_refused, 0);
+		/* Without a hook: the same entry, nothing written outside the
+		 * ring, the refusal counted, the sync completed (issue #28). */
+		sc.write32 = NULL;
+		ck_assert_int_eq(ik_cmdq_sw_init(&sw, &sc), 0);
+		memset(m.ring[1], 0, sizeof(m.ring) - sizeof(m.ring[0]));
+		ext_addr = 0;
+		ik_cmdq_sw_regs.write_prod(&sw, 1);
+		ck_assert_int_eq(ik_cmdq_sw_consume(&sw, 4), 1);
+		ck_assert_uint_eq(ik_cmdq_sw_error(&sw), 0);
+		ck_assert_uint_eq(ext_addr, 0);
+		for (unsigned k = 0; k < 4; k++) {
+			ck_assert_uint_eq(m.guard_lo[k], 0xa5a5a5a5a5a5a5a5ull);
+			ck_assert_uint_eq(m.guard_hi[k], 0xa5a5a5a5a5a5a5a5ull);
+		}
+		if (i == sizeof(addrs) / sizeof(addrs[0])) {
+			uint32_t last;
+
+			memcpy(&last, (char *)m.ring + sizeof(m.ring) - 4, 4);
+			ck_assert_uint_eq(last, data);
+			ck_assert_uint_eq(sw.completions_refused, 0);
+		} else {
+			for (unsigned j = 1; j < 8; j++)
+				ck_assert(m.ring[j][0] == 0 && m.ring[j][1] == 0);
+			ck_assert_uint_eq(sw.completions_refused, 1);
+		}
+		sc.write32 = ext_write32;
 	}
 	/* A ring whose device addresses would wrap past 2^64 is refused. */
 	sc.ring_dma = 0xffffffffffffff80ull;	/* 128 bytes fit exactly */

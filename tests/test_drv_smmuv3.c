@@ -2541,10 +2541,11 @@ static int stale_run(const struct stale_case *sc, bool skip_plan)
 	id = decode(w);
 	ik_softiommu_config_init(&cfg);
 	cfg.flags = IK_SOFTIOMMU_CHECK;
+	cfg.phys_to_host = ik_softiommu_host_identity; /* the tables map host buffers */
 	ck_assert_int_eq(ik_softiommu_create(&cfg, &s), 0);
 	pt = mk_pt(sc->fmt, 12, 40, 48, true, 0);
 	ik_pgtable_walker(pt, &wk);
-	ck_assert_int_eq(ik_softiommu_attach_pt(s, 0, tag, &wk, NULL), 0);
+	ck_assert_int_eq(ik_softiommu_attach_pt(s, 0, tag, &wk, &ik_softiommu_host_mem), 0);
 	ck_assert_int_eq(posix_memalign((void **)&a, 2u << 20, 8u << 20), 0);
 	ck_assert_int_eq(posix_memalign((void **)&b, 2u << 20, 8u << 20), 0);
 	memset(a, 0xaa, 8u << 20);
@@ -2655,11 +2656,12 @@ START_TEST(inv_gather_through_the_smmu_model_reaches_the_soft_iommu)
 	dev_init(&d, idr, false, 0);
 	ik_softiommu_config_init(&cfg);
 	cfg.flags = IK_SOFTIOMMU_CHECK;
+	cfg.phys_to_host = ik_softiommu_host_identity; /* the tables map host buffers */
 	ck_assert_int_eq(ik_softiommu_create(&cfg, &s), 0);
 	d.m->soft = s;
 	pt = mk_pt(IK_PT_LPAE_S1, 12, 44, 48, true, 0);
 	ik_pgtable_walker(pt, &wk);
-	ck_assert_int_eq(ik_softiommu_attach_pt(s, 0, 9, &wk, NULL), 0);
+	ck_assert_int_eq(ik_softiommu_attach_pt(s, 0, 9, &wk, &ik_softiommu_host_mem), 0);
 	ck_assert_int_eq(posix_memalign((void **)&a, 4096, 64 * 4096), 0);
 	ck_assert_int_eq(posix_memalign((void **)&b, 4096, 64 * 4096), 0);
 	memset(a, 1, 64 * 4096);

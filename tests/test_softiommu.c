@@ -161,6 +161,7 @@ static struct ik_softiommu *mk(uint32_t entries, uint32_t ways, uint32_t flags)
 	struct ik_softiommu *s = NULL;
 
 	ik_softiommu_config_init(&cfg);
+	cfg.phys_to_host = ik_softiommu_host_identity; /* the fake tables hold host addresses */
 	cfg.iotlb_entries = entries;
 	cfg.iotlb_ways = ways;
 	cfg.flags = flags;
@@ -1079,6 +1080,7 @@ static void sys_init_fmts(struct sys *y, uint32_t flags, enum ik_pt_fmt ptfmt, u
 	memset(y, 0, sizeof(*y));
 	ik_softiommu_config_init(&sc);
 	sc.flags = flags;
+	sc.phys_to_host = ik_softiommu_host_identity; /* the engine maps host buffers */
 	ck_assert_int_eq(ik_softiommu_create(&sc, &y->s), 0);
 
 	y->hooks.iotlb_sync_map = sys_sync_map;
@@ -1094,7 +1096,7 @@ static void sys_init_fmts(struct sys *y, uint32_t flags, enum ik_pt_fmt ptfmt, u
 	pc.cookie = y;
 	ck_assert_int_eq(ik_pgtable_create(&pc, &y->pt), 0);
 	ik_pgtable_walker(y->pt, &w);
-	ck_assert_int_eq(ik_softiommu_attach_pt(y->s, 0, ASID, &w, NULL), 0);
+	ck_assert_int_eq(ik_softiommu_attach_pt(y->s, 0, ASID, &w, &ik_softiommu_host_mem), 0);
 
 	memset(&ic, 0, sizeof(ic));
 	ic.granule = 1ull << gshift;
@@ -2020,13 +2022,15 @@ START_TEST(cq_and_attach_pt_validate_inputs)
 	ck_assert_int_eq(ik_softiommu_cq_run(NULL, 1, &stop), -EINVAL);
 
 	memset(&w, 0, sizeof(w));
-	ck_assert_int_eq(ik_softiommu_attach_pt(s, 0, 1, &w, NULL), -EINVAL); /* no format */
+	ck_assert_int_eq(ik_softiommu_attach_pt(s, 0, 1, &w, &ik_softiommu_host_mem),
+			 -EINVAL); /* no format */
 	w.geom.fmt = IK_PT_LPAE_S1;
 	w.geom.nlevels = 4;
 	ck_assert_int_eq(ik_softiommu_attach_pt(s, 0, 1, &w, &nomem), -EINVAL);
-	ck_assert_int_eq(ik_softiommu_attach_pt(s, 64, 1, &w, NULL), -EINVAL);
-	ck_assert_int_eq(ik_softiommu_attach_pt(NULL, 0, 1, &w, NULL), -EINVAL);
-	ck_assert_int_eq(ik_softiommu_attach_pt(s, 0, 1, NULL, NULL), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_attach_pt(s, 64, 1, &w, &ik_softiommu_host_mem), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_attach_pt(NULL, 0, 1, &w, &ik_softiommu_host_mem), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_attach_pt(s, 0, 1, NULL, &ik_softiommu_host_mem), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_attach_pt(s, 0, 1, &w, &ik_softiommu_host_mem), 0);
 	ik_softiommu_destroy(s);
 }
 END_TEST
@@ -2052,6 +2056,247 @@ START_TEST(table_memory_read_failure_is_an_external_fault)
 	ck_assert_int_eq(ik_softiommu_translate(y.s, 1, 0x1000, IK_SOFTIOMMU_READ, &x), -EFAULT);
 	ck_assert_uint_eq(x.fault, IK_SOFTIOMMU_FAULT_EXTERNAL);
 	sys_fini(&y);
+}
+END_TEST
+
+/* ------------------------------------------------------------ host memory is opt-in */
+
+/*
+ * Issue #28 item 5: a config left at its defaults must never read or write
+ * host memory at an address a guest (or a device table) names.
+ */
+
+/* Encode a wait/sync entry of queue format `qfmt` whose completion store goes
+ * to `addr`; -EINVAL when the format cannot express addr. */
+static int mk_wait(const struct ik_cmdq_fmt *qfmt, uint64_t addr, uint64_t w[4])
+{
+	memset(w, 0, 4 * sizeof(w[0]));
+	if (qfmt == &ik_cmdq_fmt_smmuv3) {
+		struct ik_smmu_cmd c;
+
+		memset(&c, 0, sizeof(c));
+		c.op = IK_SMMU_CMD_SYNC;
+		c.cs = IK_SMMU_SYNC_CS_IRQ;
+		c.msiaddr = addr;
+		c.msidata = 0x5a5a5a5a;
+		return ik_smmu_cmd_encode(&c, w);
+	}
+	if (qfmt == &ik_cmdq_fmt_riscv) {
+		struct ik_riscv_cmd c;
+
+		memset(&c, 0, sizeof(c));
+		c.opcode = IK_RISCV_CMD_IOFENCE;
+		c.func3 = IK_RISCV_IOFENCE_C;
+		c.av = 1;
+		c.addr = addr;
+		c.data = 0x5a5a5a5a;
+		return ik_riscv_cmd_encode(&c, w);
+	}
+	if (qfmt == &ik_cmdq_fmt_amd) {
+		struct ik_amd_cmd c;
+
+		memset(&c, 0, sizeof(c));
+		c.op = IK_AMD_CMD_COMPLETION_WAIT;
+		c.store = 1;
+		c.store_addr = addr;
+		c.store_data = 0x5a5a5a5a5a5a5a5aull;
+		return ik_amd_cmd_encode(&c, w);
+	} else {
+		struct ik_vtd_desc d;
+
+		memset(&d, 0, sizeof(d));
+		d.type = IK_VTD_DESC_WAIT;
+		d.sw = 1;
+		d.status_addr = addr;
+		d.status_data = 0x5a5a5a5a;
+		return ik_vtd_desc_encode(&d, w, qfmt->entry_size / 8u);
+	}
+}
+
+static const struct ik_cmdq_fmt *const host_qfmts[] = {
+	&ik_cmdq_fmt_smmuv3, &ik_cmdq_fmt_vtd128, &ik_cmdq_fmt_vtd256, &ik_cmdq_fmt_riscv,
+	&ik_cmdq_fmt_amd,
+};
+
+/* Publish one entry at slot `i` of a software consumer's ring and drain it. */
+static void cq_put_and_poll(struct ik_softiommu_cq *cq, void *ring, const struct ik_cmdq_fmt *qfmt,
+			    uint32_t i, const uint64_t w[4])
+{
+	memcpy((char *)ring + (size_t)i * qfmt->entry_size, w, qfmt->entry_size);
+	ik_cmdq_sw_regs.write_prod(&cq->sw, i + 1);
+	ck_assert_int_eq(ik_softiommu_cq_poll(cq, 16), 1);
+}
+
+START_TEST(guest_completion_store_outside_the_ring_needs_a_hook)
+{
+	for (size_t k = 0; k < sizeof(host_qfmts) / sizeof(host_qfmts[0]); k++) {
+		const struct ik_cmdq_fmt *qfmt = host_qfmts[k];
+		struct ik_softiommu *s = mk(64, 4, 0);
+		struct ik_softiommu_cq_config cc;
+		struct ik_softiommu_cq cq;
+		void *ring = xmemalign(4096, (size_t)qfmt->entry_size << 6);
+		/* what a guest names: a host variable, and the top of the
+		 * address space (a crash when stored to) */
+		static uint64_t victim[2];
+		uint64_t addrs[2] = { (uint64_t)(uintptr_t)&victim[0], 0xfffffffffffffffcull };
+		uint64_t w[4];
+		uint32_t n = 0;
+
+		ck_assert_ptr_nonnull(ring);
+		memset(ring, 0, (size_t)qfmt->entry_size << 6);
+		memset(&cc, 0, sizeof(cc));
+		cc.fmt = qfmt;
+		cc.log2_entries = 6;
+		cc.flags = IK_CMDQ_CFG_NO_WRAP;
+		cc.ring = ring;
+		/* cc.write32 left NULL: the default */
+		ck_assert_int_eq(ik_softiommu_cq_init(&cq, s, &cc), 0);
+		for (size_t a = 0; a < 2; a++) {
+			if (mk_wait(qfmt, addrs[a], w)) {
+				/* SMMUv3 and AMD cannot name an address above
+				 * 2^52; a VT-d or RISC-V guest can. */
+				ck_assert(qfmt == &ik_cmdq_fmt_smmuv3 || qfmt == &ik_cmdq_fmt_amd);
+				ck_assert_uint_eq(a, 1);
+				continue;
+			}
+			victim[0] = victim[1] = 0x1111111111111111ull;
+			cq_put_and_poll(&cq, ring, qfmt, n++, w);
+			/* the store was refused: nothing written, nothing
+			 * crashed; the sync itself completed (CONS past it,
+			 * no error) */
+			ck_assert_uint_eq(victim[0], 0x1111111111111111ull);
+			ck_assert_uint_eq(victim[1], 0x1111111111111111ull);
+			ck_assert_uint_eq(ik_cmdq_sw_error(&cq.sw), 0);
+			ck_assert_uint_eq(stats(s).syncs, n);
+			ck_assert_uint_eq(cq.executed, n);
+			ck_assert_uint_eq(cq.rejected, 0);
+			ck_assert_uint_eq(ik_load_relaxed(&cq.sw.completions_refused), n);
+		}
+		/* The explicit identity hook: the store happens, as before. */
+		cc.write32 = ik_softiommu_host_write32;
+		ck_assert_int_eq(ik_softiommu_cq_init(&cq, s, &cc), 0);
+		ck_assert_int_eq(mk_wait(qfmt, addrs[0], w), 0);
+		victim[0] = victim[1] = 0x1111111111111111ull;
+		cq_put_and_poll(&cq, ring, qfmt, 0, w);
+		ck_assert_uint_eq(victim[0], qfmt == &ik_cmdq_fmt_amd ? 0x5a5a5a5a5a5a5a5aull
+								  : 0x111111115a5a5a5aull);
+		ck_assert_uint_eq(victim[1], 0x1111111111111111ull);
+		ck_assert_uint_eq(ik_load_relaxed(&cq.sw.completions_refused), 0);
+		ik_softiommu_destroy(s);
+		free(ring);
+	}
+}
+END_TEST
+
+START_TEST(identity_hooks_refuse_what_no_pointer_can_be)
+{
+	static uint64_t word = 0x0123456789abcdefull;
+	uint64_t a = (uint64_t)(uintptr_t)&word, v = 0;
+
+	ck_assert_ptr_eq(ik_softiommu_host_identity(NULL, a, 8), &word);
+	ck_assert_ptr_null(ik_softiommu_host_identity(NULL, 0, 8));
+	ck_assert_ptr_null(ik_softiommu_host_identity(NULL, a, 0));
+	ck_assert_ptr_null(ik_softiommu_host_identity(NULL, (uint64_t)UINTPTR_MAX - 3, 8));
+	ck_assert_ptr_nonnull(ik_softiommu_host_identity(NULL, (uint64_t)UINTPTR_MAX - 7, 8));
+	ck_assert_ptr_null(ik_softiommu_host_mem.cas64);
+	ck_assert_int_eq(ik_softiommu_host_mem.read64(ik_softiommu_host_mem.ctx, a, &v), 0);
+	ck_assert_uint_eq(v, 0x0123456789abcdefull);
+	v = 7;
+	ck_assert_int_eq(ik_softiommu_host_mem.read64(NULL, 0, &v), -EFAULT);
+	ck_assert_int_eq(ik_softiommu_host_mem.read64(NULL, a + 4, &v), -EFAULT);
+	ck_assert_uint_eq(v, 7);
+	ik_softiommu_host_write32(NULL, a + 2, 1); /* misaligned: not performed */
+	ik_softiommu_host_write32(NULL, 0, 1);
+	ck_assert_uint_eq(word, 0x0123456789abcdefull);
+	ik_softiommu_host_write32(NULL, a, 0x55aa55aau);
+	ck_assert_uint_eq(word & 0xffffffffu, 0x55aa55aau);
+}
+END_TEST
+
+START_TEST(dma_with_default_config_does_not_touch_host_memory)
+{
+	struct ik_softiommu_config cfg;
+	struct ik_softiommu *s;
+	struct ik_softiommu_fault fr;
+	struct fake f;
+	struct ik_softiommu_walker w;
+	unsigned char *victim = xmemalign(4096, 4096), src[16], dst[16];
+
+	ik_softiommu_config_init(&cfg);
+	ck_assert_ptr_null(cfg.phys_to_host);
+	ck_assert_int_eq(ik_softiommu_create(&cfg, &s), 0);
+	ck_assert_ptr_nonnull(victim);
+	memset(victim, 0x11, 4096);
+	memset(src, 0x22, sizeof(src));
+	memset(dst, 0x33, sizeof(dst));
+	fake_init(&f);
+	w = fake_walker(&f, false);
+	/* The tables translate to a host variable's address. */
+	fake_map(&f, 0x10000, (uint64_t)(uintptr_t)victim, 12,
+		 IK_SOFTIOMMU_READ | IK_SOFTIOMMU_WRITE, 0);
+	ck_assert_int_eq(ik_softiommu_attach(s, 0, 7, &w), 0);
+	ck_assert_int_eq(ik_softiommu_dma_write(s, 0, 0x10010, src, sizeof(src)), -EFAULT);
+	ck_assert_int_eq(ik_softiommu_dma_read(s, 0, 0x10010, dst, sizeof(dst)), -EFAULT);
+	for (int i = 0; i < 4096; i++)
+		IK_REQUIRE(victim[i] == 0x11);
+	for (size_t i = 0; i < sizeof(dst); i++)
+		IK_REQUIRE(dst[i] == 0x33);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(ik_softiommu_fault_pop(s, &fr), 0);
+		ck_assert_uint_eq(fr.type, IK_SOFTIOMMU_FAULT_EXTERNAL);
+		ck_assert_uint_eq(fr.iova, 0x10010);
+		ck_assert_uint_eq(fr.access, i ? IK_SOFTIOMMU_READ : IK_SOFTIOMMU_WRITE);
+	}
+	ck_assert_uint_eq(stats(s).faults, 2);
+	ck_assert_uint_eq(stats(s).bytes, 0);
+	ik_softiommu_destroy(s);
+	/* The explicit identity hook: the same DMA reaches the buffer. */
+	cfg.phys_to_host = ik_softiommu_host_identity;
+	ck_assert_int_eq(ik_softiommu_create(&cfg, &s), 0);
+	ck_assert_int_eq(ik_softiommu_attach(s, 0, 7, &w), 0);
+	ck_assert_int_eq(ik_softiommu_dma_write(s, 0, 0x10010, src, sizeof(src)), 0);
+	ck_assert_int_eq(memcmp(victim + 0x10, src, sizeof(src)), 0);
+	ck_assert_int_eq(ik_softiommu_dma_read(s, 0, 0x10010, dst, sizeof(dst)), 0);
+	ck_assert_int_eq(memcmp(dst, src, sizeof(src)), 0);
+	ck_assert_uint_eq(stats(s).faults, 0);
+	ik_softiommu_destroy(s);
+	free(victim);
+}
+END_TEST
+
+START_TEST(attach_without_table_memory_is_refused)
+{
+	struct ik_softiommu *s = mk(64, 4, 0);
+	struct ik_softiommu_nested n;
+	struct ik_pt_walker w;
+	struct ik_softiommu_xlate x;
+
+	struct ik_pgtable_cfg pc;
+	struct ik_pt_walker w2;
+
+	memset(&pc, 0, sizeof(pc));
+	pc.fmt = IK_PT_LPAE_S1;
+	pc.ias = 48;
+	pc.oas = 48;
+	pc.pgsize_bitmap = 0x40201000ull;
+	/* a guest's root: any address, here one of the host's own */
+	ck_assert_int_eq(ik_pt_walker_init(&w, &pc, (uint64_t)(uintptr_t)&w2 & ~0xfffull), 0);
+	pc.fmt = IK_PT_LPAE_S2;
+	ck_assert_int_eq(ik_pt_walker_init(&w2, &pc, 0x200000), 0);
+	ck_assert_int_eq(ik_softiommu_attach_pt(s, 0, 1, &w, NULL), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_translate(s, 0, 0x1000, IK_SOFTIOMMU_READ, &x), -EFAULT);
+	ck_assert_uint_eq(x.fault, IK_SOFTIOMMU_FAULT_BAD_STREAM);
+	memset(&n, 0, sizeof(n));
+	n.s1 = w;
+	n.s2 = w2;
+	ck_assert_int_eq(ik_softiommu_attach_nested(s, 1, &n), -EINVAL);
+	ck_assert_int_eq(ik_softiommu_translate(s, 1, 0x1000, IK_SOFTIOMMU_READ, &x), -EFAULT);
+	ck_assert_uint_eq(x.fault, IK_SOFTIOMMU_FAULT_BAD_STREAM);
+	/* Host table memory, chosen on purpose. */
+	ck_assert_int_eq(ik_softiommu_attach_pt(s, 0, 1, &w, &ik_softiommu_host_mem), 0);
+	n.mem = &ik_softiommu_host_mem;
+	ck_assert_int_eq(ik_softiommu_attach_nested(s, 1, &n), 0);
+	ik_softiommu_destroy(s);
 }
 END_TEST
 
@@ -2215,8 +2460,8 @@ END_TEST
  * given NULL in one pointer position at a time (everything else valid),
  * answers -EINVAL, writes nothing, calls no hook and changes no cache,
  * queue, history or counter.  Destroy functions take NULL.  Optional
- * arguments (translate's out, attach_pt's mem, buffers with len 0, the
- * history array with max 0) are not part of it.
+ * arguments (translate's out, buffers with len 0, the history array with
+ * max 0) are not part of it.
  */
 START_TEST(null_pointer_arguments_are_einval)
 {
@@ -2385,6 +2630,10 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, riscv_commands_map_to_invalidations);
 	tcase_add_test(tc, cq_and_attach_pt_validate_inputs);
 	tcase_add_test(tc, null_pointer_arguments_are_einval);
+	tcase_add_test(tc, guest_completion_store_outside_the_ring_needs_a_hook);
+	tcase_add_test(tc, dma_with_default_config_does_not_touch_host_memory);
+	tcase_add_test(tc, attach_without_table_memory_is_refused);
+	tcase_add_test(tc, identity_hooks_refuse_what_no_pointer_can_be);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("end_to_end");

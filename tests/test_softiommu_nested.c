@@ -942,6 +942,8 @@ START_TEST(attach_nested_rejects_bad_pairs_and_changes_nothing)
 	c = n.cfg;
 	c.mem = &nomem;
 	ck_assert_int_eq(ik_softiommu_attach_nested(n.s, 0, &c), -EINVAL);
+	c.mem = NULL; /* no default table memory */
+	ck_assert_int_eq(ik_softiommu_attach_nested(n.s, 0, &c), -EINVAL);
 	/* pairs: stage 2 as stage 1, stage 1 over a stage 1, across vendors */
 	c = n.cfg;
 	c.s1 = n.cfg.s2;

@@ -306,6 +306,7 @@ static int dsys_init_stage2(struct dsys *d, const struct dsys_cfg *cfg, char *er
 	ik_pgtable_walker(d->s2, &n.s2);
 	n.s1_tag = d->tag;
 	n.s2_tag = d->tag2;
+	n.mem = &ik_softiommu_host_mem; /* stage 2 is an identity map of this process */
 	return ik_softiommu_attach_nested(d->s, 0, &n);
 }
 
@@ -326,6 +327,8 @@ static int dsys_init_translation(struct dsys *d, const struct dsys_cfg *cfg, cha
 		sc.iotlb_ways = cfg->iotlb_ways ? cfg->iotlb_ways : IK_MIN(8u, cfg->iotlb_entries);
 	}
 	sc.flags = cfg->check ? IK_SOFTIOMMU_CHECK : 0;
+	/* The tables map this process's buffers at their own addresses. */
+	sc.phys_to_host = ik_softiommu_host_identity;
 	err = ik_softiommu_create(&sc, &d->s);
 	if (err) {
 		snprintf(errbuf, errlen, "soft IOMMU: %s", ik_strerror(err));
@@ -355,7 +358,7 @@ static int dsys_init_translation(struct dsys *d, const struct dsys_cfg *cfg, cha
 			return err;
 	} else {
 		ik_pgtable_walker(d->pt, &w);
-		err = ik_softiommu_attach_pt(d->s, 0, d->tag, &w, NULL);
+		err = ik_softiommu_attach_pt(d->s, 0, d->tag, &w, &ik_softiommu_host_mem);
 	}
 	if (err) {
 		snprintf(errbuf, errlen, "attach: %s", ik_strerror(err));

@@ -478,7 +478,14 @@ IK_API int ik_cmdq_set_sync_all(struct ik_cmdq_set *s);
  * does).  While stopped, consume() returns -EAGAIN until the producer side
  * acknowledges; it then resumes at the same entry (re-fetching it).
  *
- * Fields are private; use the functions.
+ * A completion write that is not performed - outside the ring with no
+ * write32 hook, or a 64-bit store not 8-byte aligned - is counted in
+ * completions_refused; the sync itself still completes (CONS passes it, no
+ * CERROR), as an SMMUv3 whose CMD_SYNC MSI write aborts still completes the
+ * sync.  A producer that waits on a completion word outside the ring
+ * therefore needs a hook that performs the store.
+ *
+ * Fields are private (completions_refused excepted); use the functions.
  */
 struct ik_cmdq_sw_config {
 	const struct ik_cmdq_fmt *fmt;	/* the queue's entry format */
@@ -490,9 +497,11 @@ struct ik_cmdq_sw_config {
 	 * CERROR code.  May be NULL (every command succeeds). */
 	ik_u32 (*handler)(void *ctx, ik_u32 index, const void *ent, int kind);
 	void *ctx;	/* the handler's context */
-	/* Completion writes outside the ring (NULL: ignored).  A 64-bit
-	 * store (ik_cmdq_sync_info.wide) is two calls: the high word at
-	 * addr + 4, then the low word (data) at addr. */
+	/* Completion writes outside the ring (NULL: not performed, counted
+	 * in completions_refused; the address is the submitter's, a guest's
+	 * in an emulator, so it is never a host pointer by default).  A
+	 * 64-bit store (ik_cmdq_sync_info.wide) is two calls: the high word
+	 * at addr + 4, then the low word (data) at addr. */
 	void (*write32)(void *ctx, ik_u64 addr, ik_u32 val);
 };
 
@@ -510,6 +519,10 @@ struct ik_cmdq_sw {
 	ik_u32 inject_cerror;	/* consumer-private: see inject() */
 	unsigned inject_times;	/* consumer-private: see inject() */
 	ik_u64 consumed, syncs, errors;		/* consumer-private counters */
+	/* Public counter: completion writes not performed (see above);
+	 * written by the consumer with relaxed atomics, any thread may read
+	 * it with ik_load_relaxed(). */
+	ik_u64 completions_refused;
 };
 
 /* The register hooks; regs_ctx = the struct ik_cmdq_sw. */
@@ -521,9 +534,10 @@ IK_API extern const struct ik_cmdq_regs ik_cmdq_sw_regs;
  * whose device addresses [ring_dma, ring_dma + size) would wrap past 2^64).
  * Entries and the completion addresses in them are untrusted (a guest wrote
  * them): a completion write lands in the ring only when all its bytes (4,
- * or 8 for a wide store) lie inside it, else it goes to write32; a wide
- * store at an address that is not 8-byte aligned is not performed; no
- * address is ever summed unchecked. */
+ * or 8 for a wide store) lie inside it, else it goes to write32 (none: not
+ * performed); a wide store at an address that is not 8-byte aligned is not
+ * performed; both refusals count in completions_refused; no address is
+ * ever summed unchecked. */
 IK_API int ik_cmdq_sw_init(struct ik_cmdq_sw *sw, const struct ik_cmdq_sw_config *cfg);
 
 /* Consume up to `budget` entries: the number consumed (0 when empty), or

@@ -125,10 +125,30 @@
  *                      TLBI_S2_IPA with a stage-1 invalidation for the same
  *                      reason; here one command suffices).
  *
- * Host memory.  The output address of a translation is turned into a host
- * pointer by the config's phys_to_host hook; without one, output addresses
- * are host virtual addresses (identity), which is what a userspace test or
- * benchmark that maps its own buffers wants.
+ * Host memory is an explicit choice.  Every address the soft IOMMU is given
+ * by its tables or its queues - an output address, a table-entry address, a
+ * completion address in a wait descriptor - was written by the driver or a
+ * guest, and the soft IOMMU reaches host memory only through the caller's
+ * hooks:
+ *   DMA          config.phys_to_host turns an output address into a host
+ *                pointer; NULL (the default): every DMA faults EXTERNAL
+ *                (queued and counted in stats.faults), nothing is read or
+ *                written.
+ *   table reads  attach_pt / attach_nested take a struct ik_pt_mem; NULL is
+ *                -EINVAL (there is no default table memory).
+ *   completions  a sync's completion store outside the queue's ring goes to
+ *                struct ik_softiommu_cq_config.write32; NULL (the default):
+ *                not performed, counted in cq.sw.completions_refused, the
+ *                sync still completes (CONS passes it, no error).
+ * A userspace test or benchmark whose device addresses are its own host
+ * virtual addresses passes the identity hooks below on purpose:
+ * ik_softiommu_host_identity (phys_to_host), &ik_softiommu_host_mem (table
+ * memory) and ik_softiommu_host_write32 (completions).
+ * WARNING: these trust every address they are given.  With them, whoever
+ * writes the page tables or the command queue - a guest, in a VMM - can
+ * read and write anywhere in the host process, or crash it.  A VMM must
+ * never pass them: it translates guest-physical addresses to host memory
+ * with hooks that check the guest's memory map.
  *
  * Synchronization
  *   call                                   may run concurrently with
@@ -281,9 +301,12 @@ struct ik_softiommu_walker {
  *   stale_depth     stale-report queue, a power of two 1..4096.
  *   history_depth   event history ring, a power of two 16..65536.
  *   flags           IK_SOFTIOMMU_CHECK.
- *   phys_to_host    NULL (identity) or hook: host pointer for `len` bytes at
- *                   output address `oa`, or NULL to fault (EXTERNAL); the
- *                   range never crosses the translated block.
+ *   phys_to_host    hook: host pointer for `len` bytes at output address
+ *                   `oa`, or NULL to fault (EXTERNAL); the range never
+ *                   crosses the translated block.  NULL (the default): no
+ *                   host memory, every DMA faults EXTERNAL.
+ *                   ik_softiommu_host_identity: output addresses are host
+ *                   addresses (trusted; see "Host memory" above).
  *   phys_ctx        passed back.
  *   allocator       NULL: the env's.
  */
@@ -304,9 +327,41 @@ struct ik_softiommu_config {
 /*
  * ik_softiommu_config_init - defaults: 512 entries 8-way, 32 walk-cache
  * entries, 64 streams, fault queue 256, stale queue 16, history 256, no
- * checking, identity host memory, env allocator.  O(1).
+ * checking, no host memory (phys_to_host NULL: DMA faults EXTERNAL), env
+ * allocator.  O(1).
  */
 IK_API void ik_softiommu_config_init(struct ik_softiommu_config *cfg);
+
+/*
+ * The explicit identity hooks (see "Host memory" above).  WARNING: each
+ * trusts the address it is given; a guest that can name one reads, writes or
+ * crashes the host process.  For tests, benchmarks and device models whose
+ * device addresses are their own host addresses - never for a VMM.
+ *
+ * ik_softiommu_host_identity - a phys_to_host hook: `oa` as a host pointer,
+ * or NULL (the access faults EXTERNAL) for 0, a len of 0, an address wider
+ * than a pointer, or a range that wraps.  ctx is ignored.  O(1).
+ */
+IK_API void *ik_softiommu_host_identity(void *ctx, ik_u64 oa, ik_size len);
+
+/*
+ * ik_softiommu_host_mem - table memory at host addresses equal to the IOMMU
+ * addresses, for attach_pt / attach_nested (the default table memory of
+ * ik_pgtable's allocator): read64 loads the 8-byte entry (relaxed), and
+ * fails with -EFAULT (a walk faults EXTERNAL) for 0, a misaligned address or
+ * one wider than a pointer; no cas64 (no hardware access-flag or A/D
+ * updates).  ctx NULL.
+ */
+IK_API extern const struct ik_pt_mem ik_softiommu_host_mem;
+
+/*
+ * ik_softiommu_host_write32 - a completion hook for struct
+ * ik_softiommu_cq_config.write32: a 32-bit release store of `val` at the host
+ * address equal to `addr` (the waiter reads it with acquire: every command
+ * before the sync has taken effect), not performed for 0, a misaligned
+ * address or one wider than a pointer.  ctx is ignored.  O(1).
+ */
+IK_API void ik_softiommu_host_write32(void *ctx, ik_u64 addr, ik_u32 val);
 
 struct ik_softiommu; /* opaque */
 
@@ -337,13 +392,14 @@ IK_API int ik_softiommu_attach(struct ik_softiommu *s, ik_u32 sid, ik_u32 tag,
  * ik_softiommu_attach_pt - bind stream `sid` to tag `tag` and the page-table
  * root described by `w` (from ik_pgtable_walker() for a table set the driver
  * builds, or ik_pt_walker_init() / ik_lpae_walker_from_regs() for a root an
- * emulator is given).  Table memory is read through `mem` (copied), or, when
- * mem is NULL, at host addresses equal to the IOMMU addresses (the default
- * of ik_pgtable's table allocator).  Walks use ik_pt_walk(); the walk cache
+ * emulator is given).  Table memory is read through `mem` (copied; required:
+ * &ik_softiommu_host_mem reads at host addresses equal to the IOMMU
+ * addresses, the default of ik_pgtable's table allocator, and trusts the
+ * table's addresses).  Walks use ik_pt_walk(); the walk cache
  * restarts walks at a cached leaf table (leaf_table = the table holding the
  * leaf entry).  Replaces an earlier binding as ik_softiommu_attach() does.
- * Errors: -EINVAL (NULL s or w, sid out of range, mem without read64, a
- * walker whose format is not built in).  O(1).
+ * Errors: -EINVAL (NULL s, w or mem, sid out of range, mem without read64,
+ * a walker whose format is not built in).  O(1).
  */
 IK_API int ik_softiommu_attach_pt(struct ik_softiommu *s, ik_u32 sid, ik_u32 tag,
 				  const struct ik_pt_walker *w, const struct ik_pt_mem *mem);
@@ -362,8 +418,8 @@ IK_API int ik_softiommu_attach_pt(struct ik_softiommu *s, ik_u32 sid, ik_u32 tag
  *            Format lpae-s2 under lpae-s1, vtd-sl under vtd-fl.
  *   s2_tag   VMID (SMMUv3 S2VMID) or domain id (VT-d DID).
  *   mem      host physical memory, read by both stages (stage-1 entries at
- *            the PA stage 2 gives); NULL: host addresses equal to PAs, as
- *            ik_softiommu_attach_pt().  Copied.
+ *            the PA stage 2 gives); required (NULL: -EINVAL);
+ *            &ik_softiommu_host_mem: host addresses equal to PAs.  Copied.
  */
 struct ik_softiommu_nested {
 	struct ik_pt_walker s1;
@@ -387,8 +443,8 @@ struct ik_softiommu_nested {
  * Replaces an earlier binding without invalidating anything, as
  * ik_softiommu_attach() does; ik_softiommu_detach() unbinds both stages.
  * Errors: -EINVAL (NULL s or n, sid out of range, a pair not listed above, a
- * stage whose format is not built in or has no sane level count, mem without
- * read64); nothing changes.  O(1).
+ * stage whose format is not built in or has no sane level count, mem NULL or
+ * without read64); nothing changes.  O(1).
  */
 IK_API int ik_softiommu_attach_nested(struct ik_softiommu *s, ik_u32 sid,
 				      const struct ik_softiommu_nested *n);
@@ -666,7 +722,8 @@ IK_API int ik_softiommu_exec_amd(struct ik_softiommu *s, const struct ik_amd_cmd
  *      a time (K1/K2 in src/soft/softiommu_cmdq.c: a doorbell that finds the lock
  *      taken leaves, and the holder looks again after unlocking).
  * Fields: sw (for ik_cmdq_sw_inject() / ik_cmdq_sw_error(), called with no
- * consumer running), executed/rejected (counters); the rest private.
+ * consumer running; sw.completions_refused counts completion stores not
+ * performed), executed/rejected (counters); the rest private.
  */
 struct ik_softiommu_cq_config {
 	const struct ik_cmdq_fmt *fmt; /* &ik_cmdq_fmt_smmuv3, _vtd128, _vtd256 or _riscv */
@@ -674,8 +731,11 @@ struct ik_softiommu_cq_config {
 	unsigned flags;       /* IK_CMDQ_CFG_NO_WRAP as the queue's */
 	void *ring;	/* the ring's host address */
 	ik_u64 ring_dma;	/* the ring's device address */
-	/* Completion writes outside the ring; NULL: a 32-bit release store at
-	 * the host address equal to the device address. */
+	/* Completion writes outside the ring (the address is the submitter's:
+	 * a guest's in a VMM).  NULL (the default): not performed, counted in
+	 * sw.completions_refused; the sync still completes, no error.
+	 * ik_softiommu_host_write32: a release store at the host address equal
+	 * to the device address (trusted; see "Host memory" above). */
 	void (*write32)(void *ctx, ik_u64 addr, ik_u32 val);
 	void *write_ctx;
 	/* VT-d only, optional: the unit's rules (copied); a descriptor that

@@ -80,6 +80,14 @@ IK_API ik_u32 ik_cmdq_sw_error(const struct ik_cmdq_sw *sw)
 	return ik_load_acquire(&sw->cerror);
 }
 
+/* A completion write not performed (a wide store not 8-byte aligned, or
+ * outside the ring with no hook).  Relaxed atomic: one writer, the consumer;
+ * other threads may read the counter at any time. */
+static void sw_refuse(struct ik_cmdq_sw *sw)
+{
+	ik_atomic_fetch_add(&sw->completions_refused, 1, IK_MO_RELAXED);
+}
+
 /* The sync's completion write: into the ring as 32-bit atomics (S1
  * release on the data word, last: everything consumed before it is done),
  * elsewhere via the hook.  A wide (64-bit) store writes the high word
@@ -90,8 +98,10 @@ static void sw_complete(struct ik_cmdq_sw *sw, const struct ik_cmdq_sync_info *s
 	ik_u64 bytes = (ik_u64)sw->cfg.fmt->entry_size * (sw->mask + 1);
 	ik_u64 len = si->wide ? 8 : 4;
 
-	if (si->wide && (si->addr & 7))
-		return;	/* a 64-bit store is only ever aligned */
+	if (si->wide && (si->addr & 7)) {
+		sw_refuse(sw);	/* a 64-bit store is only ever aligned */
+		return;
+	}
 	/* addr is what the submitter (a guest) wrote: any 64-bit value.  No
 	 * sum may wrap, so compare the offset into the ring, never addr + len. */
 	if (si->addr >= lo && si->addr - lo < bytes && bytes - (si->addr - lo) >= len &&
@@ -106,6 +116,9 @@ static void sw_complete(struct ik_cmdq_sw *sw, const struct ik_cmdq_sync_info *s
 		if (si->wide)
 			sw->cfg.write32(sw->cfg.ctx, si->addr + 4, si->data_hi);
 		sw->cfg.write32(sw->cfg.ctx, si->addr, si->data);
+	} else {
+		/* Never a store at a host address the submitter named. */
+		sw_refuse(sw);
 	}
 }
 

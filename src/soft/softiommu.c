@@ -190,8 +190,13 @@ IK_API int ik_softiommu_attach(struct ik_softiommu *s, ik_u32 sid, ik_u32 tag,
 	return 0;
 }
 
-/* Table memory at host addresses equal to IOMMU addresses. */
-static int sio_read_identity(void *ctx, ik_u64 addr, ik_u64 *val)
+/*
+ * Host memory at host addresses equal to IOMMU addresses: only for a caller
+ * that passes these on purpose (see "Host memory" in <iommukit/softiommu.h>).
+ * They refuse what no host pointer can be (an address wider than a pointer,
+ * 0, misaligned, a range that wraps) and trust everything else.
+ */
+static int host_read64(void *ctx, ik_u64 addr, ik_u64 *val)
 {
 	(void)ctx;
 	if ((ik_u64)(ik_uptr)addr != addr || (addr & 7) || !addr)
@@ -203,15 +208,25 @@ static int sio_read_identity(void *ctx, ik_u64 addr, ik_u64 *val)
 	return 0;
 }
 
-static void sio_set_mem(struct sio_stream *st, const struct ik_pt_mem *mem)
+IK_API const struct ik_pt_mem ik_softiommu_host_mem = { host_read64, NULL, NULL };
+
+IK_API void *ik_softiommu_host_identity(void *ctx, ik_u64 oa, ik_size len)
 {
-	if (mem) {
-		st->mem = *mem;
-	} else {
-		st->mem.read64 = sio_read_identity;
-		st->mem.cas64 = NULL;
-		st->mem.ctx = NULL;
-	}
+	(void)ctx;
+	if ((ik_u64)(ik_uptr)oa != oa || !oa || !len || (ik_uptr)oa + (len - 1) < (ik_uptr)oa)
+		return NULL;
+	return (void *)(ik_uptr)oa;
+}
+
+IK_API void ik_softiommu_host_write32(void *ctx, ik_u64 addr, ik_u32 val)
+{
+	(void)ctx;
+	if ((ik_u64)(ik_uptr)addr != addr || (addr & 3) || !addr)
+		return;
+	/* Release: everything the commands before the sync did (IOTLB state,
+	 * the consumer's own progress) is visible to the waiter that reads the
+	 * completion word with acquire (cmdq's edge S1). */
+	ik_store_release((ik_u32 *)(ik_uptr)addr, val);
 }
 
 IK_API int ik_softiommu_attach_pt(struct ik_softiommu *s, ik_u32 sid, ik_u32 tag,
@@ -220,14 +235,14 @@ IK_API int ik_softiommu_attach_pt(struct ik_softiommu *s, ik_u32 sid, ik_u32 tag
 	struct sio_stream st;
 	struct ik_pt_fmt_info fi;
 
-	if (!s || !w || sid >= s->cfg.max_streams || (mem && !mem->read64) ||
+	if (!s || !w || sid >= s->cfg.max_streams || !mem || !mem->read64 ||
 	    ik_pt_fmt_get_info(w->geom.fmt, &fi) || w->geom.nlevels < 1 ||
 	    w->geom.nlevels > IK_SOFTIOMMU_MAX_LEVELS)
 		return -EINVAL;
 	IK_ENV_MEMSET(&st, 0, sizeof(st));
 	st.ptw = *w;
 	st.hw_levels_up = fi.hw_levels_up;
-	sio_set_mem(&st, mem);
+	st.mem = *mem;
 	st.tag = tag;
 	st.attached = true;
 	st.pt = true;
@@ -252,7 +267,7 @@ IK_API int ik_softiommu_attach_nested(struct ik_softiommu *s, ik_u32 sid,
 	struct sio_stream st;
 	enum ik_pt_fmt f2;
 
-	if (!s || !n || sid >= s->cfg.max_streams || (n->mem && !n->mem->read64))
+	if (!s || !n || sid >= s->cfg.max_streams || !n->mem || !n->mem->read64)
 		return -EINVAL;
 	if (n->s1.geom.fmt == IK_PT_LPAE_S1)
 		f2 = IK_PT_LPAE_S2;
@@ -265,7 +280,7 @@ IK_API int ik_softiommu_attach_nested(struct ik_softiommu *s, ik_u32 sid,
 	IK_ENV_MEMSET(&st, 0, sizeof(st));
 	st.ptw = n->s1;
 	st.s2w = n->s2;
-	sio_set_mem(&st, n->mem);
+	st.mem = *n->mem;
 	st.tag = n->s1_tag;
 	st.tag2 = n->s2_tag;
 	st.attached = true;
@@ -1213,10 +1228,10 @@ static int dma(struct ik_softiommu *s, ik_u32 sid, ik_u64 iova, void *rbuf, cons
 			return -EFAULT;
 		room = (1ull << x.lg2_size) - (cur & ((1ull << x.lg2_size) - 1));
 		chunk = (ik_size)IK_MIN((ik_u64)(len - done), room);
-		if (s->cfg.phys_to_host)
-			host = s->cfg.phys_to_host(s->cfg.phys_ctx, x.oa, chunk);
-		else
-			host = (ik_u64)(ik_uptr)x.oa == x.oa ? (void *)(ik_uptr)x.oa : NULL;
+		/* No hook: no host memory (ik_softiommu_host_identity() is
+		 * the explicit identity). */
+		host = s->cfg.phys_to_host ? s->cfg.phys_to_host(s->cfg.phys_ctx, x.oa, chunk)
+					   : NULL;
 		if (!host) {
 			x.fault = IK_SOFTIOMMU_FAULT_EXTERNAL;
 			if (x.stage == IK_SOFTIOMMU_STAGE_NESTED)

@@ -232,20 +232,14 @@ static ik_u32 cq_handler(void *ctx, ik_u32 index, const void *ent, int kind)
 	return IK_CMDQ_CERROR_NONE;
 }
 
+/* Completion writes outside the ring go to the config's hook (installed only
+ * when there is one: without it the software consumer refuses and counts
+ * them, sw.completions_refused). */
 static void cq_write32(void *ctx, ik_u64 addr, ik_u32 val)
 {
 	struct ik_softiommu_cq *cq = (struct ik_softiommu_cq *)ctx;
 
-	if (cq->write32) {
-		cq->write32(cq->write_ctx, addr, val);
-		return;
-	}
-	if ((ik_u64)(ik_uptr)addr != addr || (addr & 3) || !addr)
-		return;
-	/* Release: everything the commands before the sync did (IOTLB state,
-	 * the consumer's own progress) is visible to the waiter that reads the
-	 * completion word with acquire (cmdq's edge S1). */
-	ik_store_release((ik_u32 *)(ik_uptr)addr, val);
+	cq->write32(cq->write_ctx, addr, val);
 }
 
 IK_API int ik_softiommu_cq_init(struct ik_softiommu_cq *cq, struct ik_softiommu *s,
@@ -290,7 +284,7 @@ IK_API int ik_softiommu_cq_init(struct ik_softiommu_cq *cq, struct ik_softiommu 
 	sc.ring_dma = cfg->ring_dma;
 	sc.handler = cq_handler;
 	sc.ctx = cq;
-	sc.write32 = cq_write32;
+	sc.write32 = cq->write32 ? cq_write32 : NULL;
 	err = ik_cmdq_sw_init(&cq->sw, &sc);
 	if (err) {
 		IK_ENV_MEMSET(cq, 0, sizeof(*cq));
