@@ -17,6 +17,18 @@ long ik_test_iters(long n)
 	return v < 1 ? 1 : v;
 }
 
+uint64_t ik_test_timeout_ns(uint64_t ns)
+{
+	const char *s = getenv("IK_TEST_TIMEOUT_SCALE");
+	double v = s ? atof(s) : 1.0;
+
+	if (!(v >= 1.0))
+		v = 1.0;
+	if (v > 1000.0)
+		v = 1000.0;
+	return (uint64_t)((double)ns * v);
+}
+
 static void *fa_alloc(void *ctx, ik_size size, ik_size align)
 {
 	struct ik_fault_alloc *fa = ctx;

@@ -38,6 +38,16 @@ Suite *ik_test_suite(void);
 double ik_test_scale(void);
 long ik_test_iters(long n);
 
+/*
+ * IK_TEST_TIMEOUT_SCALE (environment, default 1, at least 1, at most 1000):
+ * multiplies the bound of a wait that a test expects to complete while
+ * another thread (a consumer) must run, for machines so loaded that even a
+ * generous bound is not.  ik_test_timeout_ns(ns) returns ns scaled.  A wait
+ * that a test expects to expire must not need it: there, nothing may run
+ * that could end the wait (a consumer that is never started).
+ */
+uint64_t ik_test_timeout_ns(uint64_t ns);
+
 /* splitmix64: a small, seedable, reproducible generator. */
 struct ik_rng {
 	uint64_t s;
