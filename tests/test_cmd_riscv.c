@@ -294,6 +294,9 @@ START_TEST(queue_of_riscv_commands_through_the_software_consumer)
 		cfg.ring = r.ring;
 		cfg.regs = &ik_cmdq_sw_regs;
 		cfg.regs_ctx = &r.sw;
+		/* A live consumer thread ends every wait here: a long bound
+		 * (the default 1 s expired on loaded build machines). */
+		cfg.timeout_ns = ik_test_timeout_ns(30000000000ull);
 		ck_assert_int_eq(ik_cmdq_create(&cfg, &r.q), 0);
 		ck_assert_int_eq(pthread_create(&r.thr, NULL, q_consumer, &r), 0);
 		for (unsigned round = 0; round < 12; round++) {

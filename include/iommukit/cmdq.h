@@ -48,7 +48,23 @@
  * *consumer*, re-read CONS themselves (never relying on another producer to
  * refresh it), spin briefly with a growing back-off, then IK_ENV_YIELD()
  * (so that a preempted producer sharing the CPU runs and completes) and end
- * with -ETIMEDOUT after the configured timeout.  What the ring cannot avoid:
+ * with -ETIMEDOUT once the consumer index has not moved for the configured
+ * timeout: the bound restarts whenever the waiter sees the consumer move, so
+ * -ETIMEDOUT always means "the consumer made no progress for timeout_ns"
+ * (stuck, or stopped at a gap - see below), never "slow" or "other producers
+ * went first".  Before it reports a timeout a waiter looks once more, so a
+ * sync that completed is never reported as timed out.
+ *
+ * Fairness.  A producer that finds too little free space claims the space it
+ * needs (one claim at a time, taken with one CAS on the slow path); while a
+ * claim is posted, other producers reserve only what leaves the claimed
+ * space free.  So a request that holds the claim is served as soon as the
+ * consumer has freed its space, however many smaller requests compete; when
+ * several producers wait, the claim passes from one to the next as each is
+ * served (not in FIFO order).  A request larger than the ring goes in
+ * chunks of at most half the ring (see ik_cmdq_issue()).  The cost: while a
+ * claimant is preempted after its space became free, producers that would
+ * eat into that space wait (yielding) until it runs.  What the ring cannot avoid:
  * the consumer executes in order, so commands reserved behind a producer that
  * is preempted between its reservation and its valid markers are executed
  * once it runs again, and a thread preempted while it holds the publish lock
@@ -98,7 +114,9 @@
  *   C2 cons_cached CAS-release -> reserve's cons_cached load-acquire
  *        (C1 handed on to producers that did not read CONS themselves)
  *   S1 consumer's completion write (release) -> waiter's load-acquire of
- *        the sync slot (IK_CMDQ_CFG_MSI)
+ *        the sync slot (IK_CMDQ_CFG_MSI), or -> the acquire of the exchange
+ *        that clears a status word, whose completed-index CAS (release)
+ *        pairs with the waiter's acquire of that index
  *   E1 repair writes + ack_error hook (release) -> consumer's error-word
  *        load-acquire (the consumer re-fetches the repaired entry)
  *   P1/P2 producer: marker store; full fence; try-lock  |  publisher:
@@ -238,7 +256,9 @@ struct ik_cmdq_config {
 	ik_u64 ring_dma;
 	const struct ik_cmdq_regs *regs;	/* the register hooks */
 	void *regs_ctx;	/* their context */
-	ik_u64 timeout_ns;	/* bound of every wait; 0: the default, 1 s */
+	/* Bound of every wait, as time without consumer progress (see
+	 * "Progress"); 0: the default, 1 s. */
+	ik_u64 timeout_ns;
 	unsigned max_retries;	/* ABT/ATC_INV_SYNC retries; 0: the default */
 	/* Optional: told about every consumer error (under the error lock;
 	 * must not call back into this queue). */
@@ -250,13 +270,22 @@ struct ik_cmdq_config {
 	 * aligned) in memory the consumer writes coherently; status_dma: its
 	 * device address (0: the CPU address).  The sync in slot s then asks
 	 * for its completion write at status_dma + 4 * s (instead of into its
-	 * own slot), its issuer zeroes the word before publishing it, and the
-	 * waiter polls that word ALONE: the consumer index passing a sync
-	 * proves nothing then.  For consumers whose CONS counts entries
-	 * fetched rather than completed (VT-d IQH), and whose late completion
-	 * write must not land in a slot already refilled.  A sync the error
-	 * handler replaces gets its word written by the handler, so that its
-	 * waiter wakes (and returns -EIO). */
+	 * own slot) of a nonzero word naming its index, and only the words
+	 * prove completion: the consumer index passing a sync proves nothing
+	 * then.  For consumers whose CONS counts entries fetched rather than
+	 * completed (VT-d IQH), and whose late completion write must not land
+	 * in a slot already refilled.  ik_cmdq_init() zeroes the array; the
+	 * queue clears a word when a sync is filled into its slot and when its
+	 * waiter has seen it, handing what the word proved on to a queue-wide
+	 * completed index first, and a waiter also accepts a later lap's word
+	 * (the consumer completes in order): a waiter whose sync completed
+	 * learns it however long it did not look, even after the slot was
+	 * reused.  Words must be written by the consumer only (32-bit, in
+	 * order of completion).  A sync the error handler replaces gets its
+	 * word written by the handler, so that its waiter wakes (and returns
+	 * -EIO).  Residual: a word left by a waiter that timed out is taken as
+	 * proof when its slot is next filled, which is wrong only if no sync
+	 * used that slot for 2^32 entries. */
 	ik_u32 *status;
 	ik_u64 status_dma;
 };
@@ -322,7 +351,8 @@ IK_API ik_u32 ik_cmdq_capacity(const struct ik_cmdq *q);
 
 /*
  * ik_cmdq_set_timeout - bound every wait that begins from now on (a full
- * queue, a sync, a batch) by timeout_ns nanoseconds; 0 restores the default
+ * queue, a sync, a batch) by timeout_ns nanoseconds without consumer
+ * progress (see "Progress"); 0 restores the default
  * (IK_CMDQ_DEFAULT_TIMEOUT_NS).  Waits already under way keep their bound.
  * For a driver that tightens the bound once the device is known to be
  * healthy, or relaxes it while a slow device (or an emulator) catches up.
@@ -335,15 +365,20 @@ IK_API ik_u64 ik_cmdq_set_timeout(struct ik_cmdq *q, ik_u64 timeout_ns);
  * 4-byte aligned, already encoded) in order, and with IK_CMDQ_SYNC a sync
  * after them, then wait for the consumer to pass that sync.
  *
- * The commands of one call stay in order and - when n + 1 fits the capacity
- * - contiguous, the sync included; a larger n is split into chunks, still in
- * order; then only the last chunk carries the sync, and other threads'
- * commands may come between chunks (the sync still follows all of them).
+ * The commands of one call stay in order and - when n (+ 1 with
+ * IK_CMDQ_SYNC) fits the capacity - contiguous, the sync included; a larger
+ * request is split into chunks of at most half the ring (capacity / 2, at
+ * least 1), still in order; then only the last chunk carries the sync, and
+ * other threads' commands may come between chunks (the sync still follows
+ * all of them).  A chunk never needs an empty ring, and the claim described
+ * under "Fairness" gives every request its turn among smaller ones.
  *
  * Returns 0; -EINVAL (q NULL, cmds NULL with n > 0, unknown flag; nothing
  * queued);
- * -ETIMEDOUT (no free space or no completion within the timeout: the consumer
- * is stuck; commands already queued stay queued); -EIO (IK_CMDQ_SYNC only:
+ * -ETIMEDOUT (waiting for free space or for the sync, the consumer index did
+ * not move for the timeout: the consumer is stuck, or stopped behind a
+ * preempted producer's gap; commands already queued stay queued, those of a
+ * chunk not yet reserved are not queued); -EIO (IK_CMDQ_SYNC only:
  * the consumer rejected one of this call's commands and it was replaced by a
  * no-op).  Without IK_CMDQ_SYNC it never waits except for free space.
  *

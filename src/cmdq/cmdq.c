@@ -30,10 +30,18 @@ struct ik_cmdq {
 
 	/* Hot producer words, each on its own line. */
 	IK_ALIGNED(IK_CACHELINE) ik_u32 reserve;
+	/* Fairness: 0, or the space (entries) a producer that found the ring
+	 * too full has claimed; others leave that much free (see reserve()).
+	 * On reserve's line: read with it, written only on the slow path. */
+	ik_u32 claim;
 	IK_ALIGNED(IK_CACHELINE) ik_u32 cons_cached;
 	IK_ALIGNED(IK_CACHELINE) ik_u32 published;
 	ik_lock_t pub_lock;
 	ik_u64 doorbells;
+
+	/* Status array only: every index below `completed` is known complete
+	 * (completion words handed on before they were cleared). */
+	IK_ALIGNED(IK_CACHELINE) ik_u32 completed;
 
 	/* Error handling (rare). */
 	IK_ALIGNED(IK_CACHELINE) ik_lock_t err_lock;
@@ -81,10 +89,61 @@ static inline ik_u8 *slot_of(const struct ik_cmdq *q, ik_u32 i)
 }
 
 /* The completion word of the sync at index j: low byte 0 (not an SMMUv3
- * opcode, not a VT-d type), bit 8 set, the lap number above. */
+ * opcode, not a VT-d type), bit 8 set, the lap number above.  For
+ * completion words in the ring (IK_CMDQ_CFG_MSI without a status array). */
 static inline ik_u32 done_word(const struct ik_cmdq *q, ik_u32 j)
 {
 	return (((j >> q->log2) & 0xfffffu) << 12) | 0x100u;
+}
+
+/*
+ * The completion word of the sync at index j in a status array: the index
+ * with its slot bits replaced by 1, so never 0 ("not complete"), and the
+ * word of slot s names the full index (tag & ~mask) | s.  Two words of one
+ * slot compare as their indices do (32-bit serial arithmetic).
+ */
+static inline ik_u32 status_tag(const struct ik_cmdq *q, ik_u32 j)
+{
+	return (j & ~q->mask) | 1u;
+}
+
+/* Raise `completed` to c (it only grows).  Release: hands on the
+ * completion write (S1) that proved it. */
+static void completed_raise(struct ik_cmdq *q, ik_u32 c)
+{
+	ik_u32 old = ik_load_relaxed(&q->completed);
+
+	while ((ik_s32)(c - old) > 0) {
+		if (ik_atomic_cas_weak(&q->completed, &old, c, IK_MO_RELEASE, IK_MO_RELAXED))
+			break;
+	}
+}
+
+/*
+ * With a status array: has the sync at index j completed?  Its word holds
+ * 0 (cleared), the tag of an earlier sync in the slot (a late write), its
+ * own tag, or the tag of a later lap's sync there - which completed after
+ * ours (the consumer completes in order), so that proves ours too.  A word
+ * is cleared only by a filler of a later lap or by a waiter that saw it,
+ * and both first hand it on to `completed`; so a completion is never lost,
+ * however long the waiter did not look (lost-completion fix, issue 28).
+ */
+static bool status_done(struct ik_cmdq *q, ik_u32 j)
+{
+	ik_u32 *word = &q->status[j & q->mask];
+	/* S1 acquire, pairs with the consumer's completion write. */
+	ik_u32 w = ik_load_acquire(word);
+
+	if (w && (ik_s32)((w & ~q->mask) - (j & ~q->mask)) >= 0) {
+		/* Clear what we saw (an old word must not outlive its waiter:
+		 * see fill()), after handing it on.  A CAS: a later lap's
+		 * filler may have taken it already, or its sync completed. */
+		completed_raise(q, ((w & ~q->mask) | (j & q->mask)) + 1);
+		ik_atomic_cas(word, &w, 0u, IK_MO_RELAXED, IK_MO_RELAXED);
+		return true;
+	}
+	/* Acquire, pairs with completed_raise()'s release. */
+	return (ik_s32)(ik_load_acquire(&q->completed) - j) > 0;
 }
 
 /* ---------------------------------------------------------------- waiting */
@@ -93,6 +152,7 @@ struct waiter {
 	ik_u64 deadline;
 	ik_u64 timeout;
 	unsigned step;
+	ik_u32 seen; /* the consumer index when the deadline was set */
 };
 
 #define SPIN_STEPS 6 /* 1, 2, 4 ... 32 pauses (a few microseconds), then yield */
@@ -102,21 +162,31 @@ static void waiter_init(struct waiter *w, const struct ik_cmdq *q)
 	w->deadline = 0;
 	w->timeout = ik_load_relaxed(&q->timeout_ns); /* ik_cmdq_set_timeout() */
 	w->step = 0;
+	w->seen = 0;
 }
 
-/* One back-off step: spin, later yield; -ETIMEDOUT once past the deadline
- * (the clock is read only once spinning is over). */
-static int waiter_step(struct waiter *w)
+/*
+ * One back-off step: spin, later yield; -ETIMEDOUT once the consumer index
+ * `c` (just read by the caller) has not moved for the timeout.  The
+ * deadline restarts whenever c differs from the last step's: a timeout
+ * means "the consumer made no progress", never "slow" or "others went
+ * first".  The clock is read only once spinning is over, once per step.
+ */
+static int waiter_step(struct waiter *w, ik_u32 c)
 {
+	ik_u64 now;
+
 	if (w->step < SPIN_STEPS) {
 		for (unsigned k = 0; k < (1u << w->step); k++)
 			ik_cpu_relax();
 		w->step++;
 		return 0;
 	}
-	if (!w->deadline) {
-		w->deadline = IK_ENV_TIME_NS() + w->timeout;
-	} else if (IK_ENV_TIME_NS() > w->deadline) {
+	now = IK_ENV_TIME_NS();
+	if (!w->deadline || c != w->seen) {
+		w->deadline = now + w->timeout;
+		w->seen = c;
+	} else if (now > w->deadline) {
 		return -ETIMEDOUT;
 	}
 	IK_ENV_YIELD();
@@ -259,7 +329,7 @@ static int handle_error(struct ik_cmdq *q)
 			 * returns -EIO.  The no-op now in the slot belongs to no
 			 * one: that waiter may return before it is consumed. */
 			ik_store_relaxed(&q->owner[i & q->mask], (struct ik_cmdq_owner *)NULL);
-			ik_store_release(&q->status[i & q->mask], done_word(q, i));
+			ik_store_release(&q->status[i & q->mask], status_tag(q, i));
 		}
 	} else {
 		ik_store_relaxed(&q->retried, q->retried + 1);
@@ -356,22 +426,35 @@ static void publish(struct ik_cmdq *q, struct ik_cmdq_counters *cnt)
 
 /* ---------------------------------------------------------------- issue */
 
+/*
+ * Reserve n (<= cap) contiguous entries.  Fairness: a producer that finds
+ * too little space posts a claim for its n (if none is posted); while a
+ * claim is posted, the others reserve only what leaves the claimed space
+ * free, so the claimant is served as soon as the consumer has freed it,
+ * however many small requests compete (issue 28: a request that needs a
+ * nearly empty ring was overtaken forever).  The claimant clears its claim
+ * when it reserves or gives up.  The fast path reads `claim` from the line
+ * it CASes anyway.
+ */
 static int reserve(struct ik_cmdq *q, ik_u32 n, ik_u32 *out, struct waiter *w,
 		   struct ik_cmdq_counters *cnt)
 {
 	ik_u32 r = ik_load_relaxed(&q->reserve);
+	bool mine = false;
+	int err = 0;
 
 	for (;;) {
 		/* C2 acquire, pairs with cons_update()'s release: the consumer
 		 * is done with the slots we are about to overwrite. */
 		ik_u32 c = ik_load_acquire(&q->cons_cached);
+		ik_u32 need = n + (mine ? 0 : ik_load_relaxed(&q->claim));
 
-		if (r - c <= q->cap && r - c + n <= q->cap) {
+		if (r - c <= q->cap && r - c + need <= q->cap) {
 			/* Relaxed: the slot ordering comes from C2 above. */
 			if (ik_atomic_cas_weak(&q->reserve, &r, r + n, IK_MO_RELAXED,
 					       IK_MO_RELAXED)) {
 				*out = r;
-				return 0;
+				break;
 			}
 			if (cnt)
 				cnt->cas_retries++;
@@ -380,14 +463,24 @@ static int reserve(struct ik_cmdq *q, ik_u32 n, ik_u32 *out, struct waiter *w,
 		/* Full (or a stale r): read CONS ourselves. */
 		c = cons_refresh(q);
 		r = ik_load_relaxed(&q->reserve);
-		if (r - c <= q->cap && r - c + n <= q->cap)
+		if (!mine) {
+			ik_u32 none = 0;
+
+			mine = ik_atomic_cas(&q->claim, &none, n, IK_MO_RELAXED, IK_MO_RELAXED);
+		}
+		need = n + (mine ? 0 : ik_load_relaxed(&q->claim));
+		if (r - c <= q->cap && r - c + need <= q->cap)
 			continue;
 		publish(q, cnt);
 		if (cnt)
 			cnt->full_waits++;
-		if (waiter_step(w))
-			return -ETIMEDOUT;
+		err = waiter_step(w, c);
+		if (err)
+			break;
 	}
+	if (mine)
+		ik_store_relaxed(&q->claim, 0u);
+	return err;
 }
 
 /* Write n entries (and a sync when `sync`) at reserved index r. */
@@ -410,14 +503,25 @@ static void fill(struct ik_cmdq *q, ik_u32 r, const void *cmds, ik_u32 n, bool s
 		ik_u64 addr = 0;
 
 		if (q->status) {
-			addr = q->status_dma + 4 * (ik_u64)(j & q->mask);
-			/* A word left from an earlier lap must not look done;
-			 * ordered before publication by R1 below. */
-			ik_store_relaxed(&q->status[j & q->mask], 0u);
+			ik_u32 sl = j & q->mask, old;
+
+			addr = q->status_dma + 4 * (ik_u64)sl;
+			/* A word left from an earlier lap must not look done, so
+			 * clear it (ordered before publication by R1 below); but
+			 * it may be the only proof that an earlier sync here
+			 * completed, whose waiter has not looked yet: hand it on
+			 * to `completed` first.  An exchange, so that a
+			 * completion write landing meanwhile is not lost; acquire
+			 * (S1) for the hand-on's release.  Waiters clear the words
+			 * they see, so a word left here belongs to a recent sync
+			 * or to one whose waiter gave up. */
+			old = ik_atomic_xchg(&q->status[sl], 0u, IK_MO_ACQ_REL);
+			if (old && (ik_s32)(j - ((old & ~q->mask) | sl)) > 0)
+				completed_raise(q, ((old & ~q->mask) | sl) + 1);
 		} else if (q->flags & IK_CMDQ_CFG_MSI) {
 			addr = q->ring_dma + (ik_u64)(j & q->mask) * q->es;
 		}
-		q->fmt->encode_sync(s, addr, done_word(q, j));
+		q->fmt->encode_sync(s, addr, q->status ? status_tag(q, j) : done_word(q, j));
 		ent_store(slot_of(q, j), s, WORDS(q));
 		ik_store_relaxed(&q->owner[j & q->mask], o);
 		ik_store_release(&q->marker[j & q->mask], j); /* R1 */
@@ -431,31 +535,30 @@ static int enqueue(struct ik_cmdq *q, const void *cmds, ik_u32 n, bool sync,
 		   ik_u32 *sync_idx)
 {
 	const char *p = (const char *)cmds;
+	/* A request that does not fit the ring (commands + sync) goes in
+	 * chunks of at most half the ring, the sync in the last: a chunk then
+	 * never needs an empty ring, and with the claim in reserve() it gets
+	 * its turn among small requests (issue 28). */
+	ik_u32 lim = n + sync > q->cap ? IK_MAX(q->cap / 2, 1u) : q->cap;
 
 	while (n || sync) {
-		ik_u32 take = n, r;
-		bool last;
+		ik_u32 units = n + sync, chunk = IK_MIN(units, lim), r;
+		bool with_sync = sync && chunk == units;
+		ik_u32 take = chunk - with_sync;
 		int err;
 
-		if (take > q->cap)
-			take = q->cap;
-		last = take == n;
-		if (sync && last && take + 1 > q->cap) {
-			take--;
-			last = false;
-		}
-		err = reserve(q, take + (sync && last), &r, w, cnt);
+		err = reserve(q, chunk, &r, w, cnt);
 		if (err)
 			return err;
 		if (o && !o->started) {
 			o->started = true;
 			o->first = r;
 		}
-		fill(q, r, p, take, sync && last, o);
+		fill(q, r, p, take, with_sync, o);
 		/* P1: markers stored; fence; then try to publish. */
 		ik_smp_mb();
 		publish(q, cnt);
-		if (sync && last) {
+		if (with_sync) {
 			*sync_idx = r + take;
 			sync = false;
 		}
@@ -466,34 +569,44 @@ static int enqueue(struct ik_cmdq *q, const void *cmds, ik_u32 n, bool sync,
 	return 0;
 }
 
-/* Wait until the consumer has passed index j. */
+/* Whether the sync at index j is known complete, c being a consumer index
+ * (or lower bound) just read. */
+static bool sync_done(struct ik_cmdq *q, ik_u32 j, ik_u32 c)
+{
+	/* With a status array only the words prove completion. */
+	if (q->status)
+		return status_done(q, j);
+	/* S1 acquire, pairs with the consumer's completion write. */
+	if ((q->flags & IK_CMDQ_CFG_MSI) &&
+	    ik_load_acquire((ik_u32 *)(void *)slot_of(q, j)) == done_word(q, j))
+		return true;
+	return (ik_s32)(c - j) > 0;
+}
+
+/* Wait until the sync at index j has completed.  The waiter checks once
+ * more before it reports a timeout: a sync that completed is never
+ * reported as timed out, however long this thread was descheduled. */
 static int wait_index(struct ik_cmdq *q, ik_u32 j, struct waiter *w,
 		      struct ik_cmdq_counters *cnt)
 {
 	bool msi = q->flags & IK_CMDQ_CFG_MSI;
-	ik_u32 done = done_word(q, j);
-	ik_u32 *word = q->status ? &q->status[j & q->mask] : (ik_u32 *)(void *)slot_of(q, j);
 	unsigned iter = 0;
 
 	for (;; iter++) {
 		ik_u32 c;
 
-		/* S1 acquire, pairs with the consumer's completion write. */
-		if (msi && ik_load_acquire(word) == done)
-			return 0;
 		if (msi && (iter & 7) != 7)
 			c = ik_load_acquire(&q->cons_cached); /* C2 */
 		else
 			c = cons_refresh(q);
-		/* With a status array only the word proves completion. */
-		if (!q->status && (ik_s32)(c - j) > 0)
+		if (sync_done(q, j, c))
 			return 0;
 		if ((ik_s32)(ik_load_relaxed(&q->published) - j) <= 0)
 			publish(q, cnt);
 		if (cnt)
 			cnt->sync_waits++;
-		if (waiter_step(w))
-			return -ETIMEDOUT;
+		if (waiter_step(w, c))
+			return sync_done(q, j, cons_refresh(q)) ? 0 : -ETIMEDOUT;
 	}
 }
 
@@ -673,7 +786,11 @@ IK_API int ik_cmdq_init(void *mem, ik_size size, const struct ik_cmdq_config *cf
 
 	/* Start where the consumer is (PROD == CONS). */
 	base = q->regs->read_cons(q->regs_ctx, &cerror) & q->regmask;
-	q->reserve = q->published = q->cons_cached = base;
+	q->reserve = q->published = q->cons_cached = q->completed = base;
+	/* No completion word may hold a tag yet (fill() trusts what it finds). */
+	if (q->status)
+		for (ik_u32 k = 0; k < q->size; k++)
+			ik_store_relaxed(&q->status[k], 0u);
 	for (ik_u32 k = 0; k < q->size; k++) {
 		/* Slot k's first index is the first i >= base with i mod size
 		 * == k; mark it as valid one lap earlier, i.e. not yet. */
