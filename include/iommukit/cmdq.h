@@ -55,9 +55,9 @@
  * went first".  Before it reports a timeout a waiter looks once more, so a
  * sync that completed is never reported as timed out.
  *
- * Fairness.  A producer that finds too little free space claims the space it
- * needs (one claim at a time, taken with one CAS on the slow path); while a
- * claim is posted, other producers reserve only what leaves the claimed
+ * Fairness.  A producer that keeps finding too little free space (at its
+ * third look) claims the space it needs (one claim at a time, taken with
+ * one CAS on the slow path); while a claim is posted, other producers reserve only what leaves the claimed
  * space free.  So a request that holds the claim is served as soon as the
  * consumer has freed its space, however many smaller requests compete; when
  * several producers wait, the claim passes from one to the next as each is

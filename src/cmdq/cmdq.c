@@ -427,8 +427,8 @@ static void publish(struct ik_cmdq *q, struct ik_cmdq_counters *cnt)
 /* ---------------------------------------------------------------- issue */
 
 /*
- * Reserve n (<= cap) contiguous entries.  Fairness: a producer that finds
- * too little space posts a claim for its n (if none is posted); while a
+ * Reserve n (<= cap) contiguous entries.  Fairness: a producer that keeps
+ * finding too little space posts a claim for its n (if none is posted); while a
  * claim is posted, the others reserve only what leaves the claimed space
  * free, so the claimant is served as soon as the consumer has freed it,
  * however many small requests compete (issue 28: a request that needs a
@@ -440,6 +440,7 @@ static int reserve(struct ik_cmdq *q, ik_u32 n, ik_u32 *out, struct waiter *w,
 		   struct ik_cmdq_counters *cnt)
 {
 	ik_u32 r = ik_load_relaxed(&q->reserve);
+	unsigned short_of_space = 0;
 	bool mine = false;
 	int err = 0;
 
@@ -463,7 +464,10 @@ static int reserve(struct ik_cmdq *q, ik_u32 n, ik_u32 *out, struct waiter *w,
 		/* Full (or a stale r): read CONS ourselves. */
 		c = cons_refresh(q);
 		r = ik_load_relaxed(&q->reserve);
-		if (!mine) {
+		/* Claim only once a wait persists: a ring that is full for a
+		 * moment (a producer outrunning the consumer) needs no claim,
+		 * and the hot path takes no extra atomic write. */
+		if (!mine && ++short_of_space > 2) {
 			ik_u32 none = 0;
 
 			mine = ik_atomic_cas(&q->claim, &none, n, IK_MO_RELAXED, IK_MO_RELAXED);
