@@ -227,9 +227,13 @@ enum ik_pt_fault {
 	IK_PT_FAULT_NONE = 0,
 	IK_PT_FAULT_TRANSLATION,	/* no valid entry, or IOVA beyond ias */
 	IK_PT_FAULT_PERMISSION,		/* valid leaf, access not allowed */
-	IK_PT_FAULT_ADDR_SIZE,		/* an output or table address beyond oas */
+	IK_PT_FAULT_ADDR_SIZE,		/* an output or table address beyond oas (the
+					 * IOVA's own output address: a leaf may
+					 * start below 2^oas and end above it) */
 	IK_PT_FAULT_ACCESS_FLAG,	/* ARM: leaf with AF clear (no HW update) */
-	IK_PT_FAULT_EXTERNAL,		/* the memory read callback failed */
+	IK_PT_FAULT_EXTERNAL,		/* the memory read callback failed, or the
+					 * hardware update (cas64) failed or lost
+					 * more than IK_PT_WALK_CAS_RETRIES times */
 	IK_PT_FAULT_RESERVED		/* an entry has a reserved bit set or a
 					 * leaf where the hardware allows none
 					 * (VT-d reserved-field faults) */
@@ -673,13 +677,24 @@ IK_API ik_s64 ik_pgtable_read_and_clear_dirty(struct ik_pgtable *pt, ik_u64 iova
  * cas64(ctx, addr, old, new): optional; if set, the walker performs the
  *     hardware's own updates (ARM access flag / DBM dirty state, VT-d and x86
  *     A/D bits) with it, as the IOMMU would on that access; 0 on success,
- *     -EAGAIN if the entry no longer holds `old` (the walker then re-reads).
+ *     -EAGAIN if the entry no longer holds `old` (the walker then walks again
+ *     from the root, at most IK_PT_WALK_CAS_RETRIES times), any other
+ *     negative errno if the entry cannot be written.  When the update cannot
+ *     be made (an error other than -EAGAIN, or -EAGAIN once more after the
+ *     last retry: another agent keeps rewriting the entry) the walk reports
+ *     IK_PT_FAULT_EXTERNAL: the access must not proceed unrecorded.
+ *     Only ik_pt_walk() calls it; dumps never write.
  */
 struct ik_pt_mem {
 	int (*read64)(void *ctx, ik_u64 addr, ik_u64 *val);
 	int (*cas64)(void *ctx, ik_u64 addr, ik_u64 old, ik_u64 val);
 	void *ctx;	/* passed to read64 and cas64 */
 };
+
+/* How many times a walk starts again after a lost cas64 before it gives up
+ * with IK_PT_FAULT_EXTERNAL (so a walk calls cas64 at most this plus one
+ * times). */
+#define IK_PT_WALK_CAS_RETRIES 16
 
 /* A walker: a geometry plus the root's IOMMU address. */
 struct ik_pt_walker {
@@ -726,7 +741,13 @@ struct ik_pt_walk_result {
  * ik_pt_walk - translate `iova` for an access of type `access` (IK_ACCESS_*,
  * 0 = only translate, no permission check).  Returns 0 and fills *res (check
  * res->fault), or -EINVAL for a bad walker or a NULL w, mem, mem->read64 or
- * res.  Reads at most nlevels entries.
+ * res.  The output address is checked against oas after the IOVA's offset
+ * into the leaf is added (overflow-safe): a leaf larger than 2^oas, or one
+ * that starts below 2^oas and ends above it, gives IK_PT_FAULT_ADDR_SIZE for
+ * the IOVAs whose output address is beyond oas.  Reads at most nlevels
+ * entries per pass, and makes at most 1 + IK_PT_WALK_CAS_RETRIES passes
+ * (more than one only when a cas64 update is lost).  Iterative: a cas64
+ * that always loses costs bounded time and stack.
  */
 IK_API int ik_pt_walk(const struct ik_pt_walker *w, const struct ik_pt_mem *mem, ik_u64 iova,
 		      unsigned access, struct ik_pt_walk_result *res);
@@ -751,11 +772,33 @@ typedef int (*ik_pt_range_fn)(void *ctx, const struct ik_pt_range *r);
 /*
  * ik_pt_walker_dump - call fn for every mapped range in [iova, iova + size),
  * merged as described above, in increasing IOVA order, decoding the tables
- * through `mem` as the hardware would.  Translation-faulting holes are
- * skipped at the granularity of the empty entry.  Returns 0, fn's non-zero
- * return, -EIO if a read failed, or -EINVAL (fn never called) for a NULL w,
- * mem or fn or a range beyond ias; ctx is only passed to fn.  Cost: one walk
- * per leaf.
+ * through `mem` as the hardware would: an IOVA is reported exactly when
+ * ik_pt_walk(access 0) finds it mapped (fault NONE or ACCESS_FLAG), with the
+ * same output address, prot and attr.  The part of a leaf whose output
+ * address would be beyond oas is not reported (a range always ends at or
+ * below 2^oas).  Reads entries with mem->read64 only (never cas64, so a dump
+ * sets no access flag).  Returns 0, fn's non-zero return, -EIO if a read
+ * failed (ranges before it have been reported), or -EINVAL (fn never
+ * called) for a NULL w, mem, mem->read64 or fn, a bad walker, or a range
+ * beyond ias; ctx is only passed to fn.
+ *
+ * Cost: a depth-first traversal of the tables as they are in memory.  Each
+ * entry read costs one read64; an entry that is invalid or faults (reserved
+ * bits, a table beyond oas, ...) is skipped with its whole span, so the
+ * cost does not depend on the size of the range but on the tables present:
+ * at most (entries per table) x (tables visited), where a table is visited
+ * once per entry that leads to it.  Guest memory is hostile and tables may
+ * be shared: a table reached from many entries (the same leaf table under
+ * all 512 entries of its parent, or a page pointing to itself) is visited
+ * once per path.  The walker remembers the last 8 tables of each level it
+ * found empty and does not visit those again, so a self-referencing page,
+ * or a few empty tables shared everywhere, cost one pass per level;
+ * otherwise each visit either reports a range (fn is called, and can stop
+ * the dump by returning non-zero) or is bounded by those 8.  A hostile
+ * layout with more than 8 distinct empty tables per level, shared across
+ * many paths, can still cost up to (entries per table)^nlevels reads with
+ * no call to fn: a caller that needs a hard bound counts calls in read64
+ * and fails one (the dump then returns -EIO).  Stack: O(nlevels) frames.
  */
 IK_API int ik_pt_walker_dump(const struct ik_pt_walker *w, const struct ik_pt_mem *mem,
 			     ik_u64 iova, ik_u64 size, ik_pt_range_fn fn, void *ctx);

@@ -678,42 +678,12 @@ int ik_pt_walk(const struct ik_pt_walker *w, const struct ik_pt_mem *mem, ik_u64
 int ik_pt_walker_dump(const struct ik_pt_walker *w, const struct ik_pt_mem *mem, ik_u64 iova,
 		      ik_u64 size, ik_pt_range_fn fn, void *ctx)
 {
-	const struct ik_pt_geometry *g;
-	struct ik_pt_merge m;
-	ik_u64 a, end;
-	int ret;
+	const struct ik_pt_ops *o;
 
-	if (!w || !mem || !fn || !pt_range_ok(iova, size, w->geom.ias))
+	if (!w || !mem || !mem->read64 || !fn || !pt_range_ok(iova, size, w->geom.ias))
 		return -EINVAL;
-	g = &w->geom;
-	ik_pt_merge_init(&m, fn, ctx);
-	a = iova;
-	end = iova + size;	/* no wrap: inside ias */
-	while (a < end) {
-		struct ik_pt_walk_result r;
-		ik_u64 next;
-
-		ret = ik_pt_walk(w, mem, a, 0, &r);
-		if (ret)
-			return ret;
-		if (r.fault == IK_PT_FAULT_EXTERNAL)
-			return -EIO;
-		if (r.fault == IK_PT_FAULT_NONE || r.fault == IK_PT_FAULT_ACCESS_FLAG) {
-			ik_u64 lend = (a & ~(r.pgsize - 1)) + r.pgsize;
-			ik_u64 len = (lend < end ? lend : end) - a;
-
-			ret = ik_pt_merge_add(&m, a, r.oa, len, r.pgsize, r.prot, r.attr);
-			if (ret)
-				return ret;
-			next = lend;
-		} else {
-			ik_u64 span = 1ull << (g->lg2_granule + r.level * g->bits);
-
-			next = (a & ~(span - 1)) + span;
-		}
-		if (next <= a)	/* wrapped past the top */
-			break;
-		a = next;
-	}
-	return ik_pt_merge_end(&m);
+	o = pt_ops(w->geom.fmt);
+	if (!o || w->geom.nlevels < 1 || w->geom.nlevels > IK_PT_MAX_LEVELS)
+		return -EINVAL;
+	return o->wdump(w, mem, iova, size, fn, ctx);
 }

@@ -297,6 +297,9 @@ struct ik_pt_ops {
 		    unsigned access, struct ik_pt_walk_result *res);
 	int (*dump)(const struct ik_pgtable *pt, ik_u64 iova, ik_u64 size, ik_pt_range_fn fn,
 		    void *ctx);
+	/* ik_pt_walker_dump() (arguments checked). */
+	int (*wdump)(const struct ik_pt_walker *w, const struct ik_pt_mem *mem, ik_u64 iova,
+		     ik_u64 size, ik_pt_range_fn fn, void *ctx);
 };
 
 /* ---- engine services shared by every instantiation (src/pgtable/pgtable.c) ---- */

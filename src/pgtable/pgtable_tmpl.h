@@ -120,6 +120,12 @@ static inline bool pt_leaf_nonlinear(ik_u64 pa, ik_u64 sz, ik_u64 n)
 #define pt_dirty_tbl PT_NS(pt_dirty_tbl)
 #define pt_dirty PT_NS(pt_dirty)
 #define pt_walk PT_NS(pt_walk)
+#define pt_oa_fits PT_NS(pt_oa_fits)
+#define pt_walk_once PT_NS(pt_walk_once)
+#define pt_wdump PT_NS(pt_wdump)
+#define pt_wdump_tbl PT_NS(pt_wdump_tbl)
+#define pt_wdump_known_empty PT_NS(pt_wdump_known_empty)
+#define pt_wdump_set_empty PT_NS(pt_wdump_set_empty)
 
 /* ------------------------------------------------------------ geometry */
 
@@ -1488,11 +1494,25 @@ static ik_s64 pt_dirty(struct ik_pgtable *pt, ik_u64 iova, ik_u64 size, unsigned
 
 /* ------------------------------------------------------------ walker */
 
-static int pt_walk(const struct ik_pt_walker *w, const struct ik_pt_mem *mem, ik_u64 iova,
-		   unsigned access, struct ik_pt_walk_result *res)
+/* Does offset `off` into a leaf whose first byte is at `base` give an output
+ * address inside oas?  Overflow-safe: a leaf larger than 2^oas (a Sv39 1G or
+ * Sv48 512G leaf, an AMD level-4 page, an LPA2 level-0 block under a small
+ * oas) must fault for its part beyond oas, not wrap or slip past. */
+static inline bool pt_oa_fits(const struct ik_pt_geometry *g, ik_u64 base, ik_u64 off)
+{
+	if (g->oas >= 64)
+		return off <= ~base;
+	return !(base >> g->oas) && off < (1ull << g->oas) - base;
+}
+
+/* One pass of a walk: fills *res.  Returns true if the hardware would
+ * update the leaf (access flag, dirty state) and mem has cas64: *pte_addr,
+ * *old and *nv then say how, and *lvl, *st how to decode the new value. */
+static bool pt_walk_once(const struct ik_pt_walker *w, const struct ik_pt_mem *mem, ik_u64 iova,
+			 unsigned access, struct ik_pt_walk_result *res, ik_u64 *old, ik_u64 *nv,
+			 unsigned *lvl, struct fmt_walk_state *st)
 {
 	const struct ik_pt_geometry *g = &w->geom;
-	struct fmt_walk_state st;
 	ik_u64 table = w->root;
 	unsigned l = pt_top(g);
 
@@ -1500,34 +1520,34 @@ static int pt_walk(const struct ik_pt_walker *w, const struct ik_pt_mem *mem, ik
 	res->level = l;
 	if (g->ias < 64 && (iova >> g->ias)) {
 		res->fault = IK_PT_FAULT_TRANSLATION;
-		return 0;
+		return false;
 	}
-	fmt_walk_init(g, &st);
+	fmt_walk_init(g, st);
 	for (;;) {
-		ik_u64 addr = table + (ik_u64)pt_index(g, iova, l) * 8u, e, nv;
+		ik_u64 addr = table + (ik_u64)pt_index(g, iova, l) * 8u, e, base, off;
 		enum ik_pt_fault f;
 
 		res->level = l;
 		res->pte_addr = addr;
 		if (mem->read64(mem->ctx, addr, &e)) {
 			res->fault = IK_PT_FAULT_EXTERNAL;
-			return 0;
+			return false;
 		}
 		res->pte = e;
 		if (!fmt_is_valid(g, e, l)) {
 			res->fault = IK_PT_FAULT_TRANSLATION;
-			return 0;
+			return false;
 		}
 		if (l > 0 && fmt_is_table(g, e, l)) {
-			f = fmt_walk_table(g, &st, e, l);
+			f = fmt_walk_table(g, st, e, l);
 			if (f) {
 				res->fault = f;
-				return 0;
+				return false;
 			}
 			table = fmt_table_addr(g, e, l);
 			if (g->oas < 64 && (table >> g->oas)) {
 				res->fault = IK_PT_FAULT_ADDR_SIZE;
-				return 0;
+				return false;
 			}
 #if FMT_HAS_SKIP
 			{
@@ -1538,7 +1558,7 @@ static int pt_walk(const struct ik_pt_walker *w, const struct ik_pt_mem *mem, ik
 
 				if (iova & skipped) {
 					res->fault = IK_PT_FAULT_TRANSLATION;
-					return 0;
+					return false;
 				}
 				l = nl;
 			}
@@ -1552,32 +1572,190 @@ static int pt_walk(const struct ik_pt_walker *w, const struct ik_pt_mem *mem, ik
 #else
 		res->pgsize = pt_esize(g, l);
 #endif
-		res->oa = fmt_leaf_addr(g, e, l);
-		if (g->oas < 64 && (res->oa >> g->oas)) {
+		base = fmt_leaf_addr(g, e, l);
+		off = iova & (res->pgsize - 1);
+		/* The final output address, not only the leaf's base. */
+		if (!pt_oa_fits(g, base, off)) {
 			res->fault = IK_PT_FAULT_ADDR_SIZE;
+			return false;
+		}
+		res->oa = base + off;
+		res->fault = fmt_walk_leaf(g, st, e, l, access, res, nv);
+		*old = e;
+		*lvl = l;
+		return *nv != e && mem->cas64;
+	}
+}
+
+static int pt_walk(const struct ik_pt_walker *w, const struct ik_pt_mem *mem, ik_u64 iova,
+		   unsigned access, struct ik_pt_walk_result *res)
+{
+	unsigned lost;
+
+	/* Bounded: a cas that keeps losing (another agent rewriting the entry
+	 * the walker updates) ends in a fault, not in an endless retry. */
+	for (lost = 0;; lost++) {
+		struct fmt_walk_state st;
+		struct ik_pt_walk_result r2;
+		ik_u64 e, nv, nv2;
+		unsigned l;
+		int r;
+
+		if (!pt_walk_once(w, mem, iova, access, res, &e, &nv, &l, &st))
+			return 0;
+		/* The hardware's own update (access flag, dirty state); walk
+		 * again if the entry changed under us. */
+		r = mem->cas64(mem->ctx, res->pte_addr, e, nv);
+		if (r == -EAGAIN && lost < IK_PT_WALK_CAS_RETRIES)
+			continue;
+		if (r) {
+			/* Lost every time, or the update itself failed: the
+			 * access cannot be recorded, so it must not proceed. */
+			res->fault = IK_PT_FAULT_EXTERNAL;
 			return 0;
 		}
-		res->oa += iova & (res->pgsize - 1);
-		f = fmt_walk_leaf(g, &st, e, l, access, res, &nv);
-		res->fault = f;
-		if (nv != e && mem->cas64) {
-			/* The hardware's own update (access flag, dirty state);
-			 * walk again if the entry changed under us. */
-			int r = mem->cas64(mem->ctx, addr, e, nv);
-
-			if (r == -EAGAIN)
-				return pt_walk(w, mem, iova, access, res);
-			if (r == 0) {
-				struct ik_pt_walk_result r2 = *res;
-				ik_u64 nv2;
-
-				(void)fmt_walk_leaf(g, &st, nv, l, 0, &r2, &nv2);
-				res->pte = nv;
-				res->dirty = r2.dirty;
-			}
-		}
+		r2 = *res;
+		(void)fmt_walk_leaf(&w->geom, &st, nv, l, 0, &r2, &nv2);
+		res->pte = nv;
+		res->dirty = r2.dirty;
 		return 0;
 	}
+}
+
+/*
+ * The walker's dump: a depth-first traversal of the tables in memory, each
+ * entry read once per path that reaches it, an entry that faults skipped
+ * with its whole span.  A table reached through several entries (guest
+ * tables may share, even point back to, a page) is read again each time,
+ * unless it was found empty before: the empty tables of each level are
+ * remembered (the last PT_WDUMP_MEMO of them), so that a page that points
+ * to itself costs one pass per level instead of one per path.
+ */
+#define PT_WDUMP_MEMO 8
+
+struct pt_wdump {
+	const struct ik_pt_geometry *g;
+	const struct ik_pt_mem *mem;
+	struct ik_pt_merge m;
+	ik_u64 empty[IK_PT_MAX_LEVELS][PT_WDUMP_MEMO];	/* table addresses */
+	unsigned nempty[IK_PT_MAX_LEVELS];
+	unsigned next[IK_PT_MAX_LEVELS];	/* round-robin replacement */
+};
+
+static bool pt_wdump_known_empty(const struct pt_wdump *d, ik_u64 table, unsigned l)
+{
+	unsigned i;
+
+	for (i = 0; i < d->nempty[l]; i++)
+		if (d->empty[l][i] == table)
+			return true;
+	return false;
+}
+
+static void pt_wdump_set_empty(struct pt_wdump *d, ik_u64 table, unsigned l)
+{
+	if (d->nempty[l] < PT_WDUMP_MEMO) {
+		d->empty[l][d->nempty[l]++] = table;
+		return;
+	}
+	d->empty[l][d->next[l]] = table;
+	d->next[l] = (d->next[l] + 1) % PT_WDUMP_MEMO;
+}
+
+/* Dump [start, end) of the table at `table`, level l, whose first entry maps
+ * `base`; *found is set if anything was reported.  0, or the dump's result
+ * (-EIO, fn's non-zero return). */
+static int pt_wdump_tbl(struct pt_wdump *d, ik_u64 table, unsigned l, ik_u64 start, ik_u64 end,
+			const struct fmt_walk_state *st, bool *found)
+{
+	const struct ik_pt_geometry *g = d->g;
+	struct pt_span s;
+
+	pt_for_each_span(s, g, l, start, end) {
+		ik_u64 e, base, off, pgsize, len, nv;
+		struct ik_pt_walk_result r;
+		enum ik_pt_fault f;
+
+		if (d->mem->read64(d->mem->ctx, table + (ik_u64)s.idx * 8u, &e))
+			return -EIO;
+		if (!fmt_is_valid(g, e, l))
+			continue;
+		if (l > 0 && fmt_is_table(g, e, l)) {
+			struct fmt_walk_state st2 = *st;
+			ik_u64 next = fmt_table_addr(g, e, l), cend = s.re;
+			unsigned nl = l - 1;
+			bool cfound = false;
+			int ret;
+
+			if (fmt_walk_table(g, &st2, e, l) || (g->oas < 64 && (next >> g->oas)))
+				continue;
+#if FMT_HAS_SKIP
+			/* Only the part of the entry's span where the skipped
+			 * levels' input bits are zero translates. */
+			nl = fmt_table_level(g, e, l);
+			if (s.rs - s.es >= pt_esize(g, nl + 1))
+				continue;
+			if (cend - s.es > pt_esize(g, nl + 1))
+				cend = s.es + pt_esize(g, nl + 1);
+#endif
+			/* A table found empty before, wholly inside the range. */
+			if (s.rs == s.es && cend == s.es + pt_esize(g, nl + 1) &&
+			    pt_wdump_known_empty(d, next, nl))
+				continue;
+			ret = pt_wdump_tbl(d, next, nl, s.rs, cend, &st2, &cfound);
+			if (ret)
+				return ret;
+			if (cfound)
+				*found = true;
+			else if (s.rs == s.es && cend == s.es + pt_esize(g, nl + 1))
+				pt_wdump_set_empty(d, next, nl);
+			continue;
+		}
+#if FMT_HAS_LEAF_SIZE
+		pgsize = fmt_leaf_size(g, e, l);
+#else
+		pgsize = pt_esize(g, l);
+#endif
+		r.attr = 0;
+		r.prot = 0;
+		r.dirty = false;
+		f = fmt_walk_leaf(g, st, e, l, 0, &r, &nv);
+		if (f != IK_PT_FAULT_NONE && f != IK_PT_FAULT_ACCESS_FLAG)
+			continue;
+		base = fmt_leaf_addr(g, e, l);
+		off = s.rs & (pgsize - 1);
+		if (!pt_oa_fits(g, base, off))
+			continue;	/* all of it beyond oas */
+		len = s.re - s.rs;
+		/* Only the part below 2^oas translates: base + off + len - 1
+		 * must fit too. */
+		if (g->oas < 64 && !pt_oa_fits(g, base + off, len - 1))
+			len = (1ull << g->oas) - (base + off);
+		*found = true;
+		if (ik_pt_merge_add(&d->m, s.rs, base + off, len, pgsize, r.prot, r.attr))
+			return d->m.ret;
+	}
+	return 0;
+}
+
+static int pt_wdump(const struct ik_pt_walker *w, const struct ik_pt_mem *mem, ik_u64 iova,
+		    ik_u64 size, ik_pt_range_fn fn, void *ctx)
+{
+	struct pt_wdump d;
+	struct fmt_walk_state st;
+	bool found = false;
+	int ret;
+
+	d.g = &w->geom;
+	d.mem = mem;
+	IK_ENV_MEMSET(d.nempty, 0, sizeof(d.nempty));
+	IK_ENV_MEMSET(d.next, 0, sizeof(d.next));
+	ik_pt_merge_init(&d.m, fn, ctx);
+	fmt_walk_init(d.g, &st);
+	ret = pt_wdump_tbl(&d, w->root, pt_top(d.g), iova, iova + size, &st, &found);
+	if (ret)
+		return ret;
+	return ik_pt_merge_end(&d.m);
 }
 
 /* ------------------------------------------------------------ ops */
@@ -1607,4 +1785,5 @@ const struct ik_pt_ops PT_NS(ik_pt_ops) = {
 #endif
 	pt_walk,
 	pt_dump,
+	pt_wdump,
 };
