@@ -792,13 +792,18 @@ typedef int (*ik_pt_range_fn)(void *ctx, const struct ik_pt_range *r);
  * all 512 entries of its parent, or a page pointing to itself) is visited
  * once per path.  The walker remembers the last 8 tables of each level it
  * found empty and does not visit those again, so a self-referencing page,
- * or a few empty tables shared everywhere, cost one pass per level;
- * otherwise each visit either reports a range (fn is called, and can stop
- * the dump by returning non-zero) or is bounded by those 8.  A hostile
- * layout with more than 8 distinct empty tables per level, shared across
- * many paths, can still cost up to (entries per table)^nlevels reads with
- * no call to fn: a caller that needs a hard bound counts calls in read64
- * and fails one (the dump then returns -EIO).  Stack: O(nlevels) frames.
+ * or up to 8 empty tables per level shared everywhere, cost one pass per
+ * table and level.  With at most 8 distinct empty tables per level, every
+ * visit of a table below the root is one of: the first visit of an empty
+ * table, one of at most 2 per level that hold an end of the range, or a
+ * visit that reports a leaf (fn is called at the latest when the merged
+ * range ends, and can stop the dump by returning non-zero); so reads are
+ * at most root entries + (nlevels - 1) x entries x (3 + empty tables +
+ * leaves reported).  A hostile layout with more than 8 distinct empty
+ * tables per level, shared across many paths, can still cost up to
+ * (entries per table)^nlevels reads with no call to fn: a caller that
+ * needs a hard bound counts calls in read64 and fails one (the dump then
+ * returns -EIO).  Stack: O(nlevels) frames.
  */
 IK_API int ik_pt_walker_dump(const struct ik_pt_walker *w, const struct ik_pt_mem *mem,
 			     ik_u64 iova, ik_u64 size, ik_pt_range_fn fn, void *ctx);
