@@ -1912,6 +1912,51 @@ START_TEST(stale_cons_read_never_lets_producers_overrun_the_consumer)
 }
 END_TEST
 
+/*
+ * A hostile consumer register: CONS reads a few entries AHEAD of everything
+ * produced (a broken or malicious device; fuzz_drv found it with a VT-d
+ * model whose IQH is garbage).  A sync waiting for its completion word times
+ * out and disowns its entries; the walk from that CONS to the reservation
+ * index went the long way round (2^32 steps) before the fix.
+ */
+static ik_u32 ahead_status[16] IK_ALIGNED(64);
+
+static ik_u32 ahead_read_cons(void *ctx, ik_u32 *cerror)
+{
+	struct ik_cmdq_sw *sw = ctx;
+
+	*cerror = 0;
+	return sw->prod + 3; /* never consumed, but claims more than was produced */
+}
+
+START_TEST(hostile_cons_ahead_of_producer_times_out_promptly)
+{
+	struct ik_cmdq_regs regs = ik_cmdq_sw_regs;
+	uint64_t cmds[2][2];
+	struct ik_cmdq *q;
+	struct rig r;
+
+	rig_init(&r, &ik_cmdq_fmt_smmuv3, 4, IK_CMDQ_CFG_MSI | IK_CMDQ_CFG_NO_WRAP, 1000000ull);
+	regs.read_cons = ahead_read_cons;
+	r.cfg.regs = &regs;
+	/* Completion words outside the ring (as VT-d has them): only the
+	 * word proves completion, so CONS alone never ends the wait. */
+	memset(ahead_status, 0, sizeof(ahead_status));
+	r.cfg.status = ahead_status;
+	r.cfg.status_dma = 0x90000000ull;
+	ck_assert_int_eq(ik_cmdq_create(&r.cfg, &q), 0);
+	ik_cmdq_destroy(r.q);
+	r.q = q;
+	mk_cmd(cmds[0], 0, 0);
+	mk_cmd(cmds[1], 0, 1);
+	/* The completion word is never written: -ETIMEDOUT, and the call
+	 * returns (Check's timeout catches the 2^32-step walk). */
+	ck_assert_int_eq(ik_cmdq_issue(q, cmds, 2, IK_CMDQ_SYNC), -ETIMEDOUT);
+	ck_assert_int_eq(ik_cmdq_issue(q, cmds, 1, IK_CMDQ_SYNC), -ETIMEDOUT);
+	rig_fini(&r);
+}
+END_TEST
+
 static uint64_t ext_addr;
 static uint32_t ext_val;
 
@@ -2912,6 +2957,17 @@ Suite *ik_test_suite(void)
 	tcase_add_test(q, amd_queue_syncs_complete_with_a_64bit_store);
 	tcase_add_test(q, amd_consumer_executes_guest_completion_waits_with_bounds_checks);
 	tcase_set_timeout(q, 120);
+	{
+		/* The walk of a hostile CONS: 2^32 steps took over 10 s before
+		 * the fix (minutes under sanitizers); the bounded walk takes
+		 * microseconds and the test about 2 ms of queue timeouts, so a
+		 * 3 s bound is not a race with the clock. */
+		TCase *h = tcase_create("hostile");
+
+		tcase_set_timeout(h, 3);
+		tcase_add_test(h, hostile_cons_ahead_of_producer_times_out_promptly);
+		suite_add_tcase(s, h);
+	}
 	suite_add_tcase(s, q);
 
 	tcase_add_test(st, stress_multi_producer_small_wrapping_queue);

@@ -373,6 +373,12 @@ static void disown(struct ik_cmdq *q, struct ik_cmdq_owner *o)
 	c = cons_read(q, &cerror); /* a lower bound is enough here */
 	r = ik_load_relaxed(&q->reserve);
 	i = (ik_s32)(o->first - c) > 0 ? o->first : c;
+	/* A CONS past the reservations (a hostile or broken consumer
+	 * register) cannot be trusted: walking from it to r would go the
+	 * long way round (2^32 steps).  Clear from our first entry instead,
+	 * at most one lap of slots (the CAS leaves others' owners alone). */
+	if ((ik_s32)(r - i) < 0)
+		i = (ik_s32)(r - o->first) > (ik_s32)q->size ? r - q->size : o->first;
 	for (; i != r; i++) {
 		struct ik_cmdq_owner *mine = o;
 
