@@ -435,7 +435,10 @@ IK_API void ik_vtd_destroy(struct ik_vtd *u)
 		return;
 	if (u->stuck || (u->enabled && ik_vtd_disable(u))) {
 		/* The unit may still read its tables and queue: leak them
-		 * rather than free memory under it; free only our own. */
+		 * rather than free memory under it; free only our own (the
+		 * queue's state and the object, which no device reads). */
+		if (u->qmem)
+			ik_free(u->alloc, u->qmem, u->qmem_size);
 		ik_free(u->alloc, u, sizeof(*u));
 		return;
 	}
