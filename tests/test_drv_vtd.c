@@ -815,6 +815,22 @@ START_TEST(destroy_of_a_stuck_unit_leaks_only_dma_memory)
 	while (kept.n)
 		free(kept.p[--kept.n]);
 	rig_fini(&r);
+
+	/* The same unit letting go before destroy: nothing is leaked. */
+	rig_init(&r, false);
+	r.cfg.dma = &dm;
+	r.cfg.timeout_ns = SHORT_TIMEOUT_NS;
+	r.m.stuck = 1u << 31;
+	r.m.refuse_qi_off = true;
+	ck_assert_int_eq(ik_vtd_create(&r.cfg, &r.u), 0);
+	ck_assert_int_eq(ik_vtd_enable(r.u), -ETIMEDOUT);
+	r.m.refuse_qi_off = false;
+	r.m.stuck = 0;
+	ik_vtd_destroy(r.u);
+	r.u = NULL;
+	ck_assert(!r.m.qi_on);
+	ck_assert_int_eq(kept.n, 0);
+	rig_fini(&r);
 }
 END_TEST
 

@@ -433,7 +433,8 @@ IK_API void ik_vtd_destroy(struct ik_vtd *u)
 {
 	if (!u)
 		return;
-	if (u->stuck || (u->enabled && ik_vtd_disable(u))) {
+	/* A unit that did not let go before gets another chance now. */
+	if ((u->stuck || u->enabled) && ik_vtd_disable(u)) {
 		/* The unit may still read its tables and queue: leak them
 		 * rather than free memory under it; free only our own (the
 		 * queue's state and the object, which no device reads). */

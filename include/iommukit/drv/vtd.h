@@ -586,7 +586,8 @@ struct ik_vtd; /* opaque */
 IK_API int ik_vtd_create(const struct ik_vtd_config *cfg, struct ik_vtd **out);
 
 /*
- * ik_vtd_destroy - disable the unit if it is enabled (ik_vtd_disable()) and
+ * ik_vtd_destroy - disable the unit if it is enabled, or an earlier call left
+ * it stuck (ik_vtd_disable()), and
  * free everything: tables, queue, completion words, bookkeeping.  If the
  * disable fails the unit may still read its tables: their DMA memory is then
  * left allocated (leaked) rather than freed under it.  NULL is ignored.
