@@ -816,6 +816,35 @@ START_TEST(destroy_of_a_stuck_unit_leaks_only_dma_memory)
 		free(kept.p[--kept.n]);
 	rig_fini(&r);
 
+	/* Scalable mode, a device attached: its PASID directory's bookkeeping
+	 * (cfg->alloc) is freed too, its pages kept. */
+	{
+		struct ik_vtd_attach a;
+		struct ik_vtd_change chg;
+		struct ik_pgtable *pt;
+
+		rig_init(&r, true);
+		r.cfg.dma = &dm;
+		r.cfg.timeout_ns = SHORT_TIMEOUT_NS;
+		r.m.stuck = 1u << 31;
+		r.m.refuse_qi_off = true;
+		ck_assert_int_eq(ik_vtd_create(&r.cfg, &r.u), 0);
+		pt = mk_pt(&r, IK_PT_VTD_SL, 48);
+		memset(&a, 0, sizeof(a));
+		a.pt = pt;
+		a.did = 5;
+		ck_assert_int_eq(ik_vtd_context_set(r.u, 0, 8, &a, &chg), 0);
+		ck_assert_int_eq(ik_vtd_enable(r.u), -ETIMEDOUT);
+		ik_vtd_destroy(r.u);
+		r.u = NULL;
+		ck_assert_int_gt(kept.n, 3);
+		ck_assert_int_eq(r.fa.live, 0);
+		while (kept.n)
+			free(kept.p[--kept.n]);
+		ik_pgtable_destroy(pt);
+		rig_fini(&r);
+	}
+
 	/* The same unit letting go before destroy: nothing is leaked. */
 	rig_init(&r, false);
 	r.cfg.dma = &dm;

@@ -440,11 +440,12 @@ IK_API void ik_vtd_destroy(struct ik_vtd *u)
 		 * queue's state and the object, which no device reads). */
 		if (u->qmem)
 			ik_free(u->alloc, u->qmem, u->qmem_size);
+		ik_vtd_tables_free(u, false);
 		ik_free(u->alloc, u, sizeof(*u));
 		return;
 	}
 	queue_free(u);
-	ik_vtd_tables_free(u);
+	ik_vtd_tables_free(u, true);
 	ik_free(u->alloc, u, sizeof(*u));
 }
 

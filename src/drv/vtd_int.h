@@ -67,7 +67,8 @@ void ik_vtd_page_free(struct ik_vtd *u, struct vtd_page *pg, ik_size size);
 void ik_vtd_tables_clean(const struct ik_vtd *u, const void *cpu, ik_u64 dma, ik_size size);
 /* The root table, allocated on first use (*fresh: by this call). */
 int ik_vtd_root_get(struct ik_vtd *u, bool *fresh);
-/* Free every context, PASID and root table page (destroy). */
-void ik_vtd_tables_free(struct ik_vtd *u);
+/* Free the tables' bookkeeping and, when `pages`, every context, PASID and
+ * root table page (destroy; a unit that may still read them keeps them). */
+void ik_vtd_tables_free(struct ik_vtd *u, bool pages);
 
 #endif

@@ -75,31 +75,35 @@ static ik_u32 pdir_tables(const struct ik_vtd *u)
 	return u->pasid_bits > 6 ? (ik_u32)1 << (u->pasid_bits - 6) : 1;
 }
 
-static void pdir_free(struct ik_vtd *u, struct vtd_pdir *pd)
+/* Free a PASID directory's bookkeeping; its DMA pages too when `pages`. */
+static void pdir_free(struct ik_vtd *u, struct vtd_pdir *pd, bool pages)
 {
 	if (!pd)
 		return;
-	for (ik_u32 i = 0; i < pd->ntables; i++)
+	for (ik_u32 i = 0; pages && i < pd->ntables; i++)
 		ik_vtd_page_free(u, &pd->tables[i], PAGE);
-	ik_vtd_page_free(u, &pd->dir, pd->dir_bytes);
+	if (pages)
+		ik_vtd_page_free(u, &pd->dir, pd->dir_bytes);
 	ik_free(u->alloc, pd->tables, sizeof(*pd->tables) * pd->ntables);
 	ik_free(u->alloc, pd, sizeof(*pd));
 }
 
-void ik_vtd_tables_free(struct ik_vtd *u)
+void ik_vtd_tables_free(struct ik_vtd *u, bool pages)
 {
 	for (unsigned i = 0; i < IK_ARRAY_SIZE(u->ctx); i++) {
 		struct vtd_ctx *c = &u->ctx[i];
 
 		if (c->pdir) {
 			for (unsigned k = 0; k < 128; k++)
-				pdir_free(u, c->pdir[k]);
+				pdir_free(u, c->pdir[k], pages);
 			ik_free(u->alloc, c->pdir, 128 * sizeof(*c->pdir));
 			c->pdir = NULL;
 		}
-		ik_vtd_page_free(u, &c->pg, PAGE);
+		if (pages)
+			ik_vtd_page_free(u, &c->pg, PAGE);
 	}
-	ik_vtd_page_free(u, &u->root, PAGE);
+	if (pages)
+		ik_vtd_page_free(u, &u->root, PAGE);
 }
 
 /* ---------------------------------------------------------------- checks */
@@ -354,7 +358,7 @@ static void sm_unprepare(struct ik_vtd *u, unsigned bus, unsigned devfn, ik_u32 
 	if ((made & 8) && c->pdir && c->pdir[idx])
 		ik_vtd_page_free(u, &c->pdir[idx]->tables[pasid >> 6], PAGE);
 	if ((made & 4) && c->pdir) {
-		pdir_free(u, c->pdir[idx]);
+		pdir_free(u, c->pdir[idx], true);
 		c->pdir[idx] = NULL;
 	}
 	if ((made & 2) && c->pdir) {
