@@ -863,6 +863,28 @@ START_TEST(destroy_of_a_stuck_unit_leaks_only_dma_memory)
 }
 END_TEST
 
+/* A CAP.FRO that puts the fault-recording registers over the architectural
+ * ones (fuzz_drv: fault_pop then wrote F-clears into GSTS and CCMD): the
+ * unit is refused at create, nothing allocated. */
+START_TEST(fault_records_over_the_registers_are_refused)
+{
+	static const uint64_t fro[] = { 0, 1, 0xf };
+	struct rig r;
+
+	for (unsigned i = 0; i < IK_ARRAY_SIZE(fro); i++) {
+		rig_init(&r, false);
+		r.m.cap = (r.m.cap & ~(0x3ffull << 24)) | fro[i] << 24;
+		ck_assert_int_eq(ik_vtd_create(&r.cfg, &r.u), -EOPNOTSUPP);
+		ck_assert_ptr_null(r.u);
+		rig_fini(&r);
+	}
+	rig_init(&r, false);
+	r.m.cap = (r.m.cap & ~(0x3ffull << 24)) | 0x10ull << 24; /* 0x100 */
+	ck_assert_int_eq(ik_vtd_create(&r.cfg, &r.u), 0);
+	rig_fini(&r);
+}
+END_TEST
+
 START_TEST(unit_enabled_by_someone_else_is_ebusy_until_disabled)
 {
 	struct rig r;
@@ -1962,6 +1984,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, rwbf_unit_gets_write_buffer_flushes);
 	tcase_add_test(tc, status_bit_that_never_follows_is_etimedout_and_unit_left_off);
 	tcase_add_test(tc, unit_enabled_by_someone_else_is_ebusy_until_disabled);
+	tcase_add_test(tc, fault_records_over_the_registers_are_refused);
 	tcase_add_test(tc, destroy_of_a_stuck_unit_leaks_only_dma_memory);
 	tcase_add_test(tc, unit_that_does_not_let_go_keeps_its_memory);
 	tcase_add_test(tc, enable_allocation_failure_midway_leaves_nothing);

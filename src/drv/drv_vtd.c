@@ -392,7 +392,11 @@ IK_API int ik_vtd_create(const struct ik_vtd_config *cfg, struct ik_vtd **out)
 		return -EINVAL;
 	if (!pb)
 		pb = c.pasid && c.pasid_bits < 6 ? c.pasid_bits : 6;
-	if (!c.qi || !c.domains || ((cfg->flags & IK_VTD_CFG_SCALABLE) && !c.smts))
+	/* Fault records over the architectural registers (CAP.FRO below
+	 * 0x100: no unit has them there) would make ik_vtd_fault_pop() write
+	 * F-clears into CCMD, IQH, ...: refuse such a unit. */
+	if (!c.qi || !c.domains || ((cfg->flags & IK_VTD_CFG_SCALABLE) && !c.smts) ||
+	    c.fro < 0x100)
 		return -EOPNOTSUPP;
 	u = (struct ik_vtd *)ik_alloc(cfg->alloc, sizeof(*u), IK_CACHELINE);
 	if (!u)

@@ -580,7 +580,8 @@ struct ik_vtd; /* opaque */
  * and build the driver object.  Errors: -EINVAL (NULL cfg, out, mmio or dma,
  * dma without alloc/free, mmio without read32/write32, haw outside 32..52,
  * unknown flags, qs > 7, pasid_bits above 20 or ECAP.PSS + 1); -EOPNOTSUPP
- * (no queued invalidation, scalable mode without ECAP.SMTS); -ENOMEM.  One
+ * (no queued invalidation, scalable mode without ECAP.SMTS, fault-recording
+ * registers over the architectural ones: CAP.FRO below 0x100); -ENOMEM.  One
  * allocation.  *out untouched on error.
  */
 IK_API int ik_vtd_create(const struct ik_vtd_config *cfg, struct ik_vtd **out);
