@@ -239,8 +239,8 @@ IK_API int ik_smmu_probe(const struct ik_mmio *m, struct ik_smmu_idr *out);
 /*
  * ik_smmu_idr_usable - 0 if this core can drive the SMMU, else -ENODEV: it
  * needs AArch64 tables (TTF), little-endian or mixed-endian walks, a known
- * OAS, at least one of stage 1/2, one granule, and queues of at least 4
- * entries (CMDQS, EVENTQS >= 2).  -EINVAL for a NULL id.  O(1).
+ * OAS, at least one of stage 1/2, one granule, queues of at least 4
+ * entries (CMDQS, EVENTQS >= 2) and at least one StreamID bit (SIDSIZE).  -EINVAL for a NULL id.  O(1).
  */
 IK_API int ik_smmu_idr_usable(const struct ik_smmu_idr *id);
 
