@@ -1119,6 +1119,48 @@ static int count_range(void *ctx, const struct ik_iova_range *r)
  * that would see it (a free of its successor, a reservation) erases it first.
  */
 /*
+ * The search from the root under a limit L keeps its turns to the right in
+ * a bounded ring and finds older ones again by parent pointers
+ * (src/iova/iova.c; tests/test_iova_shallow keeps one).  Here the only place
+ * under L is the lowest pfn, so every turn of the walk is tried, the
+ * shallowest last: 65536 one-page ranges, every other pfn above L free (so
+ * the walk goes deep: the right subtrees fit, above L), pfn 5 free.
+ */
+START_TEST(test_limited_search_tries_every_turn)
+{
+	struct ik_iova_domain d;
+	struct ik_iova_stats st;
+	const uint64_t end = 0xffff, L = 40000;
+	uint64_t p;
+
+	dom_init(&d, 0, end, IK_IOVA_CFG_NO_RCACHE, NULL);
+	for (uint64_t i = 0; i <= end; i++) {
+		ck_assert_int_eq(ik_iova_alloc(&d, 1, end, 0, &p), 0);
+		ck_assert_uint_eq(p, end - i);
+	}
+	for (uint64_t i = L + 1; i < end; i += 2)
+		ck_assert_int_eq(ik_iova_free(&d, i), 0);
+	ck_assert_int_eq(ik_iova_free(&d, 5), 0);
+	CHECK_OK(&d);
+	for (int round = 0; round < 2; round++) {
+		ck_assert_int_eq(ik_iova_alloc(&d, 1, L, 0, &p), 0);
+		ck_assert_uint_eq(p, 5);
+		ik_iova_stats(&d, &st);
+		/* 65536 - 12000 ranges: a height of at most 2 log2(n + 1) < 32 */
+		ck_assert_uint_le(st.last_visits, 3 * 32);
+		CHECK_OK(&d);
+		/* Nothing else under L; above it, the highest hole. */
+		ck_assert_int_eq(ik_iova_alloc(&d, 1, L, 0, &p), -ENOSPC);
+		ck_assert_int_eq(ik_iova_alloc(&d, 1, L + 2, 0, &p), 0);
+		ck_assert_uint_eq(p, L + 1);
+		ck_assert_int_eq(ik_iova_free(&d, L + 1), 0);
+		ck_assert_int_eq(ik_iova_free(&d, 5), 0);
+	}
+	ik_iova_destroy(&d);
+}
+END_TEST
+
+/*
  * summary_updates counts the nodes whose summaries an update computed, the
  * one where an early stop ends included, and one per rotation.  Worked by
  * hand on [0, 15] with one-page allocations (15, then 14, then 13):
@@ -2687,6 +2729,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, test_free_then_alloc_in_place_reuses_the_node);
 	tcase_add_test(tc, test_spare_node_serves_the_next_allocation);
 	tcase_add_test(tc, test_summary_updates_count_the_levels);
+	tcase_add_test(tc, test_limited_search_tries_every_turn);
 	tcase_add_test(tc, test_kept_node_op_by_op_matches_model);
 	tcase_add_test(tc, test_node_is_at_most_56_bytes);
 	tcase_add_test(tc, test_free_summary_update_shares_the_erase_pass);

@@ -33,12 +33,15 @@
  * walk is higher; push it and go right.  A child whose summary does not fit
  * ends the walk early: no gap there fits, not even cut at L.  Then the
  * straddling gap, cut at L, is tried first; else the pushed nodes from the
- * deepest up: the first whose own gap fits, or whose left subtree's summary
- * fits, holds the answer (its left subtree is only loaded when its own gap
- * does not fit).  A descent into that subtree takes the right child if its
- * summary fits, else the own gap, else the left child.  Nodes visited: the
- * walk, the left children checked on the way back, and one descent: at most
- * about three tree heights, and usually one (W1 measures it).
+ * deepest up: the first whose own gap fits, or whose left subtree's
+ * summary fits, holds the answer (its left subtree is only loaded when its
+ * own gap does not fit).  A descent into that subtree takes the right
+ * child if its summary fits, else the own gap, else the left child.  Nodes
+ * visited: the walk, the left children checked on the way back, and one
+ * descent: at most about three tree heights, and usually one (W1 measures
+ * it).  A ring keeps the deepest 16 pushed nodes; older ones are found again
+ * by parent pointers, so that the stack stays small (kernel frames are
+ * bounded: tests/frame_size.sh checks them).
  *
  * The hint (d->hint: the owner of the gap last freed into or allocated
  * from).  When the limit lies above every range, the hint's own gap holds
@@ -331,13 +334,37 @@ static inline ik_u64 hi_of(const struct ik_iova_domain *d, const node_t *x, cons
 /* ---- tree updates ---- */
 
 /*
+ * How many nodes of the hint's climb struct path records.  A red-black tree
+ * of n nodes is at most 2 * log2(n + 1) deep, so 32 covers every path of a
+ * tree of fewer than 2^16 ranges and, as the depth of a tree from the
+ * allocator's inserts stays near log2(n), nearly every one of larger trees;
+ * the update after a longer climb goes by parent pointers instead.  The
+ * array is on the stack of ik_iova_alloc() (8 bytes a node on 64-bit),
+ * whose frame stays under 1024 bytes for 32-bit kernels
+ * (tests/frame_size.sh).  tests/test_iova_shallow builds the allocator with
+ * a value of 1 to take the fallback all the time.
+ */
+#ifndef IK_IOVA_PATH_MAX
+#define IK_IOVA_PATH_MAX 32
+#endif
+_Static_assert(IK_IOVA_PATH_MAX >= 1 && IK_IOVA_PATH_MAX <= 128, "IK_IOVA_PATH_MAX: 1..128");
+/* Likewise, how many of its turns to the right the search from the root
+ * keeps (search()); a power of two. */
+#ifndef IK_IOVA_TURNS_KEPT
+#define IK_IOVA_TURNS_KEPT 16
+#endif
+_Static_assert(IK_IOVA_TURNS_KEPT >= 1 && IK_IOVA_TURNS_KEPT <= 128 &&
+	       (IK_IOVA_TURNS_KEPT & (IK_IOVA_TURNS_KEPT - 1)) == 0,
+	       "IK_IOVA_TURNS_KEPT: a power of two, 1..128");
+
+/*
  * The nodes from the owner of the chosen gap (n[0]) up to the root
  * (n[len - 1]), as the hint's climb found them: the update recomputes them
- * from this array rather than by following parent pointers.  A red-black
- * tree of at most 2^63 nodes is at most 126 deep.
+ * from this array rather than by following parent pointers.  len is 0 when
+ * the climb found no answer or a path longer than IK_IOVA_PATH_MAX.
  */
 struct path {
-	node_t *n[128];
+	node_t *n[IK_IOVA_PATH_MAX + 1]; /* + a spare slot for hint_search() */
 	unsigned len;
 	bool done; /* hint_reuse() has already given the kept node its range */
 };
@@ -647,13 +674,16 @@ static bool hint_search(node_t *h, const struct req *q, ik_u64 *pfn, ik_u64 *vis
 		 * counts), so that propagate_path() finds it loaded. */
 		bool sib_fits = sub_fits(sibling(p, n), q);
 
-		IK_ASSERT(k < IK_ARRAY_SIZE(pa->n));
-		pa->n[k++] = a;
+		/* Past the array's end the climb goes on unrecorded (into
+		 * the spare slot). */
+		pa->n[IK_MIN(k, (unsigned)IK_IOVA_PATH_MAX)] = a;
+		k++;
 		higher = (p->left == n) & (sib_fits | (a->lo != a->gap_lo && sub_fits_own(a, q)));
 		n = p;
 	}
 	*visits = k;
-	pa->len = higher ? 0 : k;
+	/* A path longer than the array: the update climbs by parent pointers. */
+	pa->len = higher || k > IK_IOVA_PATH_MAX ? 0 : k;
 	return !higher;
 }
 
@@ -805,14 +835,12 @@ IK_ALWAYS_INLINE const node_t *search_below(const node_t *cand, const struct req
 static bool search(struct ik_iova_domain *d, const struct req *q, node_t **owner,
 		   ik_u64 *pfn, ik_u64 *visits, struct path *pa)
 {
-	/* Nodes where the walk turned right: their own gap and left subtree lie
-	 * below L, deeper ones higher.  A red-black tree of at most 2^63 nodes
-	 * is at most 126 deep. */
-	const node_t *path[128];
+	/* The deepest turns to the right (see below), in a ring. */
+	const node_t *ring[IK_IOVA_TURNS_KEPT];
 	struct ik_rb_node *rb = d->root.node;
-	const node_t *cand = NULL, *strad = NULL;
+	const node_t *x = NULL, *cand = NULL, *strad = NULL;
 	ik_u64 L = q->limit, v = 0;
-	unsigned depth = 0;
+	unsigned turns = 0, k;
 
 	pa->len = 0;
 	pa->done = false;
@@ -830,17 +858,15 @@ static bool search(struct ik_iova_domain *d, const struct req *q, node_t **owner
 		*visits = v;
 		return true;
 	}
-	/* Descend towards L, noting the turns to the right. */
+	/* Descend towards L, counting the turns to the right. */
 	while (rb) {
-		const node_t *x = N(rb);
-
+		x = N(rb);
 		v++;
 		if (x->lo > L) {
 			strad = x;
 			rb = rb->left;
 		} else {
-			IK_ASSERT(depth < IK_ARRAY_SIZE(path));
-			path[depth++] = x;
+			ring[turns++ % IK_IOVA_TURNS_KEPT] = x;
 			rb = rb->right;
 		}
 		if (rb && !sub_fits(N(rb), q))
@@ -851,10 +877,18 @@ static bool search(struct ik_iova_domain *d, const struct req *q, node_t **owner
 		*visits = v;
 		return true;
 	}
-	/* The deepest turn whose own gap or left subtree fits. */
-	while (depth-- > 0) {
-		const node_t *x = path[depth];
-
+	/* The deepest turn whose own gap or left subtree fits.  The ring holds
+	 * the deepest IK_IOVA_TURNS_KEPT turns; older ones are the ancestors at
+	 * or below L of the oldest kept, found again by parent pointers (the
+	 * walk loaded them: they are not counted as visits twice). */
+	for (k = turns; k > 0; k--) {
+		if (turns - k < IK_IOVA_TURNS_KEPT) {
+			x = ring[(k - 1) % IK_IOVA_TURNS_KEPT];
+		} else {
+			do
+				x = N(ik_rb_parent(&x->rb));
+			while (x->lo > L);
+		}
 		if (own_place(x, L, q, pfn)) {
 			*owner = (node_t *)x;
 			*visits = v;
