@@ -2652,7 +2652,7 @@ START_TEST(inv_gather_through_the_smmu_model_reaches_the_soft_iommu)
 	uint8_t *a, *b, v;
 
 	idr_qemu(idr);
-	idr[3] &= ~(1u << 10); /* no RIL: 40 pages pass the 16-TLBI cap */
+	idr[3] &= ~(1u << 10); /* no RIL: 40 pages pass the 12-TLBI cap */
 	dev_init(&d, idr, false, 0);
 	ik_softiommu_config_init(&cfg);
 	cfg.flags = IK_SOFTIOMMU_CHECK;
@@ -2670,7 +2670,7 @@ START_TEST(inv_gather_through_the_smmu_model_reaches_the_soft_iommu)
 	t.stage = 1;
 	t.asid = 9;
 	for (int round = 0; round < 3; round++) {
-		uint64_t n = round == 2 ? 40 : 5; /* round 2: past the 16-TLBI cap */
+		uint64_t n = round == 2 ? 40 : 5; /* round 2: past the 12-TLBI cap */
 
 		ck_assert_int_eq(ik_pgtable_map(pt, 0x100000, (uint64_t)(uintptr_t)a, n * 4096,
 						IK_PROT_READ | IK_PROT_WRITE), 0);

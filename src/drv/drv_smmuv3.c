@@ -515,7 +515,10 @@ IK_API int ik_smmu_write_cd(struct ik_smmu *s, struct ik_smmu_cdtab *cdt, ik_u32
 	return err;
 }
 
-#define INV_MAX_TLBI 16u
+/* The TLBIs ik_smmu_inv_gather() plans at most: its plan is on the stack
+ * (56 bytes a command on 64-bit), and every library frame stays within 1024
+ * bytes for kernels (tests/frame_size.sh; 16 took 1032 with clang). */
+#define INV_MAX_TLBI 12u
 
 IK_API int ik_smmu_inv_gather(struct ik_smmu *s, const struct ik_pgtable *pt,
 			      const struct ik_gather *g, const struct ik_smmu_inv_target *t)

@@ -855,8 +855,11 @@ IK_API int ik_smmu_write_cd(struct ik_smmu *s, struct ik_smmu_cdtab *cdt, ik_u32
  * with the SMMU's IDR) and issue it, waiting for its CMD_SYNC; then the
  * caller may ik_pgtable_gather_sync().  0 (also for an empty gather);
  * errors of the planner and of ik_smmu_issue().  Uses a plan of at most
- * IK_SMMU_PLAN_MAX_CMDS(16) commands on the stack: t->max_tlbi above 16 is
- * taken as 16.
+ * IK_SMMU_PLAN_MAX_CMDS(12) commands on the stack (under 1 KiB, for kernel
+ * stacks): t->max_tlbi above 12 (and 0) is taken as 12; a gather that needs
+ * more TLBIs is invalidated by its whole context (TLBI_NH_ASID or
+ * TLBI_S12_VMALL).  For a larger threshold, call ik_smmu_plan_inv() with a
+ * plan of your own and ik_smmu_issue().
  */
 IK_API int ik_smmu_inv_gather(struct ik_smmu *s, const struct ik_pgtable *pt,
 			      const struct ik_gather *g, const struct ik_smmu_inv_target *t);
