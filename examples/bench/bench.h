@@ -124,8 +124,14 @@ const char *bench_clean_insn(void);
 void bench_clean(const void *cpu, size_t size);
 
 /* Parses an unsigned integer option value (decimal, 0x hex, suffix k/m/g =
- * 2^10/2^20/2^30); false on a malformed value. */
+ * 2^10/2^20/2^30); false on a malformed value: empty, not starting with a
+ * digit (a sign, a space), trailing characters, or beyond 2^64 - 1 (the
+ * number itself or with its suffix). */
 bool bench_parse_u64(const char *s, uint64_t *out);
+/* A comma-separated list of at most `max` such values into out[]: their
+ * number, or -1 for an empty list, an empty element, a malformed value or
+ * more than `max`. */
+int bench_parse_list_u64(const char *s, uint64_t *out, int max);
 
 /* The page-table formats the benchmarks run (bench_fmts.c): how they
  * configure each, and which IOMMU commands go with it. */

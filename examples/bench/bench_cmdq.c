@@ -433,20 +433,18 @@ static int run_one(struct run *r, const struct bench_opts *o)
 static bool parse_list(const char *s, unsigned *out, unsigned *n, unsigned max, unsigned lo,
 		       unsigned hi)
 {
-	char buf[256], *save = NULL;
+	uint64_t v[256];
+	int k = bench_parse_list_u64(s, v, (int)(max < 256 ? max : 256));
 
-	if (strlen(s) >= sizeof(buf))
+	if (k <= 0)
 		return false;
-	strcpy(buf, s);
-	*n = 0;
-	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		uint64_t v;
-
-		if (*n == max || !bench_parse_u64(t, &v) || v < lo || v > hi)
+	for (int i = 0; i < k; i++) {
+		if (v[i] < lo || v[i] > hi)
 			return false;
-		out[(*n)++] = (unsigned)v;
+		out[i] = (unsigned)v[i];
 	}
-	return *n > 0;
+	*n = (unsigned)k;
+	return true;
 }
 
 enum { CMDQ_PRODUCERS = BENCH_OPT_OWN, CMDQ_BATCH, CMDQ_MS, CMDQ_LOG2, CMDQ_NO_SHARED_CORE };

@@ -616,20 +616,6 @@ static void dma_help(void)
 	       fmt_names(all, sizeof(all), false), fmt_names(dflt, sizeof(dflt), true));
 }
 
-static int parse_list_u64(const char *s, uint64_t *out, int max)
-{
-	char buf[256], *save = NULL, *tok;
-	int n = 0;
-
-	snprintf(buf, sizeof(buf), "%s", s);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (n >= max || !bench_parse_u64(tok, &out[n]))
-			return -1;
-		n++;
-	}
-	return n;
-}
-
 /* What the command line asked for: the options common to every
  * configuration, and the lists the configurations run through. */
 struct dma_cli {
@@ -704,7 +690,7 @@ static int dma_opt_format(struct dma_cli *c, const char *v)
 static int dma_opt_iotlb(struct dma_opts *b, const char *v)
 {
 	uint64_t list[4];
-	int n = parse_list_u64(v, list, 2);
+	int n = bench_parse_list_u64(v, list, 2);
 
 	if (n < 1 || (list[0] && (list[0] > 65536 || (list[0] & (list[0] - 1)))) ||
 	    (n == 2 && (!list[1] || list[1] > list[0] || (list[1] & (list[1] - 1)))))
@@ -728,7 +714,7 @@ static int dma_opt_value(const struct bench_parse *p, struct dma_cli *c, int opt
 
 	switch (opt) {
 	case DMA_SIZE:
-		c->nsizes = parse_list_u64(v, c->sizes, 16);
+		c->nsizes = bench_parse_list_u64(v, c->sizes, 16);
 		if (c->nsizes <= 0)
 			return bench_usage_error("dma", "--size: bad list '%s'", v);
 		return 0;

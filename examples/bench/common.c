@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -259,23 +260,49 @@ bool bench_parse_u64(const char *s, uint64_t *out)
 {
 	char *end;
 	unsigned long long v;
+	unsigned shift = 0;
 
-	if (!s || !*s || *s == '-')
+	/* A digit first: strtoull() would also take leading space and a sign
+	 * ("-1" is then 2^64 - 1). */
+	if (!s || *s < '0' || *s > '9')
 		return false;
 	errno = 0;
 	v = strtoull(s, &end, 0);
-	if (errno || end == s)
+	if (errno || end == s || v > UINT64_MAX)
 		return false;
 	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
 	default: break;
 	}
-	if (*end)
+	if (*end || v > (UINT64_MAX >> shift))
 		return false;
-	*out = v;
+	*out = (uint64_t)v << shift;
 	return true;
+}
+
+int bench_parse_list_u64(const char *s, uint64_t *out, int max)
+{
+	char tok[64];
+	int n = 0;
+
+	if (!s)
+		return -1;
+	for (;;) {
+		size_t len = strcspn(s, ",");
+
+		if (n == max || len == 0 || len >= sizeof(tok))
+			return -1;
+		memcpy(tok, s, len);
+		tok[len] = '\0';
+		if (!bench_parse_u64(tok, &out[n]))
+			return -1;
+		n++;
+		if (!s[len])
+			return n;
+		s += len + 1;
+	}
 }
 
 /* ---- cache clean: the instruction a non-coherent walker's env would use ---- */
