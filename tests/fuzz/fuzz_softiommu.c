@@ -45,6 +45,11 @@
  * the tables in between.  Nothing may crash or write outside the buffers
  * (guard bytes around each), and with checking on a translation that
  * succeeds agrees with a fresh walk.
+ * Mode C (completion addresses; an input whose first byte is 0xe0 or
+ * above): a guest's own queue ring in every format the soft IOMMU consumes,
+ * sync descriptors with completion addresses anywhere in 64 bits, with no
+ * write32 hook or a recording one; and the exported identity hooks on
+ * addresses they must refuse.  See "mode C" below.
  */
 #include <iommukit/softiommu.h>
 #include <iommukit/pgtable.h>
@@ -81,7 +86,7 @@ static uint8_t *arena_buf, *arena;	 /* arena inside guards */
 static uint8_t *gm_buf, *gm;		 /* guest memory (mode B) */
 static uint64_t GM_PHYS, GM_SIZE;
 static struct ik_softiommu *S;
-static bool mode_b, check_mode;
+static bool mode_b, mode_c, check_mode;
 
 static void *phys_to_host(void *ctx, ik_u64 oa, ik_size len)
 {
@@ -1188,6 +1193,693 @@ static void run_guest(struct fz *f)
 	gm = gm_buf = NULL;
 }
 
+/* ================================================================ mode C */
+
+/*
+ * Mode C (completion addresses).  A guest writes the ring of a soft IOMMU
+ * queue itself (every format ik_softiommu_cq_init() accepts: smmuv3, vtd128,
+ * vtd256, riscv, amd), publishes PROD through ik_softiommu_cq_regs and lets
+ * the consumer drain by doorbell or by ik_softiommu_cq_poll() with small
+ * budgets.  Between invalidation commands it writes sync descriptors whose
+ * completion address is any 64-bit value the descriptor can hold: in the
+ * ring, at or across its ends, at the ring's or its guards' host addresses,
+ * at a host canary variable, 0, edge values; the ring's device address is
+ * the host one, an arbitrary one, the top of the 52- or 64-bit space, or one
+ * that aliases the guards.  Also illegal entries (the consumer stops with
+ * CERROR_ILL; the guest repairs and acknowledges), and sync descriptors with
+ * raw bit flips (whatever the format's classify says they ask for).
+ * Either no write32 hook (the default) or a recording one (never the host
+ * identity hook).  Model: per entry what the descriptor asks (write or not,
+ * address, value, 32 or 64 bits), and where a completion must go: into the
+ * ring when all its bytes lie inside [ring_dma, ring_dma + size) (128-bit
+ * arithmetic), else to the hook, else nowhere (a 64-bit store not 8-byte
+ * aligned: nowhere; the five formats' fields hold only 4-byte aligned
+ * addresses, 8-byte aligned for AMD's 64-bit store, so through them no
+ * completion straddles an end of the ring or is a misaligned wide store:
+ * the rule covers those all the same, and addresses at and across the ends
+ * are generated).
+ * After every drain step: the ring equals the model's
+ * copy (in-ring completions applied, nothing else), the guard words and the
+ * canary are intact, completions_refused counts exactly the refusals, the
+ * hook saw exactly the out-of-ring completions in queue order (a 64-bit one
+ * as two calls, high word at addr + 4 first), executed counts every legal
+ * entry, CONS and CERROR are where the model stops.  The guest never
+ * publishes a sync whose in-ring completion would land on an entry not yet
+ * consumed (it publishes the batch up to there first), so every entry the
+ * consumer reads is the one the model wrote.
+ * Interleaved: the exported identity hooks on addresses they must refuse
+ * (0, misaligned, wrapping ranges, zero lengths) and inside a buffer the
+ * harness owns.
+ */
+
+#define QGUARD 256			/* bytes of guard words on each side */
+#define QGUARD_WORD 0x5aa5c33cu
+#define QMAX_LOG2 7
+#define QREC_MAX 1024			/* hook calls per drain step: 2 per entry at most */
+
+enum { QK_CMD, QK_SYNC, QK_ILL };
+enum { QW_NONE, QW_RING, QW_HOOK, QW_REFUSED };
+
+struct qent {
+	uint8_t kind;			/* QK_* */
+	uint8_t where;			/* QW_*: where its completion goes */
+	bool wide;
+	uint64_t addr;			/* completion address (where != QW_NONE) */
+	uint32_t data, data_hi;
+};
+
+struct qrec {
+	uint64_t addr;
+	uint32_t val;
+};
+
+static uint32_t q_canary[8] = { 0xc0ffee00u, 0xc0ffee01u, 0xc0ffee02u, 0xc0ffee03u,
+				0xc0ffee04u, 0xc0ffee05u, 0xc0ffee06u, 0xc0ffee07u };
+
+static struct {
+	const struct ik_cmdq_fmt *fmt;
+	unsigned esz, size, mask, regmask, cap;
+	bool hook;
+	uint8_t *buf, *ring;		/* ring inside QGUARD bytes of guard on each side */
+	uint8_t shadow[32u << QMAX_LOG2];
+	struct qent ent[1u << QMAX_LOG2];
+	uint64_t dma, bytes;		/* the ring's device address and size */
+	struct ik_softiommu_cq cq;
+	uint32_t prod, cons;		/* full counters: written, consumed */
+	bool stopped;			/* the consumer must be stopped at cons */
+	uint64_t refused, executed;
+	struct qrec exp[QREC_MAX], got[QREC_MAX];
+	unsigned nexp, ngot;
+	uint64_t hook_calls, in_ring, stops;	/* for the trace */
+} Q;
+
+static void q_hook(void *ctx, ik_u64 addr, ik_u32 val)
+{
+	FZ_CHECK(ctx == (void *)&Q, "write32 hook: ctx %p, not the config's write_ctx", ctx);
+	FZ_CHECK(Q.hook, "write32 hook called on a queue configured without it");
+	Q.hook_calls++;
+	if (Q.ngot < QREC_MAX) {
+		Q.got[Q.ngot].addr = addr;
+		Q.got[Q.ngot].val = val;
+	}
+	Q.ngot++;
+}
+
+/* Where a completion of 4 (8: wide) bytes at addr must go (the contract of
+ * <iommukit/cmdq.h>, ik_cmdq_sw_init()). */
+static uint8_t q_where(uint64_t addr, bool wide)
+{
+	unsigned __int128 a = addr, lo = Q.dma, len = wide ? 8 : 4;
+
+	if (wide && (addr & 7))
+		return QW_REFUSED; /* a 64-bit store is only ever aligned */
+	if (a >= lo && a + len <= lo + Q.bytes && !(addr & 3))
+		return QW_RING;
+	return Q.hook ? QW_HOOK : QW_REFUSED;
+}
+
+static void q_check(const char *what)
+{
+	ik_u32 cerror = 0, cons;
+	const uint32_t *g0 = (const uint32_t *)(const void *)Q.buf;
+	const uint32_t *g1 = (const uint32_t *)(const void *)(Q.ring + Q.bytes);
+
+	for (unsigned i = 0; i < QGUARD / 4; i++)
+		FZ_CHECK(g0[i] == QGUARD_WORD && g1[i] == QGUARD_WORD,
+			 "%s: a guard word around the ring was written (%s, word %u)", what,
+			 g0[i] != QGUARD_WORD ? "below" : "above", i);
+	for (unsigned i = 0; i < IK_ARRAY_SIZE(q_canary); i++)
+		FZ_CHECK(q_canary[i] == (0xc0ffee00u | i), "%s: the host canary word %u is %#x", what, i,
+			 q_canary[i]);
+	for (uint64_t i = 0; i < Q.bytes; i++)
+		FZ_CHECK(Q.ring[i] == Q.shadow[i], "%s: ring byte %#llx is %#x, the model has %#x", what,
+			 (unsigned long long)i, Q.ring[i], Q.shadow[i]);
+	FZ_CHECK(ik_load_relaxed(&Q.cq.sw.completions_refused) == Q.refused,
+		 "%s: completions_refused %llu, the model %llu", what,
+		 (unsigned long long)ik_load_relaxed(&Q.cq.sw.completions_refused),
+		 (unsigned long long)Q.refused);
+	FZ_CHECK(Q.ngot == Q.nexp, "%s: the hook got %u completions, the model %u", what, Q.ngot,
+		 Q.nexp);
+	for (unsigned i = 0; i < Q.nexp && i < QREC_MAX; i++)
+		FZ_CHECK(Q.got[i].addr == Q.exp[i].addr && Q.got[i].val == Q.exp[i].val,
+			 "%s: hook call %u: (%#llx, %#x), the model (%#llx, %#x)", what, i,
+			 (unsigned long long)Q.got[i].addr, Q.got[i].val,
+			 (unsigned long long)Q.exp[i].addr, Q.exp[i].val);
+	Q.ngot = Q.nexp = 0;
+	FZ_CHECK(ik_load_relaxed(&Q.cq.executed) == Q.executed && ik_load_relaxed(&Q.cq.rejected) == 0,
+		 "%s: executed %llu rejected %llu, the model %llu and 0", what,
+		 (unsigned long long)ik_load_relaxed(&Q.cq.executed),
+		 (unsigned long long)ik_load_relaxed(&Q.cq.rejected), (unsigned long long)Q.executed);
+	cons = ik_softiommu_cq_regs.read_cons(&Q.cq, &cerror);
+	FZ_CHECK(cons == (Q.cons & Q.regmask) && cerror == (Q.stopped ? IK_CMDQ_CERROR_ILL : 0u),
+		 "%s: CONS %#x CERROR %u, the model %#x %u", what, cons, cerror, Q.cons & Q.regmask,
+		 Q.stopped ? IK_CMDQ_CERROR_ILL : 0u);
+}
+
+static void q_expect(uint64_t addr, uint32_t val)
+{
+	if (Q.nexp < QREC_MAX) {
+		Q.exp[Q.nexp].addr = addr;
+		Q.exp[Q.nexp].val = val;
+	}
+	Q.nexp++;
+}
+
+/* The model consumes up to budget entries; returns how many. */
+static unsigned q_model_consume(unsigned budget)
+{
+	unsigned n = 0;
+
+	while (Q.cons != Q.prod && n < budget && !Q.stopped) {
+		const struct qent *e = &Q.ent[Q.cons & Q.mask];
+
+		if (e->kind == QK_ILL) {
+			Q.stopped = true;
+			Q.stops++;
+			break;
+		}
+		Q.executed++;
+		switch (e->where) {
+		case QW_RING: {
+			uint64_t off = e->addr - Q.dma;
+
+			Q.in_ring++;
+			if (e->wide)
+				memcpy(Q.shadow + off + 4, &e->data_hi, 4);
+			memcpy(Q.shadow + off, &e->data, 4);
+			break;
+		}
+		case QW_HOOK:
+			if (e->wide)
+				q_expect(e->addr + 4, e->data_hi);
+			q_expect(e->addr, e->data);
+			break;
+		case QW_REFUSED:
+			Q.refused++;
+			break;
+		default:
+			break;
+		}
+		Q.cons++;
+		n++;
+	}
+	return n;
+}
+
+/* A completion address a guest might write. */
+static uint64_t q_gen_addr(struct fz *f)
+{
+	uint8_t k = fz_u8(f);
+
+	switch (k % 11) {
+	case 0:
+	case 1: return Q.dma + 4 * fz_below(f, Q.bytes / 4);			/* in the ring */
+	case 2: return Q.dma + Q.bytes - 16 + 4 * (fz_u8(f) % 8);		/* across its end */
+	case 3: return Q.dma - 4 * (1 + fz_u8(f) % 8);				/* just below it */
+	case 4: return (uint64_t)(uintptr_t)Q.ring + 4 * fz_below(f, Q.bytes / 4); /* its host address */
+	case 5: return (uint64_t)(uintptr_t)(fz_bool(f) ? Q.buf : Q.ring + Q.bytes) +
+		       4 * (fz_u8(f) % (QGUARD / 4));				/* the guards' */
+	case 6: return (uint64_t)(uintptr_t)&q_canary[fz_u8(f) % IK_ARRAY_SIZE(q_canary)];
+	case 7: return 0;
+	case 8: return fz_edgy(f);
+	default: return fz_u64(f);
+	}
+}
+
+/* A legal command that is not a sync (executed, no completion). */
+static void q_gen_cmd(struct fz *f, uint64_t w[4])
+{
+	uint8_t k = fz_u8(f);
+	int err;
+
+	memset(w, 0, 32);
+	if (Q.fmt == &ik_cmdq_fmt_smmuv3) {
+		struct ik_smmu_cmd c;
+
+		memset(&c, 0, sizeof(c));
+		switch (k % 4) {
+		case 0: c.op = IK_SMMU_CMD_TLBI_NH_ALL; break;
+		case 1: c.op = IK_SMMU_CMD_TLBI_NH_ASID; c.asid = fz_u16(f); c.vmid = fz_u16(f); break;
+		case 2: c.op = IK_SMMU_CMD_TLBI_S12_VMALL; c.vmid = fz_u16(f); break;
+		default: c.op = IK_SMMU_CMD_CFGI_STE; c.sid = fz_u32(f); break;
+		}
+		err = ik_smmu_cmd_encode(&c, w);
+	} else if (Q.fmt == &ik_cmdq_fmt_riscv) {
+		struct ik_riscv_cmd c;
+
+		memset(&c, 0, sizeof(c));
+		switch (k % 3) {
+		case 0: c.opcode = IK_RISCV_CMD_IOTINVAL; c.func3 = IK_RISCV_IOTINVAL_VMA; break;
+		case 1:
+			c.opcode = IK_RISCV_CMD_IOTINVAL;
+			c.func3 = IK_RISCV_IOTINVAL_GVMA;
+			c.gv = 1;
+			c.gscid = fz_u16(f);
+			break;
+		default: c.opcode = IK_RISCV_CMD_IODIR; c.func3 = IK_RISCV_IODIR_INVAL_DDT; break;
+		}
+		err = ik_riscv_cmd_encode(&c, w);
+	} else if (Q.fmt == &ik_cmdq_fmt_amd) {
+		struct ik_amd_cmd c;
+
+		memset(&c, 0, sizeof(c));
+		if (k & 1) {
+			c.op = IK_AMD_CMD_INV_IOMMU_ALL;
+		} else {
+			c.op = IK_AMD_CMD_INV_DEVTAB_ENTRY;
+			c.devid = fz_u16(f);
+		}
+		err = ik_amd_cmd_encode(&c, w);
+	} else {
+		struct ik_vtd_desc d;
+
+		memset(&d, 0, sizeof(d));
+		d.type = k & 1 ? IK_VTD_DESC_IOTLB : IK_VTD_DESC_CC;
+		d.g = (k & 2) ? IK_VTD_G_DOMAIN : IK_VTD_G_GLOBAL;
+		d.did = d.g == IK_VTD_G_DOMAIN ? fz_u16(f) : 0;
+		err = ik_vtd_desc_encode(&d, w, Q.esz / 8);
+	}
+	FZ_CHECK(err == 0, "encode a %s command = %d", Q.fmt->name, err);
+}
+
+/* A sync descriptor: what it asks for in *e (where not yet decided). */
+static void q_gen_sync(struct fz *f, uint64_t w[4], struct qent *e)
+{
+	uint64_t a = q_gen_addr(f);
+	uint8_t k = fz_u8(f);
+	uint32_t data = fz_u32(f);
+	int err;
+
+	memset(w, 0, 32);
+	e->kind = QK_SYNC;
+	e->wide = false;
+	e->data = data;
+	e->data_hi = 0;
+	if (Q.fmt == &ik_cmdq_fmt_smmuv3) {
+		struct ik_smmu_cmd c;
+
+		memset(&c, 0, sizeof(c));
+		c.op = IK_SMMU_CMD_SYNC;
+		c.cs = k % 4 == 3 ? IK_SMMU_SYNC_CS_IRQ : k % 3; /* mostly IRQ */
+		c.msh = (k >> 2) & 3;
+		c.msiattr = k >> 4;
+		c.msidata = data;
+		c.msiaddr = a & ((1ull << 52) - 1) & ~3ull;
+		err = ik_smmu_cmd_encode(&c, w);
+		/* CS=IRQ with an address: the MSI write; CS=NONE/SEV or no
+		 * address: none */
+		e->where = c.cs == IK_SMMU_SYNC_CS_IRQ && c.msiaddr ? QW_HOOK : QW_NONE;
+		e->addr = c.msiaddr;
+	} else if (Q.fmt == &ik_cmdq_fmt_riscv) {
+		struct ik_riscv_cmd c;
+
+		memset(&c, 0, sizeof(c));
+		c.opcode = IK_RISCV_CMD_IOFENCE;
+		c.func3 = IK_RISCV_IOFENCE_C;
+		c.av = (k & 7) != 0; /* mostly AV */
+		c.wsi = (k >> 3) & 1;
+		c.pr = (k >> 4) & 1;
+		c.pw = (k >> 5) & 1;
+		if (c.av) {
+			c.addr = a & ~3ull;
+			c.data = data;
+		}
+		err = ik_riscv_cmd_encode(&c, w);
+		/* AV: DATA written at ADDR, whatever ADDR is (0 included) */
+		e->where = c.av ? QW_HOOK : QW_NONE;
+		e->addr = c.addr;
+		e->data = c.data;
+	} else if (Q.fmt == &ik_cmdq_fmt_amd) {
+		struct ik_amd_cmd c;
+
+		memset(&c, 0, sizeof(c));
+		c.op = IK_AMD_CMD_COMPLETION_WAIT;
+		c.store = (k & 7) != 0; /* mostly S */
+		c.irq = (k >> 3) & 1;
+		c.flush = (k >> 4) & 1;
+		c.store_addr = a & ((1ull << 52) - 1) & ~7ull;
+		c.store_data = (k & 0x40) ? (uint64_t)fz_u32(f) << 32 | data : data;
+		err = ik_amd_cmd_encode(&c, w);
+		/* S: the whole 64-bit StoreData at StoreAddress */
+		e->where = c.store ? QW_HOOK : QW_NONE;
+		e->wide = true;
+		e->addr = c.store_addr;
+		e->data = (uint32_t)c.store_data;
+		e->data_hi = (uint32_t)(c.store_data >> 32);
+	} else {
+		struct ik_vtd_desc d;
+
+		memset(&d, 0, sizeof(d));
+		d.type = IK_VTD_DESC_WAIT;
+		d.sw = (k & 7) != 0; /* mostly SW */
+		d.iflag = !d.sw || (k & 8);
+		d.fn = (k >> 4) & 1;
+		d.pd = (k >> 5) & 1;
+		d.status_addr = a & ~3ull;
+		d.status_data = data;
+		err = ik_vtd_desc_encode(&d, w, Q.esz / 8);
+		if (err) { /* a combination the encoder refuses: the plain SW wait */
+			d.iflag = d.fn = d.pd = 0;
+			d.sw = 1;
+			err = ik_vtd_desc_encode(&d, w, Q.esz / 8);
+		}
+		/* SW: status data written at the status address (0 included) */
+		e->where = d.sw ? QW_HOOK : QW_NONE;
+		e->addr = d.status_addr;
+	}
+	FZ_CHECK(err == 0, "encode a %s sync = %d", Q.fmt->name, err);
+	if (e->where != QW_NONE)
+		e->where = q_where(e->addr, e->wide);
+}
+
+/* The bits of an entry's first word that hold its opcode (its kind). */
+static uint64_t q_opcode_bits(void)
+{
+	if (Q.fmt == &ik_cmdq_fmt_smmuv3)
+		return 0xff;			/* opcode [7:0] */
+	if (Q.fmt == &ik_cmdq_fmt_riscv)
+		return 0x3ff;			/* opcode [6:0], func3 [9:7] */
+	if (Q.fmt == &ik_cmdq_fmt_amd)
+		return 0xfull << 60;		/* opcode [63:60] */
+	return 0xe0f;				/* VT-d type [3:0] and [11:9] */
+}
+
+/* One entry the guest writes: a command, a sync, a sync with bits flipped
+ * (what it asks for is what the format's classify says: the codecs are
+ * fuzz_cmd's; never an opcode bit), or an illegal entry. */
+static void q_gen_entry(struct fz *f, uint64_t w[4], struct qent *e, bool legal)
+{
+	uint8_t k = fz_u8(f);
+
+	memset(e, 0, sizeof(*e));
+	switch (k % 8) {
+	case 0:
+	case 1:
+		q_gen_cmd(f, w);
+		e->kind = QK_CMD;
+		break;
+	case 6: {
+		struct ik_cmdq_sync_info si = { false, 0, 0, false, 0 };
+		unsigned bit = fz_u8(f) % (Q.esz * 8);
+		int kind;
+
+		q_gen_sync(f, w, e);
+		/* not the opcode's bits: another opcode is another command */
+		if (bit < 64 && ((q_opcode_bits() >> bit) & 1))
+			bit += 16;
+		w[bit / 64] ^= 1ull << (bit % 64);
+		kind = Q.fmt->classify(w, &si);
+		FZ_CHECK(kind == IK_CMDQ_KIND_SYNC || kind < 0,
+			 "a %s sync with bit %u flipped classifies as a command", Q.fmt->name, bit);
+		memset(e, 0, sizeof(*e));
+		if (kind < 0) {
+			e->kind = QK_ILL;
+			if (legal) /* a repair: the unflipped sync */
+				q_gen_sync(f, w, e);
+			break;
+		}
+		e->kind = QK_SYNC;
+		e->wide = si.wide;
+		e->addr = si.addr;
+		e->data = si.data;
+		e->data_hi = si.data_hi;
+		e->where = si.write ? q_where(si.addr, si.wide) : QW_NONE;
+		break;
+	}
+	case 7:
+		if (!legal) {
+			memset(w, 0, 32); /* all zero: illegal in every format */
+			e->kind = QK_ILL;
+			break;
+		}
+		/* fall through */
+	default:
+		q_gen_sync(f, w, e);
+		break;
+	}
+}
+
+/* Does e's completion land in ring slot `slot`? */
+static bool q_lands(const struct qent *e, unsigned slot)
+{
+	uint64_t off = e->addr - Q.dma;
+
+	return e->kind == QK_SYNC && e->where == QW_RING && off / Q.esz <= slot &&
+	       slot <= (off + (e->wide ? 7 : 3)) / Q.esz;
+}
+
+/* Publish everything written and drain it, step by step, repairing and
+ * acknowledging illegal entries. */
+static void q_drain(struct fz *f)
+{
+	ik_softiommu_cq_regs.write_prod(&Q.cq, Q.prod & Q.regmask);
+	while (Q.cons != Q.prod) {
+		uint8_t k = fz_u8(f);
+
+		if (Q.stopped) {
+			uint64_t w[4];
+			struct qent e;
+			unsigned slot = Q.cons & Q.mask;
+			bool clash = false;
+
+			FZ_CHECK(ik_softiommu_cq_poll(&Q.cq, 1 + k % 8) == -EAGAIN,
+				 "poll while stopped on an error");
+			q_check("stopped");
+			/* Repair: a legal entry; a sync whose completion would
+			 * land on an entry behind it gives way to a command. */
+			q_gen_entry(f, w, &e, true);
+			for (uint32_t j = Q.cons + 1; j != Q.prod; j++)
+				clash |= q_lands(&e, j & Q.mask);
+			if (clash) {
+				q_gen_cmd(f, w);
+				memset(&e, 0, sizeof(e));
+				e.kind = QK_CMD;
+			}
+			Q.ent[slot] = e;
+			memcpy(Q.ring + (size_t)slot * Q.esz, w, Q.esz);
+			memcpy(Q.shadow + (size_t)slot * Q.esz, w, Q.esz);
+			Q.stopped = false;
+			ik_softiommu_cq_regs.ack_error(&Q.cq); /* resumes: drains inline */
+			(void)q_model_consume(~0u);
+			q_check("after the acknowledgement");
+		} else if (k & 1) {
+			ik_softiommu_cq_regs.doorbell(&Q.cq);
+			(void)q_model_consume(~0u);
+			q_check("doorbell");
+		} else {
+			unsigned budget = 1 + (k >> 1) % 8;
+			int r = ik_softiommu_cq_poll(&Q.cq, budget);
+			unsigned n = q_model_consume(budget);
+
+			FZ_CHECK(r == (int)n, "poll(%u) = %d, the model %u", budget, r, n);
+			q_check("poll");
+		}
+	}
+	q_check("drained");
+}
+
+/* A batch of up to a ring's worth of entries, published as one unless a
+ * sync's in-ring completion would land on an entry of it not consumed yet
+ * (then what comes before is published and drained first). */
+static void q_batch(struct fz *f)
+{
+	unsigned n = 1 + fz_u8(f) % Q.cap;
+
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t w[4];
+		struct qent e;
+		unsigned slot = Q.prod & Q.mask;
+
+		q_gen_entry(f, w, &e, false);
+		for (uint32_t j = Q.cons; j != Q.prod; j++)
+			if (q_lands(&Q.ent[j & Q.mask], slot)) {
+				q_drain(f);
+				break;
+			}
+		Q.ent[slot] = e;
+		memcpy(Q.ring + (size_t)slot * Q.esz, w, Q.esz);
+		memcpy(Q.shadow + (size_t)slot * Q.esz, w, Q.esz);
+		Q.prod++;
+	}
+	q_drain(f);
+}
+
+/* The exported identity hooks, on addresses they must refuse or inside a
+ * buffer the harness owns. */
+static void q_host_hooks(struct fz *f)
+{
+	static uint64_t hbuf[32];
+	static uint8_t before[sizeof(hbuf)];
+	uint8_t k = fz_u8(f);
+	uint64_t hb = (uint64_t)(uintptr_t)hbuf;
+	bool narrow = sizeof(uintptr_t) < 8; /* addresses wider than a pointer */
+
+	for (unsigned i = 0; i < IK_ARRAY_SIZE(hbuf); i++)
+		hbuf[i] = 0x0123456789abcdefull * (i + 1);
+	memcpy(before, hbuf, sizeof(hbuf));
+	switch (k % 8) {
+	case 0: { /* identity: address 0, any length */
+		ik_size len = (ik_size)fz_u64(f);
+
+		FZ_CHECK(ik_softiommu_host_identity(NULL, 0, len) == NULL, "host_identity(0, %zu)",
+			 (size_t)len);
+		break;
+	}
+	case 1: { /* identity: length 0, any address */
+		uint64_t oa = fz_edgy(f);
+
+		FZ_CHECK(ik_softiommu_host_identity(&Q, oa, 0) == NULL, "host_identity(%#llx, 0)",
+			 (unsigned long long)oa);
+		break;
+	}
+	case 2: { /* identity: a range past the top of the address space */
+		uint64_t oa = fz_u64(f) | (1ull << 63);
+		ik_size len;
+
+		if (narrow)
+			oa = (uint32_t)oa | (1u << 31);
+		len = (ik_size)(0 - (uintptr_t)oa) + 1 + fz_u16(f);
+		FZ_CHECK(ik_softiommu_host_identity(NULL, oa, len) == NULL,
+			 "host_identity(%#llx, %zu) wraps", (unsigned long long)oa, (size_t)len);
+		if (narrow) /* wider than a pointer */
+			FZ_CHECK(ik_softiommu_host_identity(NULL, oa | (1ull << 32), 1) == NULL,
+				 "host_identity beyond a pointer");
+		break;
+	}
+	case 3: { /* identity inside hbuf: the pointer itself */
+		unsigned off = fz_u8(f) % sizeof(hbuf);
+		ik_size len = 1 + fz_u16(f) % (sizeof(hbuf) - off);
+
+		FZ_CHECK(ik_softiommu_host_identity(NULL, hb + off, len) == (uint8_t *)hbuf + off,
+			 "host_identity inside a buffer");
+		break;
+	}
+	case 4: { /* write32: 0 or misaligned anywhere (never performed) */
+		uint64_t a = k & 0x10 ? 0 : (fz_bool(f) ? hb + fz_u8(f) % sizeof(hbuf) : fz_edgy(f) ^ fz_u64(f));
+
+		if (a)
+			a |= 1 + fz_u8(f) % 3;
+		ik_softiommu_host_write32(NULL, a, fz_u32(f));
+		break;
+	}
+	case 5: { /* write32 inside hbuf, aligned: exactly that word */
+		unsigned i = fz_u8(f) % (sizeof(hbuf) / 4);
+		uint32_t v = fz_u32(f);
+
+		ik_softiommu_host_write32(&Q, hb + 4 * i, v);
+		memcpy(before + 4 * i, &v, 4);
+		break;
+	}
+	case 6: { /* read64: 0 or misaligned anywhere */
+		uint64_t a = k & 0x10 ? 0 : (fz_bool(f) ? hb + fz_u8(f) % sizeof(hbuf) : fz_edgy(f) ^ fz_u64(f));
+		ik_u64 v = 0;
+
+		if (a)
+			a |= 1 + fz_u8(f) % 7;
+		FZ_CHECK(ik_softiommu_host_mem.read64(ik_softiommu_host_mem.ctx, a, &v) == -EFAULT,
+			 "host_mem.read64(%#llx)", (unsigned long long)a);
+		break;
+	}
+	default: { /* read64 inside hbuf, aligned */
+		unsigned i = fz_u8(f) % IK_ARRAY_SIZE(hbuf);
+		ik_u64 v = 0;
+
+		FZ_CHECK(ik_softiommu_host_mem.read64(ik_softiommu_host_mem.ctx, hb + 8 * i, &v) == 0 &&
+				 v == hbuf[i],
+			 "host_mem.read64 inside a buffer");
+		FZ_CHECK(!ik_softiommu_host_mem.cas64, "host_mem has a cas64");
+		break;
+	}
+	}
+	FZ_CHECK(memcmp(before, hbuf, sizeof(hbuf)) == 0, "an identity hook changed the buffer (op %u)",
+		 k % 8);
+	q_check("identity hooks");
+}
+
+static void run_queue(struct fz *f)
+{
+	static const struct ik_cmdq_fmt *const fmts[] = { &ik_cmdq_fmt_smmuv3, &ik_cmdq_fmt_vtd128,
+							  &ik_cmdq_fmt_vtd256, &ik_cmdq_fmt_riscv,
+							  &ik_cmdq_fmt_amd };
+	struct ik_softiommu_cq_config qc;
+	unsigned log2;
+	uint64_t dma;
+	uint8_t k;
+	bool ok;
+	int err;
+
+	memset(&Q, 0, sizeof(Q));
+	Q.fmt = fmts[fz_u8(f) % IK_ARRAY_SIZE(fmts)];
+	Q.esz = Q.fmt->entry_size;
+	log2 = IK_CMDQ_LOG2_MIN + fz_u8(f) % (QMAX_LOG2 - IK_CMDQ_LOG2_MIN + 1);
+	Q.size = 1u << log2;
+	Q.mask = Q.size - 1;
+	Q.bytes = (uint64_t)Q.esz << log2;
+	Q.hook = fz_bool(f);
+	memset(&qc, 0, sizeof(qc));
+	qc.fmt = Q.fmt;
+	qc.log2_entries = log2;
+	qc.flags = fz_bool(f) ? IK_CMDQ_CFG_NO_WRAP : 0;
+	Q.regmask = qc.flags ? Q.mask : 2 * Q.size - 1;
+	Q.cap = qc.flags ? Q.size - 1 : Q.size; /* NO_WRAP: a full ring reads as empty */
+	Q.buf = aligned_alloc(64, QGUARD * 2 + Q.bytes);
+	Q.ring = Q.buf + QGUARD;
+	for (unsigned i = 0; i < QGUARD / 4; i++) {
+		uint32_t g = QGUARD_WORD;
+
+		memcpy(Q.buf + 4 * i, &g, 4);
+		memcpy(Q.ring + Q.bytes + 4 * i, &g, 4);
+	}
+	for (uint64_t i = 0; i < Q.bytes; i++)
+		Q.ring[i] = Q.shadow[i] = (uint8_t)(0x80 + i * 13);
+	qc.ring = Q.ring;
+	if (Q.hook) {
+		qc.write32 = q_hook;
+		qc.write_ctx = &Q;
+	}
+	/* the ring's device address */
+	k = fz_u8(f);
+	switch (k % 8) {
+	case 0:
+	case 1: dma = 0; break;	/* its host address */
+	case 2: dma = fz_u64(f) & ((1ull << 52) - 1) & ~(uint64_t)(Q.esz - 1); break;
+	case 3: dma = (1ull << 52) - Q.bytes; break;	/* the top of an SMMUv3/AMD address */
+	case 4: dma = 0 - Q.bytes; break;		/* the top of 64 bits */
+	case 5: dma = (uint64_t)(uintptr_t)Q.buf; break; /* device ring over the host guard */
+	case 6: dma = (uint64_t)(uintptr_t)Q.ring + Q.bytes; break; /* just above the host ring */
+	default: dma = fz_edgy(f); break;
+	}
+	ok = !(dma & (Q.esz - 1)) && Q.bytes - 1 <= ~0ull - dma;
+	qc.ring_dma = dma;
+	err = ik_softiommu_cq_init(&Q.cq, S, &qc);
+	if (dma && !ok) {
+		FZ_CHECK(err == -EINVAL, "cq_init with ring_dma %#llx (%llu bytes) = %d",
+			 (unsigned long long)dma, (unsigned long long)Q.bytes, err);
+		qc.ring_dma = dma = 0;
+		err = ik_softiommu_cq_init(&Q.cq, S, &qc);
+	}
+	FZ_CHECK(err == 0, "cq_init %s log2 %u ring_dma %#llx = %d", Q.fmt->name, log2,
+		 (unsigned long long)dma, err);
+	Q.dma = dma ? dma : (uint64_t)(uintptr_t)Q.ring;
+	TRACE("queue %s log2 %u flags %u hook %d ring %p dma %#llx\n", Q.fmt->name, log2, qc.flags,
+	      Q.hook, (void *)Q.ring, (unsigned long long)Q.dma);
+	q_check("init");
+	for (unsigned ops = 0; fz_left(f) && ops < 48; ops++) {
+		if (fz_u8(f) % 4 == 3)
+			q_host_hooks(f);
+		else
+			q_batch(f);
+	}
+	q_check("end");
+	TRACE("queue: %llu entries, %llu executed, %llu completions in the ring, %llu to the hook, "
+	      "%llu refused, %llu stops\n", (unsigned long long)Q.prod, (unsigned long long)Q.executed,
+	      (unsigned long long)Q.in_ring, (unsigned long long)Q.hook_calls,
+	      (unsigned long long)Q.refused, (unsigned long long)Q.stops);
+	FZ_CHECK(Q.hook || Q.hook_calls == 0, "hook calls without a hook");
+	free(Q.buf);
+	Q.buf = Q.ring = NULL;
+}
+
 /* ================================================================ driver */
 
 static bool pow2_in(uint32_t v, uint32_t lo, uint32_t hi)
@@ -1213,7 +1905,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	fz_init(&f, data, size);
 	fz_alloc_init(&FA);
-	mode_b = fz_u8(&f) & 1;
+	k = fz_u8(&f);
+	mode_b = k & 1;
+	mode_c = k >= 0xe0; /* no seed of modes A and B starts with these */
 	ik_softiommu_config_init(&cfg);
 	k = fz_u8(&f);
 	cfg.iotlb_entries = k < 240 ? (k & 7 ? 1u << (k & 7) : 0) : fz_u32(&f);
@@ -1248,7 +1942,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		err = ik_softiommu_create(&cfg, &S);
 	}
 	FZ_CHECK(err == 0, "create = %d", err);
-	if (mode_b) {
+	if (mode_c) {
+		run_queue(&f);
+	} else if (mode_b) {
 		MAXS = cfg.max_streams;
 		run_guest(&f);
 	} else {
