@@ -38,11 +38,11 @@
  *     without any invalidation being due (the block was unmapped with a
  *     leaf-only invalidation, then a table installed in the empty entry).
  *   - Commands.  ik_softiommu_exec() executes one decoded command (invalidate
- *     all / by tag / by range, sync).  A command queue in SMMUv3, VT-d or
- *     RISC-V encoding is consumed through the cmdq unit's software consumer
- *     (ik_softiommu_exec_smmu() / _vtd() / _riscv() execute one decoded
- *     command; ik_softiommu_cq_*() drain a queue, polled or from a host
- *     thread that runs ik_softiommu_cq_run()); a sync completion is written
+ *     all / by tag / by range, sync).  A command queue in SMMUv3, VT-d,
+ *     RISC-V or AMD encoding is consumed through the cmdq unit's software
+ *     consumer (ik_softiommu_exec_smmu() / _vtd() / _riscv() / _amd() execute
+ *     one decoded command; ik_softiommu_cq_*() drain a queue, polled or from
+ *     a host thread that runs ik_softiommu_cq_run()); a sync completion is written
  *     only after every earlier command has taken effect here.
  *     Invalidations take effect when executed (there is no asynchronous
  *     invalidation window): a sync is a completion point, not a trigger.
@@ -726,7 +726,7 @@ IK_API int ik_softiommu_exec_amd(struct ik_softiommu *s, const struct ik_amd_cmd
  * performed), executed/rejected (counters); the rest private.
  */
 struct ik_softiommu_cq_config {
-	const struct ik_cmdq_fmt *fmt; /* &ik_cmdq_fmt_smmuv3, _vtd128, _vtd256 or _riscv */
+	const struct ik_cmdq_fmt *fmt; /* &ik_cmdq_fmt_smmuv3, _vtd128, _vtd256, _riscv or _amd */
 	unsigned log2_entries;	/* log2 of the ring's entries */
 	unsigned flags;       /* IK_CMDQ_CFG_NO_WRAP as the queue's */
 	void *ring;	/* the ring's host address */
@@ -775,7 +775,7 @@ IK_API extern const struct ik_cmdq_regs ik_softiommu_cq_regs;
 
 /* ik_softiommu_cq_init - see above.  Errors: -EINVAL (NULL, no ring, vtd_rules
  * with unknown flags or on an SMMUv3 or AMD queue, an entry format other than
- * the four (ik_cmdq_fmt_smmuv3, _vtd128, _vtd256, _amd), or what
+ * the five (ik_cmdq_fmt_smmuv3, _vtd128, _vtd256, _riscv, _amd), or what
  * ik_cmdq_sw_init() rejects).  No allocation. */
 IK_API int ik_softiommu_cq_init(struct ik_softiommu_cq *cq, struct ik_softiommu *s,
 				const struct ik_softiommu_cq_config *cfg);
