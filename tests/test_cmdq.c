@@ -23,6 +23,7 @@
 #include <iommukit/cmd/amd.h>
 #include "testlib.h"
 #include "cmdq_test.h"
+#include "cmd_codec.h"	/* the field tables' codec, internal (static link) */
 
 #define BIT(n) ((uint64_t)1 << (n))
 #define GENMASK(h, l) (((~(uint64_t)0) >> (63 - (h))) & ~((BIT(l)) - 1))
@@ -2905,6 +2906,232 @@ START_TEST(amd_consumer_executes_guest_completion_waits_with_bounds_checks)
 }
 END_TEST
 
+/* ================================================ fast paths against the tables */
+
+/*
+ * The command encoders and decoders run from a per-opcode plan built from
+ * their field tables (src/cmd/cmd_codec.c); the queue writes its syncs from
+ * templates (src/cmdq/cmdq_entries.c).  Both must agree bit for bit with the
+ * table walk, which the spec-position tests above pin down: random structs
+ * (garbage in the padding, each member within the opcode's pieces or not,
+ * members of other opcodes mostly zero) through both, for every opcode key.
+ */
+static uint64_t tst_rng(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static void tst_member_put(void *base, const struct ik_field *f, uint64_t v)
+{
+	char *p = (char *)base + f->off;
+	uint8_t b = (uint8_t)v;
+	uint16_t h = (uint16_t)v;
+	uint32_t w = (uint32_t)v;
+
+	switch (f->sz) {
+	case 1: memcpy(p, &b, 1); break;
+	case 2: memcpy(p, &h, 2); break;
+	case 4: memcpy(p, &w, 4); break;
+	default: memcpy(p, &v, 8); break;
+	}
+}
+
+static void codec_compare(struct ik_codec *c, const char *name)
+{
+	uint64_t rng = 0x9e3779b97f4a7c15ull;
+	unsigned key;
+
+	ck_assert_msg(ik_codec_ready(c), "%s: plan not built", name);
+	for (key = 0; key < 256; key++) {
+		bool has = false;
+		unsigned iters, it, ok = 0, bad = 0, i, j;
+
+		for (i = 0; i < c->n; i++)
+			has |= c->tab[i].op == key;
+		iters = has ? 4000 : 40;
+		for (it = 0; it < iters; it++) {
+			unsigned char st[IK_CODEC_MAX_SIZE], st2[IK_CODEC_MAX_SIZE];
+			uint64_t w1[4] = { key, 0, 0, 0 }, w2[4] = { key, 0, 0, 0 }, wd[4];
+			int r1, r2;
+
+			ck_assert_uint_le(c->size, sizeof(st));
+			for (i = 0; i < sizeof(st); i++)
+				st[i] = (unsigned char)tst_rng(&rng); /* padding: garbage */
+			for (i = 0; i < c->n; i++) {
+				const struct ik_field *f = &c->tab[i];
+				uint64_t cov = 0, v, r = tst_rng(&rng);
+
+				for (j = 0; j < c->n; j++)
+					if (c->tab[j].off == f->off && c->tab[j].op == key)
+						cov |= IK_FMASK(c->tab[j].width) << c->tab[j].shift;
+				v = tst_rng(&rng) & cov;
+				if ((r & 15) == 0)	/* one stray bit in the member */
+					v ^= (uint64_t)1 << (tst_rng(&rng) % (8 * f->sz));
+				else if ((r & 0xf0) == 0 && cov)
+					v = cov;	/* the widest value */
+				tst_member_put(st, f, v);
+			}
+			r1 = ik_codec_encode(c, key, st, w1);
+			r2 = ik_codec_encode_table(c->tab, c->n, key, st, w2);
+			ck_assert_msg(r1 == r2, "%s op %#x: fast %d, table %d", name, key, r1, r2);
+			if (r1 == 0) {
+				ck_assert_msg(!memcmp(w1, w2, sizeof(w1)), "%s op %#x: words differ",
+					      name, key);
+				ok++;
+			} else {
+				bad++;
+			}
+			/* Decode random words: some from the encoding, some raw. */
+			for (i = 0; i < 4; i++)
+				wd[i] = (it & 1) && r1 == 0 ? w1[i] : tst_rng(&rng);
+			if ((it & 3) == 2)
+				wd[tst_rng(&rng) % c->words] ^= (uint64_t)1 << (tst_rng(&rng) % 64);
+			for (j = 2; j <= c->words; j += 2) {
+				memset(st, 0, sizeof(st));
+				memset(st2, 0, sizeof(st2));
+				r1 = ik_codec_decode(c, key, wd, j, st);
+				r2 = ik_codec_decode_table(c->tab, c->n, key, wd, j, c->opmask, st2);
+				ck_assert_msg(r1 == r2, "%s op %#x decode: fast %d, table %d", name,
+					      key, r1, r2);
+				ck_assert_msg(!memcmp(st, st2, sizeof(st)), "%s op %#x: decoded differ",
+					      name, key);
+			}
+		}
+		/* Not vacuous: both outcomes came up for an opcode with fields. */
+		if (has)
+			ck_assert_msg(ok > iters / 8 && bad > iters / 16, "%s op %#x: %u ok, %u bad",
+				      name, key, ok, bad);
+		else
+			ck_assert_msg(ok > 0, "%s op %#x: never encoded", name, key);
+	}
+}
+
+START_TEST(codec_fast_vs_table_every_opcode)
+{
+	codec_compare(&ik_codec_smmuv3_, "smmuv3");
+	codec_compare(&ik_codec_vtd_, "vtd");
+	codec_compare(&ik_codec_amd_, "amd");
+	codec_compare(&ik_codec_riscv_, "riscv");
+}
+END_TEST
+
+/* What the queue's syncs were before their templates: built as commands and
+ * encoded by the public encoders (so by the codec). */
+static void ref_sync(const struct ik_cmdq_fmt *fmt, uint64_t *w, uint64_t addr, uint32_t data)
+{
+	memset(w, 0, 32);
+	if (fmt == &ik_cmdq_fmt_smmuv3) {
+		struct ik_smmu_cmd c = scmd(IK_SMMU_CMD_SYNC);
+
+		if (addr) {
+			c.cs = IK_SMMU_SYNC_CS_IRQ;
+			c.msh = 3;
+			c.msiattr = 0xf;
+			c.msidata = data;
+			c.msiaddr = addr;
+		}
+		if (ik_smmu_cmd_encode(&c, w)) {
+			c = scmd(IK_SMMU_CMD_SYNC);
+			ck_assert_int_eq(ik_smmu_cmd_encode(&c, w), 0);
+		}
+	} else if (fmt == &ik_cmdq_fmt_vtd128 || fmt == &ik_cmdq_fmt_vtd256) {
+		unsigned words = fmt == &ik_cmdq_fmt_vtd128 ? 2 : 4;
+		struct ik_vtd_desc d;
+		int err = -EINVAL;
+
+		memset(&d, 0, sizeof(d));
+		d.type = IK_VTD_DESC_WAIT;
+		if (addr) {
+			d.sw = 1;
+			d.status_addr = addr;
+			d.status_data = data;
+			err = ik_vtd_desc_encode(&d, w, words);
+		}
+		if (err) {
+			memset(&d, 0, sizeof(d));
+			d.type = IK_VTD_DESC_WAIT;
+			d.iflag = 1;
+			ck_assert_int_eq(ik_vtd_desc_encode(&d, w, words), 0);
+		}
+	} else if (fmt == &ik_cmdq_fmt_riscv) {
+		struct ik_riscv_cmd c;
+
+		memset(&c, 0, sizeof(c));
+		c.opcode = IK_RISCV_CMD_IOFENCE;
+		c.func3 = IK_RISCV_IOFENCE_C;
+		if (addr) {
+			c.av = 1;
+			c.addr = addr;
+			c.data = data;
+		}
+		if (ik_riscv_cmd_encode(&c, w)) {
+			memset(&c, 0, sizeof(c));
+			c.opcode = IK_RISCV_CMD_IOFENCE;
+			c.func3 = IK_RISCV_IOFENCE_C;
+			ck_assert_int_eq(ik_riscv_cmd_encode(&c, w), 0);
+		}
+	} else {
+		struct ik_amd_cmd c;
+
+		ck_assert_ptr_eq(fmt, &ik_cmdq_fmt_amd);
+		memset(&c, 0, sizeof(c));
+		c.op = IK_AMD_CMD_COMPLETION_WAIT;
+		c.store = 1;
+		c.store_addr = addr;
+		c.store_data = data;
+		if (!addr || ik_amd_cmd_encode(&c, w)) {
+			memset(&c, 0, sizeof(c));
+			c.op = IK_AMD_CMD_COMPLETION_WAIT;
+			ck_assert_int_eq(ik_amd_cmd_encode(&c, w), 0);
+		}
+	}
+}
+
+START_TEST(fmt_sync_vs_codec)
+{
+	const struct ik_cmdq_fmt *fmts[] = { &ik_cmdq_fmt_smmuv3, &ik_cmdq_fmt_vtd128,
+					     &ik_cmdq_fmt_vtd256, &ik_cmdq_fmt_riscv,
+					     &ik_cmdq_fmt_amd };
+	uint64_t rng = 0x2545f4914f6cdd1dull;
+
+	for (unsigned f = 0; f < IK_ARRAY_SIZE(fmts); f++) {
+		uint64_t ref[4], nop[4], got[4];
+
+		/* The no-op too (the queue pads with it). */
+		memset(nop, 0, sizeof(nop));
+		fmts[f]->encode_nop(nop);
+		ref_sync(fmts[f], ref, 0, 0);
+		ck_assert_msg(!memcmp(nop, ref, sizeof(ref)), "%s: nop", fmts[f]->name);
+		for (unsigned it = 0; it < 20000; it++) {
+			uint64_t r = tst_rng(&rng), addr = tst_rng(&rng);
+			uint32_t data = (uint32_t)tst_rng(&rng);
+
+			switch (r & 7) {
+			case 0: addr = 0; break;
+			case 1: addr &= GENMASK(51, 3); break;
+			case 2: addr &= GENMASK(51, 2); break;
+			case 3: addr &= GENMASK(63, 2); break;
+			case 4: addr = (addr & GENMASK(51, 0)) | 1; break;
+			case 5: addr = BIT(52) | (addr & GENMASK(51, 3)); break;
+			case 6: addr &= GENMASK(31, 0); break;
+			default: break;
+			}
+			ref_sync(fmts[f], ref, addr, data);
+			memset(got, 0xa5, sizeof(got));
+			fmts[f]->encode_sync(got, addr, data);
+			ck_assert_msg(!memcmp(got, ref, fmts[f]->entry_size),
+				      "%s: sync(%#llx, %#x) %016llx %016llx, codec %016llx %016llx",
+				      fmts[f]->name, (unsigned long long)addr, data,
+				      (unsigned long long)got[0], (unsigned long long)got[1],
+				      (unsigned long long)ref[0], (unsigned long long)ref[1]);
+		}
+	}
+}
+END_TEST
+
 Suite *ik_test_suite(void)
 {
 	Suite *s = suite_create("cmdq");
@@ -2923,6 +3150,9 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, amd_fields_at_spec_positions);
 	tcase_add_test(tc, amd_reserved_bits_and_bad_values_rejected);
 	tcase_add_test(tc, amd_invalidation_range_is_the_smallest_aligned_block);
+	tcase_add_test(tc, codec_fast_vs_table_every_opcode);
+	tcase_add_test(tc, fmt_sync_vs_codec);
+	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);
 
 	tcase_add_test(q, issue_consume_in_order_with_wrap);

@@ -36,6 +36,9 @@ static const struct ik_field amd_fields[] = {
 
 #define AMD_OP_SHIFT 60
 
+struct ik_codec ik_codec_amd_ = IK_CODEC_INIT(amd_fields, struct ik_amd_cmd, 2,
+					     0xfull << AMD_OP_SHIFT, 0);
+
 IK_API const char *ik_amd_cmd_name(unsigned op)
 {
 	switch (op) {
@@ -56,7 +59,7 @@ IK_API int ik_amd_cmd_encode(const struct ik_amd_cmd *c, ik_u64 *w)
 	if (!c || !w || !ik_amd_cmd_name(c->op))
 		return -EINVAL;
 	t[0] = (ik_u64)c->op << AMD_OP_SHIFT;
-	err = ik_codec_encode(amd_fields, IK_ARRAY_SIZE(amd_fields), c->op, c, t);
+	err = ik_codec_encode(&ik_codec_amd_, c->op, c, t);
 	if (err)
 		return err;
 	w[0] = t[0];
@@ -66,15 +69,13 @@ IK_API int ik_amd_cmd_encode(const struct ik_amd_cmd *c, ik_u64 *w)
 
 IK_API int ik_amd_cmd_decode(const ik_u64 *w, struct ik_amd_cmd *c)
 {
-	static const ik_u64 opmask[2] = { 0xfull << AMD_OP_SHIFT, 0 };
-
 	if (!w || !c)
 		return -EINVAL;
 	IK_ENV_MEMSET(c, 0, sizeof(*c));
 	c->op = (ik_u8)(w[0] >> AMD_OP_SHIFT);
 	if (!ik_amd_cmd_name(c->op))
 		return -EINVAL;
-	return ik_codec_decode(amd_fields, IK_ARRAY_SIZE(amd_fields), c->op, w, 2, opmask, c);
+	return ik_codec_decode(&ik_codec_amd_, c->op, w, 2, c);
 }
 
 IK_API int ik_amd_inv_encode(ik_u64 iova, ik_u64 size, ik_u64 *addr, ik_u8 *s)

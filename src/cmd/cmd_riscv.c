@@ -43,6 +43,8 @@ static const struct ik_field rv_fields[] = {
 	F(OP_PDT, did, 40, 24, 0),
 };
 
+struct ik_codec ik_codec_riscv_ = IK_CODEC_INIT(rv_fields, struct ik_riscv_cmd, 2, 0x3ff, 0);
+
 IK_API const char *ik_riscv_cmd_name(unsigned opcode, unsigned func3)
 {
 	if (opcode > 0xf || func3 > 7)
@@ -86,7 +88,7 @@ IK_API int ik_riscv_cmd_encode(const struct ik_riscv_cmd *c, ik_u64 *w)
 	if (err)
 		return err;
 	t[0] = (ik_u64)c->opcode | ((ik_u64)c->func3 << 7);
-	err = ik_codec_encode(rv_fields, IK_ARRAY_SIZE(rv_fields), RV_OP(c->opcode, c->func3), c, t);
+	err = ik_codec_encode(&ik_codec_riscv_, RV_OP(c->opcode, c->func3), c, t);
 	if (err)
 		return err;
 	w[0] = t[0];
@@ -96,7 +98,6 @@ IK_API int ik_riscv_cmd_encode(const struct ik_riscv_cmd *c, ik_u64 *w)
 
 IK_API int ik_riscv_cmd_decode(const ik_u64 *w, struct ik_riscv_cmd *c)
 {
-	static const ik_u64 opmask[2] = { 0x3ff, 0 };
 	int err;
 
 	if (!w || !c)
@@ -106,8 +107,7 @@ IK_API int ik_riscv_cmd_decode(const ik_u64 *w, struct ik_riscv_cmd *c)
 	c->func3 = (ik_u8)((w[0] >> 7) & 7);
 	if (!ik_riscv_cmd_name(c->opcode, c->func3))
 		return -EINVAL;
-	err = ik_codec_decode(rv_fields, IK_ARRAY_SIZE(rv_fields), RV_OP(c->opcode, c->func3), w,
-			      2, opmask, c);
+	err = ik_codec_decode(&ik_codec_riscv_, RV_OP(c->opcode, c->func3), w, 2, c);
 	if (!err)
 		err = rv_check(c);
 	return err;

@@ -62,32 +62,27 @@ static const struct ik_field smmu_fields[] = {
 	F(SYNC, msiaddr, 66, 50, 2),
 };
 
-static const struct {
-	ik_u8 op;
-	const char *name;
-} smmu_ops[] = {
-	{ IK_SMMU_CMD_CFGI_STE, "CFGI_STE" },
-	{ IK_SMMU_CMD_CFGI_STE_RANGE, "CFGI_STE_RANGE" },
-	{ IK_SMMU_CMD_CFGI_CD, "CFGI_CD" },
-	{ IK_SMMU_CMD_CFGI_CD_ALL, "CFGI_CD_ALL" },
-	{ IK_SMMU_CMD_TLBI_NH_ALL, "TLBI_NH_ALL" },
-	{ IK_SMMU_CMD_TLBI_NH_ASID, "TLBI_NH_ASID" },
-	{ IK_SMMU_CMD_TLBI_NH_VA, "TLBI_NH_VA" },
-	{ IK_SMMU_CMD_TLBI_EL2_ALL, "TLBI_EL2_ALL" },
-	{ IK_SMMU_CMD_TLBI_S12_VMALL, "TLBI_S12_VMALL" },
-	{ IK_SMMU_CMD_TLBI_S2_IPA, "TLBI_S2_IPA" },
-	{ IK_SMMU_CMD_TLBI_NSNH_ALL, "TLBI_NSNH_ALL" },
-	{ IK_SMMU_CMD_ATC_INV, "ATC_INV" },
-	{ IK_SMMU_CMD_PRI_RESP, "PRI_RESP" },
-	{ IK_SMMU_CMD_SYNC, "CMD_SYNC" },
-};
+struct ik_codec ik_codec_smmuv3_ = IK_CODEC_INIT(smmu_fields, struct ik_smmu_cmd, 2, 0xff, 0);
 
 IK_API const char *ik_smmu_cmd_name(unsigned op)
 {
-	for (unsigned i = 0; i < IK_ARRAY_SIZE(smmu_ops); i++)
-		if (smmu_ops[i].op == op)
-			return smmu_ops[i].name;
-	return NULL;
+	switch (op) {
+	case IK_SMMU_CMD_CFGI_STE: return "CFGI_STE";
+	case IK_SMMU_CMD_CFGI_STE_RANGE: return "CFGI_STE_RANGE";
+	case IK_SMMU_CMD_CFGI_CD: return "CFGI_CD";
+	case IK_SMMU_CMD_CFGI_CD_ALL: return "CFGI_CD_ALL";
+	case IK_SMMU_CMD_TLBI_NH_ALL: return "TLBI_NH_ALL";
+	case IK_SMMU_CMD_TLBI_NH_ASID: return "TLBI_NH_ASID";
+	case IK_SMMU_CMD_TLBI_NH_VA: return "TLBI_NH_VA";
+	case IK_SMMU_CMD_TLBI_EL2_ALL: return "TLBI_EL2_ALL";
+	case IK_SMMU_CMD_TLBI_S12_VMALL: return "TLBI_S12_VMALL";
+	case IK_SMMU_CMD_TLBI_S2_IPA: return "TLBI_S2_IPA";
+	case IK_SMMU_CMD_TLBI_NSNH_ALL: return "TLBI_NSNH_ALL";
+	case IK_SMMU_CMD_ATC_INV: return "ATC_INV";
+	case IK_SMMU_CMD_PRI_RESP: return "PRI_RESP";
+	case IK_SMMU_CMD_SYNC: return "CMD_SYNC";
+	default: return NULL;
+	}
 }
 
 static bool is_tlbi_addr(unsigned op)
@@ -118,7 +113,7 @@ IK_API int ik_smmu_cmd_encode(const struct ik_smmu_cmd *c, ik_u64 w[2])
 	t[0] = c->op;
 	err = smmu_check(c);
 	if (!err)
-		err = ik_codec_encode(smmu_fields, IK_ARRAY_SIZE(smmu_fields), c->op, c, t);
+		err = ik_codec_encode(&ik_codec_smmuv3_, c->op, c, t);
 	if (err)
 		return err;
 	w[0] = t[0];
@@ -128,7 +123,6 @@ IK_API int ik_smmu_cmd_encode(const struct ik_smmu_cmd *c, ik_u64 w[2])
 
 IK_API int ik_smmu_cmd_decode(const ik_u64 w[2], struct ik_smmu_cmd *c)
 {
-	static const ik_u64 opmask[2] = { 0xff, 0 };
 	int err;
 
 	if (!w || !c)
@@ -137,7 +131,7 @@ IK_API int ik_smmu_cmd_decode(const ik_u64 w[2], struct ik_smmu_cmd *c)
 	c->op = (ik_u8)(w[0] & 0xff);
 	if (!ik_smmu_cmd_name(c->op))
 		return -EINVAL;
-	err = ik_codec_decode(smmu_fields, IK_ARRAY_SIZE(smmu_fields), c->op, w, 2, opmask, c);
+	err = ik_codec_decode(&ik_codec_smmuv3_, c->op, w, 2, c);
 	return err ? err : smmu_check(c);
 }
 

@@ -46,6 +46,8 @@ static const struct ik_field vtd_fields[] = {
 	F(PC, pasid, 32, 20, 0),
 };
 
+struct ik_codec ik_codec_vtd_ = IK_CODEC_INIT(vtd_fields, struct ik_vtd_desc, 4, 0xf, 0);
+
 IK_API const char *ik_vtd_desc_name(unsigned type)
 {
 	switch (type) {
@@ -104,7 +106,7 @@ IK_API int ik_vtd_desc_encode(const struct ik_vtd_desc *d, ik_u64 *w, unsigned w
 		return -EINVAL;
 	err = vtd_check(d);
 	if (!err)
-		err = ik_codec_encode(vtd_fields, IK_ARRAY_SIZE(vtd_fields), d->type, d, t);
+		err = ik_codec_encode(&ik_codec_vtd_, d->type, d, t);
 	if (err)
 		return err;
 	for (unsigned i = 0; i < words; i++)
@@ -114,7 +116,6 @@ IK_API int ik_vtd_desc_encode(const struct ik_vtd_desc *d, ik_u64 *w, unsigned w
 
 IK_API int ik_vtd_desc_decode(const ik_u64 *w, unsigned words, struct ik_vtd_desc *d)
 {
-	static const ik_u64 opmask[4] = { 0xf, 0, 0, 0 };
 	int err;
 
 	if (!w || !d)
@@ -125,7 +126,7 @@ IK_API int ik_vtd_desc_decode(const ik_u64 *w, unsigned words, struct ik_vtd_des
 	d->type = (ik_u8)(w[0] & 0xf);
 	if (!ik_vtd_desc_name(d->type))
 		return -EINVAL;
-	err = ik_codec_decode(vtd_fields, IK_ARRAY_SIZE(vtd_fields), d->type, w, words, opmask, d);
+	err = ik_codec_decode(&ik_codec_vtd_, d->type, w, words, d);
 	return err ? err : vtd_check(d);
 }
 

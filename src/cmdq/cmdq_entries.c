@@ -2,6 +2,11 @@
 /*
  * The command queue's entry formats: how the queue writes a no-op and a sync for
  * SMMUv3, VT-d, RISC-V and AMD, and how a consumer recognises entries.
+ *
+ * The queue writes a sync on every ik_cmdq_issue() that waits, so the syncs
+ * are written here directly, a fixed template with the address and data
+ * patched in, rather than through the field codec; tests/test_cmdq.c
+ * ("fmt_sync_vs_codec") holds each to the codec's encoding bit for bit.
  */
 #include <iommukit/cmdq.h>
 #include <iommukit/cmd/smmuv3.h>
@@ -19,25 +24,25 @@ static void smmu_nop(void *ent)
 	w[1] = 0;
 }
 
+/* MSIAddress[51:2] sits at entry bits [115:66], i.e. in place in w[1]. */
+#define SMMU_SYNC_MSIADDR_MASK ((((ik_u64)1 << 50) - 1) << 2)
+
 static void smmu_sync(void *ent, ik_u64 addr, ik_u32 data)
 {
-	struct ik_smmu_cmd c;
-	int err;
+	ik_u64 *w = (ik_u64 *)ent;
 
-	IK_ENV_MEMSET(&c, 0, sizeof(c));
-	c.op = IK_SMMU_CMD_SYNC;
-	if (addr) {
-		c.cs = IK_SMMU_SYNC_CS_IRQ;
-		c.msh = 3;
-		c.msiattr = 0xf;
-		c.msidata = data;
-		c.msiaddr = addr;
-	}
-	/* An address the command cannot hold (>= 2^52): a sync without the
-	 * write.  ik_cmdq_init() refuses a ring where that could happen. */
-	err = ik_smmu_cmd_encode(&c, (ik_u64 *)ent);
-	if (err)
+	/* An address the command cannot hold (>= 2^52, or not 4-byte
+	 * aligned): a sync without the write, as is no address.
+	 * ik_cmdq_init() refuses a ring where that could happen. */
+	if (!addr || (addr & ~SMMU_SYNC_MSIADDR_MASK)) {
 		smmu_nop(ent);
+		return;
+	}
+	/* CS = IRQ [13:12], MSH = Inner Shareable (3) [23:22], MSIAttr =
+	 * Write-Back (0xf) [27:24], MSIData [63:32]. */
+	w[0] = IK_SMMU_CMD_SYNC | ((ik_u64)IK_SMMU_SYNC_CS_IRQ << 12) | ((ik_u64)3 << 22) |
+	       ((ik_u64)0xf << 24) | ((ik_u64)data << 32);
+	w[1] = addr;
 }
 
 static int smmu_classify(const void *ent, struct ik_cmdq_sync_info *si)
@@ -75,26 +80,19 @@ IK_API const struct ik_cmdq_fmt ik_cmdq_fmt_smmuv3 = {
  */
 static void vtd_wait(void *ent, unsigned words, ik_u64 addr, ik_u32 data)
 {
-	struct ik_vtd_desc d;
-	int err = -EINVAL;
+	ik_u64 *w = (ik_u64 *)ent;
 
-	IK_ENV_MEMSET(&d, 0, sizeof(d));
-	d.type = IK_VTD_DESC_WAIT;
-	if (addr) {
-		d.sw = 1;
-		d.status_addr = addr;
-		d.status_data = data;
-		err = ik_vtd_desc_encode(&d, (ik_u64 *)ent, words);
+	/* Status Address[63:2] sits at bits [127:66], in place in w[1];
+	 * IF is bit 4, SW bit 5, Status Data [63:32]. */
+	if (addr && !(addr & 3)) {
+		w[0] = IK_VTD_DESC_WAIT | ((ik_u64)1 << 5) | ((ik_u64)data << 32);
+		w[1] = addr;
+	} else {
+		w[0] = IK_VTD_DESC_WAIT | ((ik_u64)1 << 4);
+		w[1] = 0;
 	}
-	if (err) {
-		d.sw = 0;
-		d.iflag = 1;
-		d.status_addr = 0;
-		d.status_data = 0;
-		err = ik_vtd_desc_encode(&d, (ik_u64 *)ent, words);
-	}
-	IK_ASSERT(err == 0);
-	(void)err;
+	if (words == 4)
+		w[2] = w[3] = 0;
 }
 
 static void vtd128_nop(void *ent)
@@ -167,18 +165,16 @@ static void riscv_nop(void *ent)
 
 static void riscv_sync(void *ent, ik_u64 addr, ik_u32 data)
 {
-	struct ik_riscv_cmd c;
+	ik_u64 *w = (ik_u64 *)ent;
 
-	IK_ENV_MEMSET(&c, 0, sizeof(c));
-	c.opcode = IK_RISCV_CMD_IOFENCE;
-	c.func3 = IK_RISCV_IOFENCE_C;
-	if (addr) {
-		c.av = 1;
-		c.addr = addr;
-		c.data = data;
-	}
-	if (ik_riscv_cmd_encode(&c, (ik_u64 *)ent))
+	if (!addr || (addr & 3)) {
 		riscv_nop(ent);
+		return;
+	}
+	/* AV is bit 10, DATA [63:32], ADDR[63:2] at [125:64]. */
+	w[0] = IK_RISCV_CMD_IOFENCE | ((ik_u64)IK_RISCV_IOFENCE_C << 7) | ((ik_u64)1 << 10) |
+	       ((ik_u64)data << 32);
+	w[1] = addr >> 2;
 }
 
 static int riscv_classify(const void *ent, struct ik_cmdq_sync_info *si)
@@ -217,15 +213,16 @@ static void amd_nop(void *ent)
 
 static void amd_sync(void *ent, ik_u64 addr, ik_u32 data)
 {
-	struct ik_amd_cmd c;
+	ik_u64 *w = (ik_u64 *)ent;
 
-	IK_ENV_MEMSET(&c, 0, sizeof(c));
-	c.op = IK_AMD_CMD_COMPLETION_WAIT;
-	c.store = 1;
-	c.store_addr = addr;
-	c.store_data = data;
-	if (!addr || ik_amd_cmd_encode(&c, (ik_u64 *)ent))
+	/* S is bit 0; StoreAddress[51:3] sits in place at [51:3]; StoreData
+	 * is the second word. */
+	if (!addr || (addr & 7) || (addr >> 52)) {
 		amd_nop(ent);
+		return;
+	}
+	w[0] = ((ik_u64)IK_AMD_CMD_COMPLETION_WAIT << 60) | 1 | addr;
+	w[1] = data;
 }
 
 static int amd_classify(const void *ent, struct ik_cmdq_sync_info *si)
