@@ -17,6 +17,15 @@
  * consumer passed it).  cas_retries_per_cmd counts failed reservation CASes
  * (ours only).  The "shared core" rows pin every producer to CPU 0 (and the
  * consumer to CPU 1) to show what preemption inside an insertion does.
+ *
+ * Before the queue rows, the cost of encoding one command as the queue and
+ * the planners do it, in ns of this thread's CPU time per call (median of 5
+ * runs of 2^20 calls; CPU time, so that a busy machine's preemptions do not
+ * count):
+ *   cmd_sync_fmt   ik_cmdq_fmt_smmuv3.encode_sync, the sync every waiting
+ *                  request writes
+ *   cmd_sync       ik_smmu_cmd_encode of the same CMD_SYNC
+ *   tlbi_nh_va     ik_smmu_cmd_encode of a TLBI_NH_VA (what the planners emit)
  */
 #define _GNU_SOURCE
 #include "config.h"
@@ -24,6 +33,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <iommukit/cmdq.h>
 #include <iommukit/cmd/smmuv3.h>
@@ -557,6 +567,10 @@ static void cmdq_intro(const struct cmdq_cli *c)
 #ifndef HAVE_DPDK
 	printf("note: rte_ring skipped (configure did not find libdpdk)\n");
 #endif
+}
+
+static void cmdq_header(void)
+{
 	printf("\n%-9s %5s %6s %5s %12s %9s %9s %10s %9s %9s\n", "queue", "prod", "batch",
 	       "sync", "cmds/s", "p50", "p99", "p99.9", "cas/cmd", "db/cmd");
 }
@@ -586,6 +600,93 @@ static int cmdq_config(const struct bench_opts *o, const struct cmdq_cli *c, int
 		*p999 = r->p999;
 	free(r);
 	return rc;
+}
+
+/* ---- encode microbenchmark ---- */
+
+enum { ENC_SYNC_FMT, ENC_SYNC, ENC_TLBI, ENC_N };
+static const char *const enc_name[ENC_N] = { "cmd_sync_fmt", "cmd_sync", "tlbi_nh_va" };
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* ns per call of encoder `k`, the median of 5 runs of `iters` calls. */
+static double enc_time(int k, unsigned iters)
+{
+	uint64_t runs[5], sink = 0;
+	struct ik_smmu_cmd c;
+
+	memset(&c, 0, sizeof(c));
+	if (k == ENC_TLBI) {
+		c.op = IK_SMMU_CMD_TLBI_NH_VA;
+		c.asid = 7;
+		c.vmid = 3;
+		c.leaf = 1;
+	} else {
+		c.op = IK_SMMU_CMD_SYNC;
+		c.cs = IK_SMMU_SYNC_CS_IRQ;
+		c.msh = 3;
+		c.msiattr = 0xf;
+	}
+	for (int r = 0; r < 5; r++) {
+		uint64_t t0 = thread_cpu_ns();
+
+		for (unsigned i = 0; i < iters; i++) {
+			uint64_t w[2];
+
+			switch (k) {
+			case ENC_SYNC_FMT:
+				ik_cmdq_fmt_smmuv3.encode_sync(w, 0x80000000ull + ((uint64_t)i << 4), i);
+				break;
+			case ENC_SYNC:
+				c.msidata = i;
+				c.msiaddr = 0x80000000ull + ((uint64_t)i << 4);
+				(void)ik_smmu_cmd_encode(&c, w);
+				break;
+			default:
+				c.addr = (uint64_t)i << 12;
+				(void)ik_smmu_cmd_encode(&c, w);
+				break;
+			}
+			sink += w[0] ^ w[1];
+		}
+		runs[r] = thread_cpu_ns() - t0;
+	}
+	__asm__ __volatile__("" : : "r"(sink));
+	qsort(runs, 5, sizeof(runs[0]), u64_cmp);
+	return (double)runs[2] / iters;
+}
+
+static void cmdq_encode_micro(const struct bench_opts *o)
+{
+	unsigned iters = o->quick ? 1u << 16 : 1u << 20;
+
+	if (!o->json)
+		printf("encode ns per call (median of 5 x %u):", iters);
+	for (int k = 0; k < ENC_N; k++) {
+		double ns = enc_time(k, iters);
+
+		if (o->json)
+			printf("{\"bench\":\"cmdq\",\"encode\":\"%s\",\"ns_per_cmd\":%.2f}\n",
+			       enc_name[k], ns);
+		else
+			printf("  %s %.1f", enc_name[k], ns);
+	}
+	if (!o->json)
+		printf("\n");
+	fflush(stdout);
 }
 
 /* One producer and two producers on one CPU: no collapse expected. */
@@ -628,6 +729,9 @@ int bench_cmdq(int argc, char **argv, struct bench_opts *o)
 	rc = 0;
 	if (!o->json)
 		cmdq_intro(&c);
+	cmdq_encode_micro(o);
+	if (!o->json)
+		cmdq_header();
 	for (int d = 0; d < 4; d++) {
 		if (!c.designs[d])
 			continue;
