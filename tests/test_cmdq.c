@@ -1393,7 +1393,13 @@ static int park_armed, park_parked, park_go;
 
 static ik_u32 park_read_cons(void *ctx, ik_u32 *cerror)
 {
-	if (park_me && __atomic_load_n(&park_armed, __ATOMIC_ACQUIRE)) {
+	struct ik_cmdq_sw *sw = ctx;
+
+	/* Park in a read after W's entries are published (a read in its
+	 * reservation, when cons_cached lags, is not the one meant).  No
+	 * consumer runs while W is armed: cons_full is stable. */
+	if (park_me && __atomic_load_n(&park_armed, __ATOMIC_ACQUIRE) &&
+	    __atomic_load_n(&sw->prod, __ATOMIC_ACQUIRE) != (sw->cons_full & sw->regmask)) {
 		__atomic_store_n(&park_armed, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&park_parked, 1, __ATOMIC_RELEASE);
 		while (!__atomic_load_n(&park_go, __ATOMIC_ACQUIRE))
@@ -1541,6 +1547,122 @@ START_TEST(timeout_restarts_while_the_consumer_makes_progress)
 	/* And with no progress at all it still times out. */
 	ck_assert_int_eq(ik_cmdq_issue(r.q, cmds, 8, 0), 0);
 	ck_assert_int_eq(ik_cmdq_sync(r.q), -ETIMEDOUT);
+	rig_fini(&r);
+}
+END_TEST
+
+/*
+ * Issue 25 item 2: a waiter spun 63 pauses and then yielded at every step,
+ * handing away a time slice on a busy CPU although the consumer, running
+ * elsewhere, was about to answer.  Now it spins for the queue's budget
+ * first, and the budget adapts: halved by a wait that had to yield, doubled
+ * by one that ended in the timed spin.  The consumer here runs inside
+ * read_cons, answering at a given poll or only once the waiter has yielded,
+ * so what is asserted is counts, not time (bar a stall of a minute).
+ */
+static struct {
+	struct rig *r;
+	unsigned polls, at;
+	bool after_yield;
+	uint64_t yields0;
+} pw;
+
+static ik_u32 polled_read_cons(void *ctx, ik_u32 *cerror)
+{
+	struct ik_cmdq_wait_stats ws;
+	bool go;
+
+	if (!pw.r)	/* not in polled_issue() */
+		return ik_cmdq_sw_regs.read_cons(ctx, cerror);
+	pw.polls++;
+	if (pw.after_yield) {
+		ck_assert_int_eq(ik_cmdq_get_wait_stats(pw.r->q, &ws), 0);
+		go = ws.yields > pw.yields0;
+	} else {
+		go = pw.polls >= pw.at;
+	}
+	if (go)
+		(void)ik_cmdq_sw_consume(&pw.r->sw, 4096);
+	return ik_cmdq_sw_regs.read_cons(ctx, cerror);
+}
+
+/* One command and a sync, answered per `at` / `after_yield`: the yields
+ * the wait made; the budget after it in *spin. */
+static uint64_t polled_issue(struct rig *r, unsigned at, bool after_yield, uint64_t *spin)
+{
+	struct ik_cmdq_wait_stats ws;
+	uint64_t cmd[1][2];
+
+	mk_cmd(cmd[0], 0, 0);
+	ck_assert_int_eq(ik_cmdq_get_wait_stats(r->q, &ws), 0);
+	pw.r = r;
+	pw.polls = 0;
+	pw.at = at;
+	pw.after_yield = after_yield;
+	pw.yields0 = ws.yields;
+	ck_assert_int_eq(ik_cmdq_issue(r->q, cmd, 1, IK_CMDQ_SYNC), 0);
+	pw.r = NULL;
+	ck_assert_int_eq(ik_cmdq_get_wait_stats(r->q, &ws), 0);
+	*spin = ws.spin_ns;
+	return ws.yields - pw.yields0;
+}
+
+START_TEST(waiter_spins_its_budget_before_yielding_and_adapts)
+{
+	struct ik_cmdq_regs regs = ik_cmdq_sw_regs;
+	struct ik_cmdq_wait_stats ws;
+	uint64_t spin, y;
+	struct rig r;
+
+	rig_init(&r, &ik_cmdq_fmt_smmuv3, 4, 0, 0);
+	ik_cmdq_destroy(r.q);
+	regs.read_cons = polled_read_cons;
+	r.cfg.regs = &regs;
+	ck_assert_int_eq(ik_cmdq_create(&r.cfg, &r.q), 0);
+	ck_assert_int_eq(ik_cmdq_get_wait_stats(r.q, &ws), 0);
+	ck_assert_uint_eq(ws.yields, 0);
+	ck_assert_uint_eq(ws.spin_max_ns, 50000);	/* the default */
+	ck_assert_uint_eq(ws.spin_ns, 50000);
+	ck_assert_int_eq(ik_cmdq_get_wait_stats(NULL, &ws), -EINVAL);
+	ck_assert_int_eq(ik_cmdq_get_wait_stats(r.q, NULL), -EINVAL);
+
+	/* A minute's budget: 400 polls pass without a yield. */
+	ck_assert_uint_eq(ik_cmdq_set_spin(r.q, 60000000000ull), 50000);
+	ck_assert_uint_eq(polled_issue(&r, 400, false, &spin), 0);
+	ck_assert_uint_ge(pw.polls, 400);
+	ck_assert_uint_eq(spin, 60000000000ull);
+
+	/* A 1 ns bound: the old behaviour, a yield at every step after the
+	 * untimed ones. */
+	ik_cmdq_set_spin(r.q, 1);
+	y = polled_issue(&r, 400, false, &spin);
+	ck_assert_uint_ge(y, 300);
+	ck_assert_uint_eq(spin, 1);
+
+	/* Adaptive: a wait that had to yield halves the budget ... */
+	ik_cmdq_set_spin(r.q, 4000000);		/* 4 ms */
+	ck_assert_uint_ge(polled_issue(&r, 0, true, &spin), 1);
+	ck_assert_uint_eq(spin, 2000000);
+	ck_assert_uint_ge(polled_issue(&r, 0, true, &spin), 1);
+	ck_assert_uint_eq(spin, 1000000);
+	/* ... down to its floor, 2 us ... */
+	for (unsigned i = 0; i < 12; i++)
+		(void)polled_issue(&r, 0, true, &spin);
+	ck_assert_uint_eq(spin, 2000);
+	/* ... and one that ended in the timed spin (past the 4 untimed steps)
+	 * doubles it, up to the bound; a stall past the budget between two
+	 * polls would have made it yield and halve instead. */
+	for (unsigned i = 0; i < 3; i++) {
+		uint64_t before = spin;
+
+		y = polled_issue(&r, 12, false, &spin);
+		ck_assert_uint_eq(spin, y ? (before / 2 > 2000 ? before / 2 : 2000) : before * 2);
+	}
+	/* 0 restores the default. */
+	ik_cmdq_set_spin(r.q, 0);
+	ck_assert_int_eq(ik_cmdq_get_wait_stats(r.q, &ws), 0);
+	ck_assert_uint_eq(ws.spin_max_ns, 50000);
+	ck_assert_uint_eq(ws.spin_ns, 50000);
 	rig_fini(&r);
 }
 END_TEST
@@ -3233,6 +3355,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(q, status_array_words_alone_complete_syncs);
 	tcase_add_test(q, status_completion_is_not_lost_when_the_slot_is_reused);
 	tcase_add_test(q, timeout_restarts_while_the_consumer_makes_progress);
+	tcase_add_test(q, waiter_spins_its_budget_before_yielding_and_adapts);
 	tcase_add_test(q, long_request_is_not_starved_by_small_producers);
 	tcase_add_test(q, long_request_gets_its_turn_against_an_overtaking_producer);
 	tcase_add_test(q, set_picks_per_cpu_queue_and_syncs_all);

@@ -46,7 +46,7 @@
  * producer: issue() without IK_CMDQ_SYNC returns as soon as its entries are
  * valid.  The waits that exist - for free space and for a sync - wait for the
  * *consumer*, re-read CONS themselves (never relying on another producer to
- * refresh it), spin briefly with a growing back-off, then IK_ENV_YIELD()
+ * refresh it), spin (see "Waiting"), then IK_ENV_YIELD()
  * (so that a preempted producer sharing the CPU runs and completes) and end
  * with -ETIMEDOUT once the consumer index has not moved for the configured
  * timeout: the bound restarts whenever the waiter sees the consumer move, so
@@ -71,6 +71,19 @@
  * (a scan of valid markers and one PROD write) delays the PROD write for the
  * entries it has not yet covered; waiters yield to it meanwhile, and issuers
  * that do not wait are not delayed at all.
+ *
+ * Waiting.  A waiter spins with IK_ENV_CPU_RELAX() - first 1, 2, 4, 8
+ * pauses, then in steps of 8 with one IK_ENV_TIME_NS() read each - until
+ * the wait has spun for the queue's spin budget, and only then calls
+ * IK_ENV_YIELD() at each step: a yield may give away a whole time slice
+ * (sched_yield() on a busy CPU; cond_resched() in a kernel), far longer
+ * than a sync takes on a consumer that runs elsewhere.  The budget adapts
+ * between min(2 us, bound) and the bound (ik_cmdq_set_spin(); default
+ * IK_ENV_WAIT_SPIN_NS, else 50 us): a wait that had to yield halves it (the
+ * consumer, or a producer preempted inside its insertion, needed this
+ * CPU), a wait that ended in the timed spin doubles it.  One queue-wide
+ * word, written only when a wait changes it.  ik_cmdq_get_wait_stats()
+ * counts the yields.
  *
  * Errors (SMMUv3 CERROR semantics; a VT-d driver maps IQE to ILL and ITE to
  * ATC_INV_SYNC in its read_cons hook).  The consumer stops at the bad entry
@@ -359,6 +372,26 @@ IK_API ik_u32 ik_cmdq_capacity(const struct ik_cmdq *q);
  * Returns the previous bound.  O(1), no callback.
  */
 IK_API ik_u64 ik_cmdq_set_timeout(struct ik_cmdq *q, ik_u64 timeout_ns);
+
+/*
+ * ik_cmdq_set_spin - bound the time a waiter spins before it starts to
+ * yield (see "Waiting"); 0 restores the default (IK_ENV_WAIT_SPIN_NS, else
+ * 50000 ns).  The adaptive budget restarts from the new bound.  A bound of
+ * 1 ns yields right after the untimed steps (15 pauses); a large one
+ * never yields while the consumer makes progress on another CPU, at the
+ * price of the CPU time spun.  Returns the previous bound.  O(1).
+ */
+IK_API ik_u64 ik_cmdq_set_spin(struct ik_cmdq *q, ik_u64 spin_ns);
+
+/* What the waits did so far (see "Waiting"). */
+struct ik_cmdq_wait_stats {
+	ik_u64 yields;		/* IK_ENV_YIELD() calls by waiters */
+	ik_u64 spin_ns;		/* the spin budget now */
+	ik_u64 spin_max_ns;	/* its bound (ik_cmdq_set_spin()) */
+};
+
+/* Fill *ws.  -EINVAL for a NULL q or ws.  O(1), relaxed reads. */
+IK_API int ik_cmdq_get_wait_stats(const struct ik_cmdq *q, struct ik_cmdq_wait_stats *ws);
 
 /*
  * ik_cmdq_issue - append n commands (cmds: n entries of the entry format's size,

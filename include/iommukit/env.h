@@ -31,7 +31,10 @@
  *                            only to bound waits (timeouts).  A firmware
  *                            without a clock may count polls instead.
  *   IK_ENV_YIELD()           called by a thread that waits on another thread
- *                            after a short spin; hosted: sched_yield().
+ *                            once its spin is over (for the command queue,
+ *                            IK_ENV_WAIT_SPIN_NS below); hosted:
+ *                            sched_yield(); a kernel: cond_resched(), or
+ *                            cpu_relax() where the waiter may not sleep.
  *
  * Optional (a generic default is used when the env leaves them undefined):
  *
@@ -46,6 +49,11 @@
  *                            default: __builtin_memset / __builtin_memcpy,
  *                            which a freestanding image must then link.
  *   IK_ENV_CPU_RELAX()       a spin-wait hint; default in <iommukit/atomic.h>.
+ *   IK_ENV_WAIT_SPIN_NS      an integer constant: how long (ns) a command-
+ *                            queue waiter spins with IK_ENV_CPU_RELAX() before
+ *                            it starts calling IK_ENV_YIELD() (the bound of
+ *                            an adaptive budget; <iommukit/cmdq.h>, "Waiting",
+ *                            and ik_cmdq_set_spin() per queue); default 50000.
  *   atomics                  each operation of <iommukit/atomic.h> may be
  *                            overridden by defining its macro first.
  *   locks                    see <iommukit/lock.h>.

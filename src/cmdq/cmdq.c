@@ -21,6 +21,7 @@ struct ik_cmdq {
 	ik_u32 size, mask, cap, regmask;
 	unsigned log2, es, flags, max_retries;
 	ik_u64 timeout_ns;
+	ik_u64 spin_max_ns;	/* ik_cmdq_set_spin() */
 	void (*on_error)(void *ctx, const struct ik_cmdq_error *e);
 	void *err_ctx;
 	const struct ik_allocator *alloc;
@@ -49,6 +50,12 @@ struct ik_cmdq {
 	ik_u32 err_index;
 	unsigned err_attempts;
 	ik_u64 errors, retried, replaced, timeouts;
+
+	/* Waiting (see waiter_step()): the adaptive spin budget, in
+	 * [min(SPIN_MIN_NS, spin_max_ns), spin_max_ns], written only when a
+	 * wait changes it; and the yields waiters made (slow path). */
+	IK_ALIGNED(IK_CACHELINE) ik_u64 spin_ns;
+	ik_u64 yields;
 };
 
 #define WORDS(q) ((q)->es / 4)
@@ -149,28 +156,59 @@ static bool status_done(struct ik_cmdq *q, ik_u32 j)
 /* ---------------------------------------------------------------- waiting */
 
 struct waiter {
+	struct ik_cmdq *q;
 	ik_u64 deadline;
 	ik_u64 timeout;
+	ik_u64 spin_start;	/* clock when the timed spin began, or 0 */
+	ik_u64 budget;		/* q->spin_ns when the wait began */
 	unsigned step;
+	bool yielded;
 	ik_u32 seen; /* the consumer index when the deadline was set */
 };
 
-#define SPIN_STEPS 6 /* 1, 2, 4 ... 32 pauses (a few microseconds), then yield */
+#define SPIN_STEPS 4	/* 1, 2, 4, 8 pauses without the clock */
+#define SPIN_CHUNK 8	/* pauses between clock reads after that */
+#define SPIN_MIN_NS 2000ull /* the adaptive budget's floor */
 
-static void waiter_init(struct waiter *w, const struct ik_cmdq *q)
+#ifdef IK_ENV_WAIT_SPIN_NS
+#define SPIN_DEFAULT_NS ((ik_u64)(IK_ENV_WAIT_SPIN_NS))
+#else
+#define SPIN_DEFAULT_NS 50000ull
+#endif
+
+static void waiter_init(struct waiter *w, struct ik_cmdq *q)
 {
+	w->q = q;
 	w->deadline = 0;
 	w->timeout = ik_load_relaxed(&q->timeout_ns); /* ik_cmdq_set_timeout() */
+	w->spin_start = 0;
+	w->budget = ik_load_relaxed(&q->spin_ns);
 	w->step = 0;
+	w->yielded = false;
 	w->seen = 0;
 }
 
 /*
- * One back-off step: spin, later yield; -ETIMEDOUT once the consumer index
+ * One back-off step: spin, then yield; -ETIMEDOUT once the consumer index
  * `c` (just read by the caller) has not moved for the timeout.  The
  * deadline restarts whenever c differs from the last step's: a timeout
  * means "the consumer made no progress", never "slow" or "others went
- * first".  The clock is read only once spinning is over, once per step.
+ * first".
+ *
+ * Spinning is bounded: SPIN_STEPS steps of 1 .. 8 pauses (no clock), then
+ * steps of SPIN_CHUNK pauses until the wait has spun for the queue's budget
+ * (q->spin_ns), then IK_ENV_YIELD() each step.  A yield can hand away a
+ * whole time slice (sched_yield() on a busy CPU), far longer than a sync
+ * takes on a consumer that runs elsewhere, so a waiter yields only once the
+ * wait has proved long.  The budget adapts (waiter_done()): a wait that had
+ * to yield halves it (the consumer, or a producer preempted inside its
+ * insertion, may need this CPU: spinning only delays them), a wait that
+ * ended while spinning past the untimed steps doubles it, within
+ * [SPIN_MIN_NS, ik_cmdq_set_spin()].  The clock is read once per step after
+ * the untimed steps.  Short steps: the caller looks again after each, so a
+ * completion is seen within about SPIN_CHUNK pauses (a longer step only
+ * adds latency; the lines polled are read-shared until the consumer writes
+ * them).
  */
 static int waiter_step(struct waiter *w, ik_u32 c)
 {
@@ -189,8 +227,34 @@ static int waiter_step(struct waiter *w, ik_u32 c)
 	} else if (now > w->deadline) {
 		return -ETIMEDOUT;
 	}
+	if (!w->spin_start)
+		w->spin_start = now;
+	if (!w->yielded && now - w->spin_start < w->budget) {
+		for (unsigned k = 0; k < SPIN_CHUNK; k++)
+			ik_cpu_relax();
+		return 0;
+	}
+	w->yielded = true;
+	ik_atomic_fetch_add(&w->q->yields, 1, IK_MO_RELAXED);
 	IK_ENV_YIELD();
 	return 0;
+}
+
+/* A wait ended (successfully): adapt the queue's spin budget to what this
+ * wait needed (see waiter_step()).  Writes q->spin_ns only on a change. */
+static void waiter_done(struct waiter *w)
+{
+	struct ik_cmdq *q = w->q;
+	ik_u64 max = ik_load_relaxed(&q->spin_max_ns), min = IK_MIN(SPIN_MIN_NS, max), b;
+
+	if (w->yielded)
+		b = IK_MAX(w->budget / 2, min);
+	else if (w->spin_start)
+		b = IK_MIN(w->budget * 2, max);
+	else
+		return;
+	if (b != w->budget)
+		ik_store_relaxed(&q->spin_ns, b);
 }
 
 /* ---------------------------------------------------------------- consumer index */
@@ -666,6 +730,7 @@ IK_API int ik_cmdq_issue_ex(struct ik_cmdq *q, const void *cmds, unsigned n, uns
 		count_timeout(q);
 		return err;
 	}
+	waiter_done(&w);
 	/* The handler wrote own.status before acknowledging (E1), which came
 	 * before the consumer passed j (C1/S1), which we acquired. */
 	return sync ? ik_atomic_load(&own.status, IK_MO_RELAXED) : 0;
@@ -777,6 +842,7 @@ IK_API int ik_cmdq_init(void *mem, ik_size size, const struct ik_cmdq_config *cf
 		q->cap = q->size;
 	}
 	q->timeout_ns = cfg->timeout_ns ? cfg->timeout_ns : IK_CMDQ_DEFAULT_TIMEOUT_NS;
+	q->spin_max_ns = q->spin_ns = SPIN_DEFAULT_NS;
 	q->max_retries = cfg->max_retries ? cfg->max_retries : IK_CMDQ_DEFAULT_RETRIES;
 	q->on_error = cfg->on_error;
 	q->err_ctx = cfg->err_ctx;
@@ -866,6 +932,27 @@ IK_API ik_u64 ik_cmdq_set_timeout(struct ik_cmdq *q, ik_u64 timeout_ns)
 			      IK_MO_RELAXED);
 }
 
+IK_API ik_u64 ik_cmdq_set_spin(struct ik_cmdq *q, ik_u64 spin_ns)
+{
+	ik_u64 v = spin_ns ? spin_ns : SPIN_DEFAULT_NS;
+
+	IK_ASSERT(q);
+	/* The budget starts again from the new bound (a racing waiter_done()
+	 * may store one budget from the old bound: the next waits adapt it). */
+	ik_store_relaxed(&q->spin_ns, v);
+	return ik_atomic_xchg(&q->spin_max_ns, v, IK_MO_RELAXED);
+}
+
+IK_API int ik_cmdq_get_wait_stats(const struct ik_cmdq *q, struct ik_cmdq_wait_stats *ws)
+{
+	if (!q || !ws)
+		return -EINVAL;
+	ws->yields = ik_load_relaxed(&q->yields);
+	ws->spin_ns = ik_load_relaxed(&q->spin_ns);
+	ws->spin_max_ns = ik_load_relaxed(&q->spin_max_ns);
+	return 0;
+}
+
 IK_API void ik_cmdq_get_stats(const struct ik_cmdq *q, struct ik_cmdq_stats *st)
 {
 	IK_ASSERT(q && st);
@@ -901,6 +988,8 @@ static int batch_flush(struct ik_cmdq_batch *b, bool sync)
 	b->n = 0;
 	if (!err && sync)
 		err = wait_index(q, j, &w, NULL);
+	if (!err)
+		waiter_done(&w);
 	if (err) {
 		disown(q, o);
 		count_timeout(q);
