@@ -15,7 +15,10 @@
  *            built with libdpdk)
  * A request's latency is the time of its issue call (with sync: until the
  * consumer passed it).  cas_retries_per_cmd counts failed reservation CASes
- * (ours only).  The "shared core" rows pin every producer to CPU 0 (and the
+ * (ours only); cas_retries_per_req and yields_per_req count the failed CASes
+ * and the waiters' IK_ENV_YIELD() calls (ik_cmdq_get_wait_stats) per request
+ * (ours only).  --spin NS sets every queue's spin bound (ik_cmdq_set_spin;
+ * 1 = yield right after the untimed spin, the policy before issue 25).  The "shared core" rows pin every producer to CPU 0 (and the
  * consumer to CPU 1) to show what preemption inside an insertion does.
  *
  * Before the queue rows, the cost of encoding one command as the queue and
@@ -72,6 +75,7 @@ struct run {
 	unsigned producers, batch, log2;
 	bool sync, pin;
 	uint64_t duration_ns;
+	uint64_t spin_ns;	/* --spin, 0: the library's default */
 	/* ours */
 	struct ik_cmdq_set *set;
 	struct ik_cmdq_sw sw[MAXP];
@@ -271,6 +275,9 @@ static int run_setup(struct run *r)
 		}
 		if (ik_cmdq_set_create(r->nq, cfgs, &r->set))
 			return 1;
+		if (r->spin_ns)
+			for (unsigned i = 0; i < r->nq; i++)
+				(void)ik_cmdq_set_spin(ik_cmdq_set_queue(r->set, i), r->spin_ns);
 	}
 #ifdef HAVE_CK
 	if (r->d == D_CK) {
@@ -348,6 +355,7 @@ static int run_threads(struct run *r, struct prod *ps, uint64_t *t0)
 struct run_result {
 	struct bench_stats st;
 	double cps, rpc, dpc;	/* commands/s, CAS retries and doorbells per command */
+	double rpr, ypr;	/* CAS retries and yields per request */
 	int rc;
 };
 
@@ -355,7 +363,7 @@ struct run_result {
  * queues' doorbells. */
 static void run_collect(struct run *r, struct prod *ps, uint64_t t0, struct run_result *res)
 {
-	uint64_t cmds = 0, tend = 0, retries = 0, doorbells = 0;
+	uint64_t cmds = 0, tend = 0, retries = 0, doorbells = 0, yields = 0;
 	struct bench_samples all;
 	double secs;
 
@@ -381,13 +389,19 @@ static void run_collect(struct run *r, struct prod *ps, uint64_t t0, struct run_
 	for (unsigned i = 0; i < r->nq; i++) {
 		struct ik_cmdq_stats qs;
 
+		struct ik_cmdq_wait_stats ws;
+
 		ik_cmdq_get_stats(ik_cmdq_set_queue(r->set, i), &qs);
 		doorbells += qs.doorbells;
+		if (!ik_cmdq_get_wait_stats(ik_cmdq_set_queue(r->set, i), &ws))
+			yields += ws.yields;
 	}
 	secs = (double)(tend - t0) / 1e9;
 	res->cps = secs > 0 ? (double)cmds / secs : 0;
 	res->rpc = cmds ? (double)retries / (double)cmds : 0;
 	res->dpc = cmds ? (double)doorbells / (double)cmds : 0;
+	res->rpr = res->st.n ? (double)retries / (double)res->st.n : 0;
+	res->ypr = res->st.n ? (double)yields / (double)res->st.n : 0;
 	if (r->fail)
 		res->rc = 1;
 }
@@ -401,17 +415,18 @@ static void run_report(const struct run *r, const struct run_result *res,
 		printf("{\"bench\":\"cmdq\",\"queue\":\"%s\",\"producers\":%u,\"batch\":%u,"
 		       "\"sync\":%s,\"shared_core\":%s,\"cmds_per_s\":%.0f,\"p50_ns\":%llu,"
 		       "\"p99_ns\":%llu,\"p999_ns\":%llu,\"cas_retries_per_cmd\":%.4f,"
-		       "\"doorbells_per_cmd\":%.4f,\"requests\":%zu}\n",
+		       "\"doorbells_per_cmd\":%.4f,\"requests\":%zu,\"cas_retries_per_req\":%.4f,"
+		       "\"yields_per_req\":%.4f}\n",
 		       design_name[r->d], r->producers, r->batch, r->sync ? "true" : "false",
 		       r->pin ? "true" : "false", res->cps, (unsigned long long)st->p50,
 		       (unsigned long long)st->p99, (unsigned long long)st->p999, res->rpc,
-		       r->set ? res->dpc : 0.0, st->n);
+		       r->set ? res->dpc : 0.0, st->n, res->rpr, res->ypr);
 	} else {
-		printf("%-9s %4u%s %6u %5s %12.0f %9llu %9llu %10llu %9.4f %9.4f\n",
+		printf("%-9s %4u%s %6u %5s %12.0f %9llu %9llu %10llu %9.4f %9.4f %9.4f %9.4f\n",
 		       design_name[r->d], r->producers, r->pin ? "*" : " ", r->batch,
 		       r->sync ? "yes" : "no", res->cps, (unsigned long long)st->p50,
 		       (unsigned long long)st->p99, (unsigned long long)st->p999, res->rpc,
-		       r->set ? res->dpc : 0.0);
+		       r->set ? res->dpc : 0.0, res->rpr, res->ypr);
 	}
 	fflush(stdout);
 }
@@ -457,7 +472,8 @@ static bool parse_list(const char *s, unsigned *out, unsigned *n, unsigned max, 
 	return true;
 }
 
-enum { CMDQ_PRODUCERS = BENCH_OPT_OWN, CMDQ_BATCH, CMDQ_MS, CMDQ_LOG2, CMDQ_NO_SHARED_CORE };
+enum { CMDQ_PRODUCERS = BENCH_OPT_OWN, CMDQ_BATCH, CMDQ_MS, CMDQ_LOG2, CMDQ_NO_SHARED_CORE,
+       CMDQ_SPIN };
 
 static const struct option cmdq_opts[] = {
 	BENCH_OPTS_COMMON, BENCH_OPTS_JSON, BENCH_OPTS_QUICK, BENCH_OPTS_THREADS,
@@ -466,6 +482,7 @@ static const struct option cmdq_opts[] = {
 	{ "ms", required_argument, NULL, CMDQ_MS },
 	{ "log2", required_argument, NULL, CMDQ_LOG2 },
 	{ "no-shared-core", no_argument, NULL, CMDQ_NO_SHARED_CORE },
+	{ "spin", required_argument, NULL, CMDQ_SPIN },
 	BENCH_OPTS_END,
 };
 
@@ -473,11 +490,13 @@ static void cmdq_help(void)
 {
 	printf("usage: iommukit-bench cmdq [--producers L] [--batch L] [--ms N]\n"
 	       "                           [--log2 N] [--no-shared-core] [--json] [--quick]\n"
-	       "                           [--threads N]\n"
+	       "                           [--threads N] [--spin NS]\n"
 	       "  L: comma-separated list (producers 1..%d, batch 1..%d);\n"
 	       "  --ms: milliseconds per configuration (default 300, quick 60);\n"
 	       "  --log2: ring entries as a power of two (default 10);\n"
-	       "  --threads N: producers N (at most %d), unless --producers.\n"
+	       "  --threads N: producers N (at most %d), unless --producers;\n"
+	       "  --spin NS: every queue's spin bound before yielding (ik_cmdq_set_spin;\n"
+	       "             1: yield at once, as before issue 25; default: the library's).\n"
 	       "  Designs: shared, percpu, and ck_ring / rte_ring when built in.\n",
 	       MAXP, MAXBATCH, MAXP);
 }
@@ -486,7 +505,7 @@ static void cmdq_help(void)
 struct cmdq_cli {
 	unsigned prods[MAXP], nprods;
 	unsigned batches[16], nbatches;
-	uint64_t ms, log2;
+	uint64_t ms, log2, spin;
 	bool designs[4], shared_core;
 };
 
@@ -532,6 +551,10 @@ static int cmdq_parse(int argc, char **argv, struct bench_opts *o, struct cmdq_c
 		case CMDQ_NO_SHARED_CORE:
 			c->shared_core = false;
 			break;
+		case CMDQ_SPIN:
+			if (!bench_opt_range(&p, 1, 10000000000ull, &c->spin))
+				return 2;
+			break;
 		}
 	}
 	if (opt < 0)
@@ -571,8 +594,8 @@ static void cmdq_intro(const struct cmdq_cli *c)
 
 static void cmdq_header(void)
 {
-	printf("\n%-9s %5s %6s %5s %12s %9s %9s %10s %9s %9s\n", "queue", "prod", "batch",
-	       "sync", "cmds/s", "p50", "p99", "p99.9", "cas/cmd", "db/cmd");
+	printf("\n%-9s %5s %6s %5s %12s %9s %9s %10s %9s %9s %9s %9s\n", "queue", "prod", "batch",
+	       "sync", "cmds/s", "p50", "p99", "p99.9", "cas/cmd", "db/cmd", "cas/req", "yld/req");
 }
 
 /* Run one configuration; its commands/s and p99.9 into *cps, *p999 (if not
@@ -593,6 +616,7 @@ static int cmdq_config(const struct bench_opts *o, const struct cmdq_cli *c, int
 	r->pin = pin;
 	r->log2 = (unsigned)c->log2;
 	r->duration_ns = c->ms * 1000000ull;
+	r->spin_ns = c->spin;
 	rc = run_one(r, o);
 	if (cps)
 		*cps = r->cps;
@@ -706,7 +730,7 @@ static int cmdq_shared_core(const struct bench_opts *o, const struct cmdq_cli *c
 	}
 	if (o->json)
 		return rc;
-	printf("\ntwo producers on one CPU vs one (batch 64; target >= 0.8x, p99.9 < 100 us):\n");
+	printf("\ntwo producers on one CPU vs one (batch 64; target >= 0.9x):\n");
 	for (int d = 0; d < 4; d++) {
 		if (!c->designs[d] || d == D_PERCPU)
 			continue;
