@@ -13,6 +13,16 @@
  *            libck), same consumer work per entry
  *   rte_ring DPDK's ring, multi-producer bulk enqueue of 16-byte elements (if
  *            built with libdpdk)
+ *   linux    a Linux-style producer: the design of the Linux SMMUv3 driver's
+ *            arm_smmu_cmdq_issue_cmdlist() (Will Deacon's lock-free command
+ *            queue, Linux 5.5+), written here from its description: one
+ *            cmpxchg on {prod, cons} with an OWNED flag in prod, a valid
+ *            bitmap toggled per lap, the owner waits for the previous owner,
+ *            gathers every reservation made since, waits for their valid bits
+ *            and writes PROD; a CMD_SYNC's MSI writes 0 over its own entry
+ *            (polled), under a shared/exclusive counter lock that keeps the
+ *            producers' view of CONS from moving while syncs are polled.  Its
+ *            waits spin (cpu_relax), as the kernel's do.  Same consumer.
  * A request's latency is the time of its issue call (with sync: until the
  * consumer passed it).  cas_retries_per_cmd counts failed reservation CASes
  * (ours only); cas_retries_per_req and yields_per_req count the failed CASes
@@ -32,6 +42,7 @@
  */
 #define _GNU_SOURCE
 #include "config.h"
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -57,8 +68,8 @@
 #define MAXP 16
 #define MAXBATCH 256
 
-enum design { D_SHARED, D_PERCPU, D_CK, D_RTE };
-static const char *const design_name[] = { "shared", "percpu", "ck_ring", "rte_ring" };
+enum design { D_SHARED, D_PERCPU, D_CK, D_RTE, D_LINUX, D_N };
+static const char *const design_name[] = { "shared", "percpu", "ck_ring", "rte_ring", "linux" };
 
 struct entry {
 	uint64_t w[2];
@@ -67,6 +78,181 @@ struct entry {
 #ifdef HAVE_CK
 CK_RING_PROTOTYPE(ikent, entry)
 #endif
+
+/* ---- the Linux-style producer (see the top comment) ---- */
+
+#define LX_OWNED (1u << 31)	/* in prod: an owner is gathering */
+#define LX_DMA 0x80000000ull	/* the ring's device address, for the MSIs */
+
+struct lx_q {
+	uint64_t llq;		/* prod (low half) | cons (high half), index|wrap form */
+	int lock;		/* > 0: shared holders; INT_MIN + k: exclusive */
+	uint32_t owner_prod;
+	uint32_t log2, wrapmask;	/* wrapmask: 2 * entries - 1 */
+	uint64_t *valid;	/* one bit per entry, toggled each lap */
+	uint8_t *ring;
+	struct ik_cmdq_sw *sw;
+};
+
+static uint32_t lx_prod(uint64_t v) { return (uint32_t)v; }
+static uint32_t lx_cons(uint64_t v) { return (uint32_t)(v >> 32); }
+static uint64_t lx_val(uint32_t prod, uint32_t cons) { return prod | (uint64_t)cons << 32; }
+static uint32_t lx_idx(const struct lx_q *q, uint32_t p) { return p & ((1u << q->log2) - 1); }
+static uint32_t lx_wrp(const struct lx_q *q, uint32_t p) { return p & (1u << q->log2); }
+
+static uint32_t lx_inc(const struct lx_q *q, uint32_t p, uint32_t n)
+{
+	return (p & LX_OWNED) | (((p & q->wrapmask) + n) & q->wrapmask);
+}
+
+static bool lx_has_space(const struct lx_q *q, uint64_t v, uint32_t n)
+{
+	uint32_t p = lx_prod(v) & q->wrapmask, c = lx_cons(v) & q->wrapmask, space;
+
+	if (lx_wrp(q, p) == lx_wrp(q, c))
+		space = (1u << q->log2) - (lx_idx(q, p) - lx_idx(q, c));
+	else
+		space = lx_idx(q, c) - lx_idx(q, p);
+	return space >= n;
+}
+
+static void lx_set_cons(struct lx_q *q, uint32_t cons)
+{
+	uint64_t v = __atomic_load_n(&q->llq, __ATOMIC_RELAXED);
+
+	while (!__atomic_compare_exchange_n(&q->llq, &v, lx_val(lx_prod(v), cons), true,
+					    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		;
+}
+
+static void lx_shared_lock(struct lx_q *q)
+{
+	int v;
+
+	if (__atomic_fetch_add(&q->lock, 1, __ATOMIC_ACQUIRE) >= 0)
+		return;
+	do {
+		while ((v = __atomic_load_n(&q->lock, __ATOMIC_RELAXED)) < 0)
+			ik_cpu_relax();
+	} while (!__atomic_compare_exchange_n(&q->lock, &v, v + 1, false, __ATOMIC_ACQUIRE,
+					      __ATOMIC_RELAXED));
+}
+
+/* Toggle the valid bits of [from, to) (index|wrap form). */
+static void lx_set_valid(struct lx_q *q, uint32_t from, uint32_t to)
+{
+	while ((from & q->wrapmask) != (to & q->wrapmask)) {
+		uint32_t i = lx_idx(q, from), span = 64 - i % 64, left;
+		uint64_t mask;
+
+		left = (to - from) & q->wrapmask;
+		if (span > left)
+			span = left;
+		mask = (span == 64 ? ~0ull : ((1ull << span) - 1)) << (i % 64);
+		__atomic_fetch_xor(&q->valid[i / 64], mask, __ATOMIC_RELEASE);
+		from = lx_inc(q, from, span);
+	}
+}
+
+/* Wait until [from, to) are all valid for their lap. */
+static void lx_poll_valid(struct lx_q *q, uint32_t from, uint32_t to)
+{
+	while ((from & q->wrapmask) != (to & q->wrapmask)) {
+		uint32_t i = lx_idx(q, from), span = 64 - i % 64, left;
+		uint64_t mask, want;
+
+		left = (to - from) & q->wrapmask;
+		if (span > left)
+			span = left;
+		mask = (span == 64 ? ~0ull : ((1ull << span) - 1)) << (i % 64);
+		want = lx_wrp(q, from) ? 0 : mask;
+		while ((__atomic_load_n(&q->valid[i / 64], __ATOMIC_ACQUIRE) & mask) != want)
+			ik_cpu_relax();
+		from = lx_inc(q, from, span);
+	}
+}
+
+/* Wait for space: one waiter refreshes the shared CONS from the register
+ * under the exclusive lock; the others spin on the shared view. */
+static uint64_t lx_wait_space(struct lx_q *q, uint64_t v, uint32_t n)
+{
+	int zero = 0;
+
+	if (__atomic_compare_exchange_n(&q->lock, &zero, INT_MIN, false, __ATOMIC_ACQUIRE,
+					__ATOMIC_RELAXED)) {
+		uint32_t cerror;
+
+		lx_set_cons(q, ik_cmdq_sw_regs.read_cons(q->sw, &cerror));
+		__atomic_store_n(&q->lock, 0, __ATOMIC_RELEASE);
+		return __atomic_load_n(&q->llq, __ATOMIC_ACQUIRE);
+	}
+	while (v = __atomic_load_n(&q->llq, __ATOMIC_ACQUIRE), !lx_has_space(q, v, n))
+		ik_cpu_relax();
+	return v;
+}
+
+static int lx_issue(struct lx_q *q, const struct entry *cmds, unsigned n, bool sync,
+		    uint64_t *cas_retries)
+{
+	uint64_t v = __atomic_load_n(&q->llq, __ATOMIC_RELAXED), head;
+	uint32_t prod, end, sp = 0;
+	bool owner;
+
+	/* 1. Reserve n (+ sync) entries; the first to set OWNED owns. */
+	for (;;) {
+		while (!lx_has_space(q, v, n + sync))
+			v = lx_wait_space(q, v, n + sync);
+		head = lx_val(lx_inc(q, lx_prod(v), n + sync) | LX_OWNED, lx_cons(v));
+		if (__atomic_compare_exchange_n(&q->llq, &v, head, false, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			break;
+		(*cas_retries)++;
+	}
+	owner = !(lx_prod(v) & LX_OWNED);
+	prod = lx_prod(v) & ~LX_OWNED;
+	end = lx_prod(head) & ~LX_OWNED;
+	/* 2. Write the commands, and the sync whose MSI zeroes its own entry;
+	 * the shared lock first, so that CONS cannot lap it unnoticed. */
+	for (unsigned i = 0; i < n; i++)
+		memcpy(q->ring + (size_t)lx_idx(q, lx_inc(q, prod, i)) * 16, cmds[i].w, 16);
+	if (sync) {
+		uint64_t w[2];
+
+		sp = lx_inc(q, prod, n);
+		ik_cmdq_fmt_smmuv3.encode_sync(w, LX_DMA + (uint64_t)lx_idx(q, sp) * 16, 0);
+		memcpy(q->ring + (size_t)lx_idx(q, sp) * 16, w, 16);
+		lx_shared_lock(q);
+	}
+	/* 3. Mark them valid (release: the entries first). */
+	lx_set_valid(q, prod, end);
+	/* 4. The owner: after the previous owner, take everything reserved so
+	 * far, wait for it to be valid, write PROD, hand over. */
+	if (owner) {
+		uint32_t all;
+
+		while (__atomic_load_n(&q->owner_prod, __ATOMIC_ACQUIRE) != prod)
+			ik_cpu_relax();
+		all = (uint32_t)__atomic_fetch_and(&q->llq, ~(uint64_t)LX_OWNED, __ATOMIC_ACQ_REL) &
+		      ~LX_OWNED;
+		lx_poll_valid(q, prod, all);
+		ik_cmdq_sw_regs.write_prod(q->sw, all & q->wrapmask);
+		__atomic_store_n(&q->owner_prod, all, __ATOMIC_RELEASE);
+	}
+	/* 5. Wait for the sync's MSI (its entry's first word becomes 0), then
+	 * the last shared holder publishes what it knows of CONS. */
+	if (sync) {
+		uint32_t *word = (uint32_t *)(void *)(q->ring + (size_t)lx_idx(q, sp) * 16);
+
+		while (__atomic_load_n(word, __ATOMIC_ACQUIRE) != 0)
+			ik_cpu_relax();
+		/* Every sync before ours was valid, so its waiter holds the
+		 * lock too: alone, nobody polls an entry before ours. */
+		if (__atomic_load_n(&q->lock, __ATOMIC_ACQUIRE) == 1)
+			lx_set_cons(q, lx_inc(q, sp, 1) & q->wrapmask);
+		__atomic_fetch_sub(&q->lock, 1, __ATOMIC_RELEASE);
+	}
+	return 0;
+}
 
 /* A sync marker for the reference rings: opcode CMD_SYNC, w[1] = address of
  * the producer's completion flag (the consumer sets it). */
@@ -82,6 +268,7 @@ struct run {
 	void *rings[MAXP];
 	unsigned nq;
 	/* references */
+	struct lx_q lx;
 #ifdef HAVE_CK
 	struct ck_ring ck;
 	struct entry *ckbuf;
@@ -143,6 +330,7 @@ static void *consumer(void *arg)
 		switch (r->d) {
 		case D_SHARED:
 		case D_PERCPU:
+		case D_LINUX:
 			for (unsigned i = 0; i < r->nq; i++) {
 				int n = ik_cmdq_sw_consume(&r->sw[i], 4096);
 
@@ -168,6 +356,8 @@ static void *consumer(void *arg)
 			got = (int)n;
 		}
 #endif
+			break;
+		case D_N:
 			break;
 		}
 		if (!got)
@@ -206,6 +396,10 @@ static void *producer(void *arg)
 
 		if (q) {
 			p->err = ik_cmdq_issue_ex(q, cmds, n, r->sync ? IK_CMDQ_SYNC : 0, &p->cnt);
+			if (p->err)
+				break;
+		} else if (r->d == D_LINUX) {
+			p->err = lx_issue(&r->lx, cmds, n, r->sync, &p->cnt.cas_retries);
 			if (p->err)
 				break;
 		} else {
@@ -249,6 +443,29 @@ static int run_setup(struct run *r)
 
 	r->nq = 0;
 	r->set = NULL;
+	if (r->d == D_LINUX) {
+		struct ik_cmdq_sw_config sc;
+		size_t rsz = (size_t)16 << r->log2;
+
+		if (posix_memalign(&r->rings[0], 64, rsz))
+			return 1;
+		memset(r->rings[0], 0, rsz);
+		r->nq = 1;
+		memset(&sc, 0, sizeof(sc));
+		sc.fmt = &ik_cmdq_fmt_smmuv3;
+		sc.log2_entries = r->log2;
+		sc.ring = r->rings[0];
+		sc.ring_dma = LX_DMA;
+		if (ik_cmdq_sw_init(&r->sw[0], &sc))
+			return 1;
+		memset(&r->lx, 0, sizeof(r->lx));
+		r->lx.log2 = r->log2;
+		r->lx.wrapmask = (2u << r->log2) - 1;
+		r->lx.ring = r->rings[0];
+		r->lx.sw = &r->sw[0];
+		r->lx.valid = calloc(((size_t)1 << r->log2) / 64 + 1, sizeof(uint64_t));
+		return r->lx.valid ? 0 : 1;
+	}
 	if (r->d == D_SHARED || r->d == D_PERCPU) {
 		r->nq = r->d == D_SHARED ? 1 : r->producers;
 		for (unsigned i = 0; i < r->nq; i++) {
@@ -303,6 +520,8 @@ static void run_teardown(struct run *r)
 {
 	ik_cmdq_set_destroy(r->set);
 	r->set = NULL;
+	if (r->d == D_LINUX)
+		free(r->lx.valid);
 	for (unsigned i = 0; i < r->nq; i++)
 		free(r->rings[i]);
 #ifdef HAVE_CK
@@ -386,9 +605,8 @@ static void run_collect(struct run *r, struct prod *ps, uint64_t t0, struct run_
 	}
 	bench_stats_compute(&all, &res->st);
 	bench_samples_free(&all);
-	for (unsigned i = 0; i < r->nq; i++) {
+	for (unsigned i = 0; r->set && i < r->nq; i++) {
 		struct ik_cmdq_stats qs;
-
 		struct ik_cmdq_wait_stats ws;
 
 		ik_cmdq_get_stats(ik_cmdq_set_queue(r->set, i), &qs);
@@ -473,7 +691,7 @@ static bool parse_list(const char *s, unsigned *out, unsigned *n, unsigned max, 
 }
 
 enum { CMDQ_PRODUCERS = BENCH_OPT_OWN, CMDQ_BATCH, CMDQ_MS, CMDQ_LOG2, CMDQ_NO_SHARED_CORE,
-       CMDQ_SPIN };
+       CMDQ_SPIN, CMDQ_PIN };
 
 static const struct option cmdq_opts[] = {
 	BENCH_OPTS_COMMON, BENCH_OPTS_JSON, BENCH_OPTS_QUICK, BENCH_OPTS_THREADS,
@@ -483,6 +701,7 @@ static const struct option cmdq_opts[] = {
 	{ "log2", required_argument, NULL, CMDQ_LOG2 },
 	{ "no-shared-core", no_argument, NULL, CMDQ_NO_SHARED_CORE },
 	{ "spin", required_argument, NULL, CMDQ_SPIN },
+	{ "pin", no_argument, NULL, CMDQ_PIN },
 	BENCH_OPTS_END,
 };
 
@@ -490,14 +709,17 @@ static void cmdq_help(void)
 {
 	printf("usage: iommukit-bench cmdq [--producers L] [--batch L] [--ms N]\n"
 	       "                           [--log2 N] [--no-shared-core] [--json] [--quick]\n"
-	       "                           [--threads N] [--spin NS]\n"
+	       "                           [--threads N] [--spin NS] [--pin]\n"
 	       "  L: comma-separated list (producers 1..%d, batch 1..%d);\n"
 	       "  --ms: milliseconds per configuration (default 300, quick 60);\n"
 	       "  --log2: ring entries as a power of two (default 10);\n"
 	       "  --threads N: producers N (at most %d), unless --producers;\n"
 	       "  --spin NS: every queue's spin bound before yielding (ik_cmdq_set_spin;\n"
-	       "             1: yield at once, as before issue 25; default: the library's).\n"
-	       "  Designs: shared, percpu, and ck_ring / rte_ring when built in.\n",
+	       "             1: yield at once, as before issue 25; default: the library's);\n"
+	       "  --pin: every row with the producers on CPU 0 and the consumer on CPU 1\n"
+	       "         (a busy machine otherwise may put the consumer on a producer's CPU).\n"
+	       "  Designs: shared, percpu, linux (a Linux-style producer), and\n"
+	       "  ck_ring / rte_ring when built in.\n",
 	       MAXP, MAXBATCH, MAXP);
 }
 
@@ -506,7 +728,7 @@ struct cmdq_cli {
 	unsigned prods[MAXP], nprods;
 	unsigned batches[16], nbatches;
 	uint64_t ms, log2, spin;
-	bool designs[4], shared_core;
+	bool designs[D_N], shared_core, pin;
 };
 
 /* Parse the command line into *c: -1 to run, else the exit status. */
@@ -521,7 +743,7 @@ static int cmdq_parse(int argc, char **argv, struct bench_opts *o, struct cmdq_c
 	memcpy(c->prods, dprods, sizeof(dprods));
 	memcpy(c->batches, dbatches, sizeof(dbatches));
 	c->log2 = 10;
-	c->designs[D_SHARED] = c->designs[D_PERCPU] = true;
+	c->designs[D_SHARED] = c->designs[D_PERCPU] = c->designs[D_LINUX] = true;
 #ifdef HAVE_CK
 	c->designs[D_CK] = true;
 #endif
@@ -550,6 +772,9 @@ static int cmdq_parse(int argc, char **argv, struct bench_opts *o, struct cmdq_c
 			break;
 		case CMDQ_NO_SHARED_CORE:
 			c->shared_core = false;
+			break;
+		case CMDQ_PIN:
+			c->pin = true;
 			break;
 		case CMDQ_SPIN:
 			if (!bench_opt_range(&p, 1, 10000000000ull, &c->spin))
@@ -716,11 +941,11 @@ static void cmdq_encode_micro(const struct bench_opts *o)
 /* One producer and two producers on one CPU: no collapse expected. */
 static int cmdq_shared_core(const struct bench_opts *o, const struct cmdq_cli *c)
 {
-	double pinned[4][2][3] = { { { 0 } } };
-	uint64_t pinned_p999[4][2][3] = { { { 0 } } };
+	double pinned[D_N][2][3] = { { { 0 } } };
+	uint64_t pinned_p999[D_N][2][3] = { { { 0 } } };
 	int rc = 0;
 
-	for (int d = 0; d < 4; d++) {
+	for (int d = 0; d < D_N; d++) {
 		if (!c->designs[d] || d == D_PERCPU)
 			continue;
 		for (unsigned np = 1; np <= 2; np++)
@@ -731,7 +956,7 @@ static int cmdq_shared_core(const struct bench_opts *o, const struct cmdq_cli *c
 	if (o->json)
 		return rc;
 	printf("\ntwo producers on one CPU vs one (batch 64; target >= 0.9x):\n");
-	for (int d = 0; d < 4; d++) {
+	for (int d = 0; d < D_N; d++) {
 		if (!c->designs[d] || d == D_PERCPU)
 			continue;
 		for (int s = 0; s < 2; s++)
@@ -756,7 +981,7 @@ int bench_cmdq(int argc, char **argv, struct bench_opts *o)
 	cmdq_encode_micro(o);
 	if (!o->json)
 		cmdq_header();
-	for (int d = 0; d < 4; d++) {
+	for (int d = 0; d < D_N; d++) {
 		if (!c.designs[d])
 			continue;
 		for (unsigned pi = 0; pi < c.nprods; pi++) {
@@ -764,7 +989,7 @@ int bench_cmdq(int argc, char **argv, struct bench_opts *o)
 				continue; /* the same as shared */
 			for (unsigned bi = 0; bi < c.nbatches; bi++)
 				for (int s = 0; s < 2; s++)
-					rc |= cmdq_config(o, &c, d, c.prods[pi], c.batches[bi], s, false,
+					rc |= cmdq_config(o, &c, d, c.prods[pi], c.batches[bi], s, c.pin,
 							  NULL, NULL);
 		}
 	}
