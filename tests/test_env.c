@@ -4,6 +4,8 @@
 #include "testlib.h"
 #include <stdio.h>
 #include <iommukit/version.h>
+#include <iommukit/iova.h>
+#include <iommukit/pgtable.h>
 #include "config.h" /* PACKAGE_VERSION */
 
 START_TEST(fails_exactly_the_nth_allocation)
@@ -108,6 +110,69 @@ START_TEST(env_cpu_and_time_hooks_are_sane)
 }
 END_TEST
 
+/* <iommukit/sizes.h>: the named sizes, the conversions, and the claim that
+ * their "no result" value, IK_U64_MAX, is refused by the calls it feeds. */
+START_TEST(sizes_convert_between_bytes_and_pages)
+{
+	struct ik_iova_config icfg = { .granule = IK_SZ_4K, .start_pfn = 1, .end_pfn = 0xfffff };
+	struct ik_pgtable_cfg pcfg = { .fmt = IK_PT_LPAE_S1, .ias = 48, .oas = 48,
+				       .pgsize_bitmap = IK_SZ_4K | IK_SZ_2M | IK_SZ_1G, .coherent = true };
+	struct ik_iova_domain d;
+	struct ik_pgtable *pt;
+	uint64_t pfn;
+
+	ck_assert_uint_eq(IK_SZ_4K | IK_SZ_2M | IK_SZ_1G, 0x40201000);
+	ck_assert_uint_eq(IK_SZ_16K, 16384);
+	ck_assert_uint_eq(IK_SZ_64K, 65536);
+	ck_assert_uint_eq(IK_SZ_32M, 32ull << 20);
+	ck_assert_uint_eq(IK_SZ_512M, 512ull << 20);
+	ck_assert_uint_eq(IK_SZ_64G, 64ull << 30);
+	ck_assert_uint_eq(IK_SZ_512G, 512ull << 30);
+	ck_assert_uint_eq(IK_SZ_4T, 4ull << 40);
+
+	ck_assert_uint_eq(ik_pfn_to_addr(0xfee00, IK_SZ_4K), 0xfee00000ull);
+	ck_assert_uint_eq(ik_pfn_to_addr(0, IK_SZ_64K), 0);
+	ck_assert_uint_eq(ik_pfn_to_addr(1ull << 52, IK_SZ_4K), IK_U64_MAX);	/* past 64 bits */
+	ck_assert_uint_eq(ik_pfn_to_addr((1ull << 52) - 1, IK_SZ_4K), (IK_U64_MAX >> 12) << 12);
+	ck_assert_uint_eq(ik_addr_to_pfn(0xfee00fffull, IK_SZ_4K), 0xfee00);
+	ck_assert_uint_eq(ik_addr_to_pfn(IK_U64_MAX, IK_SZ_4K), IK_U64_MAX >> 12);
+	ck_assert_uint_eq(ik_bytes_to_pages(0, IK_SZ_4K), 0);
+	ck_assert_uint_eq(ik_bytes_to_pages(1, IK_SZ_4K), 1);
+	ck_assert_uint_eq(ik_bytes_to_pages(IK_SZ_2M, IK_SZ_4K), 512);
+	ck_assert_uint_eq(ik_bytes_to_pages(IK_SZ_2M + 1, IK_SZ_4K), 513);
+	ck_assert_uint_eq(ik_bytes_to_pages(IK_U64_MAX, IK_SZ_4K), 1ull << 52);	/* no wrap */
+	ck_assert_uint_eq(ik_pages_to_bytes(512, IK_SZ_4K), IK_SZ_2M);
+	ck_assert_uint_eq(ik_pages_to_bytes(1ull << 48, IK_SZ_64K), IK_U64_MAX);
+	/* Not a power of two of at least 2: no result, never a division by 0. */
+	ck_assert_uint_eq(ik_pfn_to_addr(1, 0), IK_U64_MAX);
+	ck_assert_uint_eq(ik_pfn_to_addr(1, 1), IK_U64_MAX);
+	ck_assert_uint_eq(ik_addr_to_pfn(4096, 0), IK_U64_MAX);
+	ck_assert_uint_eq(ik_addr_to_pfn(4096, 3000), IK_U64_MAX);
+	ck_assert_uint_eq(ik_bytes_to_pages(4096, 0), IK_U64_MAX);
+	ck_assert_uint_eq(ik_pages_to_bytes(1, 6144), IK_U64_MAX);
+
+	/* IK_U64_MAX is refused where the conversions feed it. */
+	ck_assert_int_eq(ik_iova_init(&d, &icfg), 0);
+	ck_assert_int_eq(ik_iova_alloc(&d, ik_bytes_to_pages(4096, 0), 0xfffff, 0, &pfn), -EINVAL);
+	ck_assert_int_eq(ik_iova_alloc(&d, ik_bytes_to_pages(IK_SZ_2M, IK_SZ_4K), 0xfffff,
+				       IK_IOVA_SIZE_ALIGNED, &pfn), 0);
+	ck_assert_uint_eq(pfn, 0xffe00);
+	ck_assert_int_eq(ik_pgtable_create(&pcfg, &pt), 0);
+	ck_assert_int_eq(ik_pgtable_map(pt, ik_pfn_to_addr(pfn, 1), 0x80200000, IK_SZ_2M, IK_PROT_READ),
+			 -EINVAL);
+	ck_assert_int_eq(ik_pgtable_map(pt, ik_pfn_to_addr(pfn, IK_SZ_4K), 0x80200000,
+					ik_pages_to_bytes(1ull << 60, IK_SZ_4K), IK_PROT_READ), -EINVAL);
+	ck_assert_int_eq(ik_pgtable_map(pt, ik_pfn_to_addr(pfn, IK_SZ_4K), 0x80200000,
+					ik_pages_to_bytes(512, IK_SZ_4K), IK_PROT_READ), 0);
+	uint64_t pa, pgsize;
+	ck_assert_int_eq(ik_pgtable_iova_to_phys(pt, 0xffe01234ull, &pa, &pgsize), 0);
+	ck_assert_uint_eq(pa, 0x80201234ull);
+	ck_assert_uint_eq(pgsize, IK_SZ_2M);
+	ik_pgtable_destroy(pt);
+	ik_iova_destroy(&d);
+}
+END_TEST
+
 Suite *ik_test_suite(void)
 {
 	Suite *s = suite_create("env");
@@ -119,6 +184,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, strerror_names_library_errors);
 	tcase_add_test(tc, version_header_matches_the_library);
 	tcase_add_test(tc, env_cpu_and_time_hooks_are_sane);
+	tcase_add_test(tc, sizes_convert_between_bytes_and_pages);
 	suite_add_tcase(s, tc);
 	return s;
 }

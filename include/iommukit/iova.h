@@ -8,6 +8,8 @@
  * page size, in bytes; iova = pfn * granule).  The memory for the domain
  * itself is the caller's (struct ik_iova_domain); nodes and magazines come
  * from the domain's allocator.
+ * Units: pages - pfns and npages count granules, never bytes; ik_pfn_to_addr()
+ * and ik_bytes_to_pages() of <iommukit/sizes.h> convert for the page tables.
  *
  * Glossary
  *   pfn        a page frame number of the IOVA space (an address / granule).
@@ -80,6 +82,7 @@
 #include <iommukit/atomic.h>
 #include <iommukit/lock.h>
 #include <iommukit/rbtree.h>
+#include <iommukit/sizes.h>
 
 IK_BEGIN_DECLS
 

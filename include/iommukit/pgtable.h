@@ -5,8 +5,10 @@
  * An IOMMU translates the addresses a device emits (IOVAs) through page
  * tables in memory.  This unit builds and edits such tables for a chosen
  * hardware format (ARM LPAE stage 1 / stage 2, Intel VT-d second-level and
- * first-level, AMD v1 host and v2 guest tables), and reads them back the way
- * the hardware would.  The engine
+ * first-level, RISC-V IOMMU first stage / G-stage, AMD v1 host and v2 guest
+ * tables), and reads them back the way the hardware would.  Units: bytes -
+ * every iova, paddr, size and page size (pgsize_bitmap: IK_SZ_4K | IK_SZ_2M
+ * ..., <iommukit/sizes.h>).  The engine
  * (map, unmap, iova-to-phys, dirty tracking, table freeing) is written once;
  * a format only says how many levels there are, how many index bits each
  * level has, which levels may hold leaves, and how an entry is encoded.
@@ -91,6 +93,7 @@
 
 #include <iommukit/env.h>
 #include <iommukit/batch.h>
+#include <iommukit/sizes.h>
 
 IK_BEGIN_DECLS
 
