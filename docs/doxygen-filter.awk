@@ -17,7 +17,14 @@
 #     (/**< ... */); a line that declares several names ("ik_u32 a, b;")
 #     documents each of them with that comment, or with the comment above
 #     it when it has none;
-#   - section rulers ("/* ----- name */") and "not API" notes stay comments.
+#   - section rulers ("/* ---- name ---- */", "/* ------- name */") and
+#     "not API" notes stay comments; a one-line ruler right above a
+#     declaration documents it (without the dashes); a ruler that says
+#     "not API" hides everything up to the next ruler (\cond), and so does
+#     "struct name - not API" the struct it documents;
+#   - a run of indented lines in a doc comment (tables, aligned lists) is
+#     preformatted (<pre>) unless it starts with "- " (a list); a "- " that
+#     starts a line that is not indented is a dash ("\-"), not a list item.
 # One output line per input line, so Doxygen's warnings name real lines.
 function is_decl(l) { return l ~ /^(#[ \t]*define[ \t]|IK_API[ \t]|IK_INLINE[ \t]|typedef[ \t])/ }
 function is_comment_start(l) { return l ~ /^[ \t]*\/\*/ }
@@ -234,7 +241,67 @@ function member(l, txt,   s) {
 		sub(/\/\*/, "/**<", l)
 	return l
 }
-BEGIN { seen_file = 0; in_comment = 0; nbuf = 0; grouping = 0; closer = ""; ctext = ""; plain = 0; file_cmt = 0 }
+# A comment line's text after its star prefix, or "\n" when it is not a
+# " * text" line (code, the closing " */", a continuation without a star).
+function star_body(l) {
+	if (l !~ /^[ \t]*\*([ \t]|$)/ || l ~ /^[ \t]*\*\//)
+		return "\n"
+	sub(/^[ \t]*\*/, "", l)
+	return l
+}
+# An indented line (" *   text"): part of a table, a list or a layout the
+# author aligned by hand.
+function is_indented(l,   t) {
+	t = star_body(l)
+	return t != "\n" && t ~ /^[ \t][ \t]+[^ \t]/
+}
+# The layout of a doc comment's line l (input line FNR), which Doxygen
+# would otherwise reflow: a run of indented lines is preformatted
+# ("<pre>" after the first line's star, "</pre>" at the end of the last)
+# unless it starts with "- " (an indented list, which Doxygen renders as
+# one); "- " at the start of a line that is not indented is a dash in a
+# sentence, not a list item ("\-").
+function layout(l,   i, last) {
+	if (!is_indented(all[FNR])) {
+		run = 0
+		if (star_body(all[FNR]) ~ /^ - / && (i = index(l, "* - ")))
+			l = substr(l, 1, i + 1) "\\" substr(l, i + 2)
+		return l
+	}
+	if (!run) {
+		run = star_body(all[FNR]) ~ /^[ \t]+- / ? 2 : 1
+		if (run == 1)
+			sub(/\*/, "*<pre>", l)
+	} else if (run == 1 && match(l, /^[ \t]*\*[ \t]+- /)) {
+		# (Doxygen reads lists inside <pre> too.)
+		i = RSTART + RLENGTH - 2
+		l = substr(l, 1, i - 1) "\\" substr(l, i)
+	}
+	last = l ~ /\*\// || !is_indented(all[FNR + 1])
+	if (last && run == 1) {
+		if (!sub(/\*\//, "</pre> */", l))
+			l = l "</pre>"
+	}
+	if (last)
+		run = 0
+	return l
+}
+# The text of the comment that starts at input line n, on one line.
+function comment_at(n,   t, i) {
+	t = ""
+	for (i = n; i <= nall; i++) {
+		t = t " " comment_text(all[i])
+		if (all[i] ~ /\*\// && (i > n || all[i] ~ /\/\*.*\*\//))
+			break
+	}
+	gsub(/[ \t]+/, " ", t)
+	sub(/^ /, "", t)
+	return t
+}
+BEGIN { seen_file = 0; in_comment = 0; nbuf = 0; grouping = 0; closer = ""; ctext = ""; plain = 0; file_cmt = 0
+	run = 0; hide_section = 0; hide_struct = 0; cond = "/** \\cond IK_INTERNAL */"; endcond = "/** \\endcond */" }
+# The whole file, for looking ahead (Doxygen runs "awk -f filter.awk FILE").
+FNR == 1 { nall = 0; while ((getline all_line < FILENAME) > 0) all[++nall] = all_line; close(FILENAME) }
 function group_name(   p) {
 	p = FILENAME
 	sub(/.*\/include\//, "", p)
@@ -251,8 +318,11 @@ function group_name(   p) {
 	if (in_comment) {
 		if (!plain && !file_cmt)
 			add_text(line)
+		if (!plain)
+			line = layout(line)
 		if (line ~ /\*\//) {
 			in_comment = 0
+			run = 0
 			if (file_cmt) { file_cmt = 0; print line " /** @{ */"; next }
 			if (!plain) { closer = line; grouping = 1; next }
 		}
@@ -267,9 +337,48 @@ function group_name(   p) {
 			next
 		}
 	}
-	if (line ~ /SPDX-License-Identifier/ || line ~ /^[ \t]*\/\*[ \t]*-----/) { print line; next }
+	if (line ~ /SPDX-License-Identifier/) { print line; next }
+	# A section ruler ("/* ---- name ---- */", "/* ------- name */") is a
+	# plain comment; one that says "not API" hides what follows it from the
+	# reference, up to the next ruler.
+	if (line ~ /^\/\*[ \t]*---/) {
+		t = hide_section ? endcond " " : ""
+		hide_section = comment_at(FNR) ~ /not API/
+		# A one-line ruler right above a declaration or a conditional
+		# ("/* ---- second-level entry bits ---- */" over its #defines)
+		# documents that block, with its dashes removed.
+		if (!hide_section && line ~ /\*\/[ \t]*$/ && (is_decl(all[FNR + 1]) || all[FNR + 1] ~ /^#/)) {
+			sub(/^\/\*[ \t]*-+[ \t]*/, "/** ", line)
+			sub(/[ \t]*-*[ \t]*\*\/[ \t]*$/, " */", line)
+			opener = line
+			ctext = ""
+			ncraw = 0
+			add_text(line)
+			closer = t line
+			grouping = 1
+			next
+		}
+		line = t (hide_section ? cond " " : "") line
+		if (line !~ /\*\//) { in_comment = 1; plain = 1 }
+		print line
+		next
+	}
+	# The end of a struct hidden below.
+	if (hide_struct && line ~ /^\}/) {
+		hide_struct = 0
+		print line " " endcond
+		next
+	}
 	if (line ~ /^[ \t]*\/\*[^*]/ || line ~ /^[ \t]*\/\*$/) {
 		plain = (line ~ /^[ \t]*\/\*[ \t]*[Nn]ot API/)
+		# "struct name - not API: ...": that struct is not in the reference.
+		if (line ~ /^\/\*/ && comment_at(FNR) ~ /^struct [A-Za-z_0-9]+ - not API/) {
+			plain = 1
+			if (!hide_section) {
+				hide_struct = 1
+				line = cond " " line
+			}
+		}
 		if (!plain) {
 			if (!seen_file) {
 				seen_file = 1
@@ -299,5 +408,6 @@ function group_name(   p) {
 }
 END {
 	if (grouping) { t = flush(""); if (t != "") print t }
+	if (hide_section) print endcond
 	if (seen_file) print "/** @} */"
 }

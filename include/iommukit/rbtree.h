@@ -596,6 +596,7 @@ IK_INLINE struct ik_rb_node *ik_rb_next_postorder(const struct ik_rb_node *n)
 
 /* ---- invariant checker ---- */
 
+/* What ik_rb_check() returns: IK_RB_OK (0) or the first violation it found. */
 enum ik_rb_check_err {
 	IK_RB_OK = 0,
 	IK_RB_BAD_PARENT = 1,	/* a child's parent link is wrong */
