@@ -92,6 +92,14 @@ for f in "$man3"/ik_*.3 "$man3"/IK_*.3; do
 	so=$(sed -n '1s/^\.so man3\///p' "$f")
 	[ -z "$so" ] || [ -f "$man3/$so" ] || echo "$f: shows man3/$so, which is not made" >> "$defects"
 done
+# Every struct a header defines has a page, unless the filter's markers
+# leave it out ("struct name - not API", a "(not API)" ruler right above).
+for n in $(awk '/^[ \t]*$/ { last = "" } /^\/\*|^ \*/ { last = last " " $0 }
+		/^struct ik_[a-z0-9_]+ \{/ { if (last !~ /struct ik_[a-z0-9_]+ - not API|\(not API\)/) print $2; last = "" }' \
+		"$abs_src"/include/iommukit/*.h "$abs_src"/include/iommukit/*/*.h | LC_ALL=C sort -u); do
+	[ -f "$html/struct$(echo "$n" | sed 's/_/__/g').html" ] ||
+		echo "$html: no page for struct $n (hidden by a not-API marker meant for another?)" >> "$defects"
+done
 # A struct's own page, not a link page of the same name written over it.
 for h in "$html"/struct*.html; do
 	[ -f "$h" ] || continue

@@ -20,7 +20,7 @@
 #   - section rulers ("/* ---- name ---- */", "/* ------- name */") and
 #     "not API" notes stay comments; a one-line ruler right above a
 #     declaration documents it (without the dashes); a ruler that says
-#     "not API" hides everything up to the next ruler (\cond), and so does
+#     "not API" hides the block right below it, up to a blank line (\cond), and so does
 #     "struct name - not API" the struct it documents;
 #   - a run of indented lines in a doc comment (tables, aligned lists) is
 #     preformatted (<pre>) unless it starts with "- " (a list); a "- " that
@@ -339,8 +339,8 @@ function group_name(   p) {
 	}
 	if (line ~ /SPDX-License-Identifier/) { print line; next }
 	# A section ruler ("/* ---- name ---- */", "/* ------- name */") is a
-	# plain comment; one that says "not API" hides what follows it from the
-	# reference, up to the next ruler.
+	# plain comment; one that says "not API" hides the block right below it
+	# (up to the next blank line) from the reference.
 	if (line ~ /^\/\*[ \t]*---/) {
 		t = hide_section ? endcond " " : ""
 		hide_section = comment_at(FNR) ~ /not API/
@@ -361,6 +361,12 @@ function group_name(   p) {
 		line = t (hide_section ? cond " " : "") line
 		if (line !~ /\*\//) { in_comment = 1; plain = 1 }
 		print line
+		next
+	}
+	# A "not API" ruler hides the block right below it, up to a blank line.
+	if (hide_section && line ~ /^[ \t]*$/) {
+		hide_section = 0
+		print endcond
 		next
 	}
 	# The end of a struct hidden below.
