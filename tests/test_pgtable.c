@@ -1011,6 +1011,136 @@ START_TEST(one_table_requests_match_the_general_path)
 }
 END_TEST
 
+/*
+ * Unmaps of whole entries of one table above level 0 (a block, the entry of
+ * a whole level-0 table, an aligned run of them with holes and empty tables)
+ * take the one-table fast path; the same layout unmapped with one more
+ * granule in an empty neighbour (which forces the general path and clears
+ * nothing more) must give exactly the same bytes, cleans, gather, tables
+ * queued and table contents.  Per format/granule, non-coherent.
+ */
+struct we_out {
+	ik_s64 bytes;
+	long cleans, clean_bytes, gather_adds, frees_before_sync;
+	struct ik_gather ga;
+	uint64_t digest, digest_synced;
+	ik_u32 nr_tables;
+};
+
+/* Entries k of the level-1 run at `b` (span t each): 0 and 4 a block (or 3
+ * pages where the smallest block is not a level-1 entry), 1 a table with 2
+ * pages, 2 empty, 3 an empty table (left by a partial unmap), 5 empty. */
+static void we_layout(struct th *h, uint64_t b, bool blk)
+{
+	uint64_t g = G(h), t = T(h), pa = 0x40000000ull;
+	unsigned k;
+
+	for (k = 0; k < 5; k += 4) {
+		if (blk) {
+			ck_assert_int_eq(ik_pgtable_map(h->pt, b + k * t, pa + k * t, t, PROT_RW), 0);
+		} else {
+			ck_assert_int_eq(ik_pgtable_map(h->pt, b + k * t + g, pa + k * t, 3 * g, PROT_RW),
+					 0);
+		}
+	}
+	ck_assert_int_eq(ik_pgtable_map(h->pt, b + t, pa + t, g, PROT_RW), 0);
+	ck_assert_int_eq(ik_pgtable_map(h->pt, b + t + 5 * g, pa + t + 5 * g, g, PROT_RW), 0);
+	ck_assert_int_eq(ik_pgtable_map(h->pt, b + 3 * t + 7 * g, pa, g, PROT_RW), 0);
+	ck_assert_int_eq(unmap_sync(h, b + 3 * t + 7 * g, g), (ik_s64)g);
+}
+
+/* Unmap [b + first * t - pre, b + (first + n) * t + post) from a fresh
+ * table set with the layout. */
+static void we_run(int i, unsigned first, unsigned n, uint64_t pre, uint64_t post,
+		   struct we_out *o)
+{
+	struct th *h = th_new(i, false);
+	uint64_t t = T(h), b = BASE(h) + 8 * t;
+	long frees;
+
+	we_layout(h, b, B(h) == t);
+	th_reset_counts(h);
+	frees = h->frees;
+	ik_gather_init(&o->ga);
+	o->bytes = ik_pgtable_unmap(h->pt, b + first * t - pre, n * t + pre + post, &o->ga);
+	o->cleans = h->cleans;
+	o->clean_bytes = h->clean_bytes;
+	o->gather_adds = h->gather_adds;
+	o->frees_before_sync = h->frees - frees;
+	o->nr_tables = o->ga.nr_tables;
+	o->digest = th_digest(h);
+	{
+		/* sync a copy: o->ga keeps what the unmap put in it */
+		struct ik_gather sg = o->ga;
+
+		ck_assert_int_eq(ik_pgtable_gather_sync(h->pt, &sg), 0);
+	}
+	o->digest_synced = th_digest(h);
+	th_destroy(h);
+}
+
+START_TEST(whole_entry_unmaps_match_the_general_path)
+{
+	/* first entry, entries, and which empty neighbour the general path's
+	 * extra granule goes into (-1: the one before, 1: the one after) */
+	static const int runs[][3] = { { 0, 1, -1 }, { 1, 1, 1 }, { 3, 1, -1 }, { 0, 5, 1 } };
+	struct th *h = th_new(_i, false);
+	uint64_t g = G(h), t = T(h), b = BASE(h) + 8 * t;
+	bool blk = B(h) == t;
+	struct we_out f, s;
+	unsigned r;
+
+	th_destroy(h);
+	for (r = 0; r < sizeof(runs) / sizeof(runs[0]); r++) {
+		we_run(_i, (unsigned)runs[r][0], (unsigned)runs[r][1], 0, 0, &f);
+		we_run(_i, (unsigned)runs[r][0], (unsigned)runs[r][1], runs[r][2] < 0 ? g : 0,
+		       runs[r][2] > 0 ? g : 0, &s);
+		ck_assert_msg(f.bytes == s.bytes, "%s run %u: bytes %lld vs %lld", fmt_cases[_i].name,
+			      r, (long long)f.bytes, (long long)s.bytes);
+		ck_assert_int_eq(f.cleans, s.cleans);
+		ck_assert_int_eq(f.clean_bytes, s.clean_bytes);
+		ck_assert_int_eq(f.gather_adds, s.gather_adds);
+		ck_assert_uint_eq(f.ga.start, s.ga.start);
+		ck_assert_uint_eq(f.ga.end, s.ga.end);
+		ck_assert_uint_eq(f.ga.granule, s.ga.granule);
+		ck_assert_uint_eq(f.ga.nr_ranges, s.ga.nr_ranges);
+		ck_assert(f.ga.walk == s.ga.walk);
+		ck_assert_uint_eq(f.nr_tables, s.nr_tables);
+		ck_assert_int_eq(f.frees_before_sync, 0);
+		ck_assert_int_eq(s.frees_before_sync, 0);
+		ck_assert_uint_eq(f.digest, s.digest);
+		ck_assert_uint_eq(f.digest_synced, s.digest_synced);
+	}
+	/* the run 0..4, as documented: two runs of two cleared entries (one
+	 * clean each), one range, the granule (tables were unlinked) */
+	ck_assert_int_eq(f.bytes, (ik_s64)(blk ? 2 * t + 2 * g : 8 * g));
+	ck_assert_int_eq(f.cleans, 2);
+	ck_assert_int_eq(f.clean_bytes, 32);
+	ck_assert_int_eq(f.gather_adds, 1);
+	ck_assert_uint_eq(f.ga.start, b);
+	ck_assert_uint_eq(f.ga.end, b + 5 * t);
+	ck_assert_uint_eq(f.ga.granule, g);
+	ck_assert(f.ga.walk);
+	ck_assert_uint_eq(f.nr_tables, blk ? 2 : 4);
+	/* a block alone: one entry cleaned, its own size as the granule */
+	we_run(_i, 0, 1, 0, 0, &f);
+	ck_assert_int_eq(f.cleans, 1);
+	ck_assert_int_eq(f.clean_bytes, 8);
+	ck_assert_uint_eq(f.ga.start, b);
+	ck_assert_uint_eq(f.ga.end, b + t);
+	ck_assert_uint_eq(f.ga.granule, blk ? t : g);
+	ck_assert(f.ga.walk == !blk);
+	/* the empty entry, whole or in part: nothing mapped, nothing added */
+	we_run(_i, 2, 1, 0, 0, &f);
+	ck_assert_int_eq(f.bytes, 0);
+	ck_assert_int_eq(f.cleans + f.gather_adds, 0);
+	ck_assert_uint_eq(f.ga.nr_ranges, 0);
+	we_run(_i, 2, 0, 0, g, &f);
+	ck_assert_int_eq(f.bytes, 0);
+	ck_assert_int_eq(f.cleans + f.gather_adds, 0);
+}
+END_TEST
+
 START_TEST(exact_clean_and_sync_counts)
 {
 	struct th *h = th_new(_i, false);
@@ -2557,6 +2687,7 @@ Suite *ik_test_suite(void)
 	tcase_add_loop_test(gen, enomem_at_every_allocation_rolls_back, 0, NCASES);
 	tcase_add_loop_test(gen, exact_clean_and_sync_counts, 0, NCASES);
 	tcase_add_loop_test(gen, one_table_requests_match_the_general_path, 0, NCASES);
+	tcase_add_loop_test(gen, whole_entry_unmaps_match_the_general_path, 0, NCASES);
 	tcase_add_loop_test(gen, whole_table_unmap_drops_table_after_gather_sync, 0, NCASES);
 	tcase_add_loop_test(gen, gather_sync_refuses_another_table_sets_pages, 0, NCASES);
 	tcase_add_loop_test(gen, page_size_choice, 0, NCASES);

@@ -215,6 +215,19 @@ struct ik_pt_tbl {
 };
 #define IK_PT_TBL_ROOT 0x1u
 
+/*
+ * The child array of a table that has one: it lies right after the
+ * bookkeeping, in the same allocation (pt_tbl_alloc() sets t->child to
+ * t + 1 and nothing changes it), so a descent computes its address from t
+ * instead of loading t->child: one dependent load per level (the child
+ * pointer), not two.  Only for tables with a child array (not level 0).
+ */
+static inline struct ik_pt_tbl **ik_pt_tbl_children(const struct ik_pt_tbl *t)
+{
+	IK_ASSERT(t->child == (struct ik_pt_tbl **)(void *)(ik_uptr)(t + 1));
+	return (struct ik_pt_tbl **)(void *)(ik_uptr)(t + 1);
+}
+
 struct ik_pt_ops;
 
 /*

@@ -105,6 +105,7 @@ static inline bool pt_leaf_nonlinear(ik_u64 pa, ik_u64 sz, ik_u64 n)
 #define pt_map_deferred_cleans PT_NS(pt_map_deferred_cleans)
 #define pt_map_flush_dead PT_NS(pt_map_flush_dead)
 #define pt_map PT_NS(pt_map)
+#define pt_map_slow PT_NS(pt_map_slow)
 #define pt_split_count PT_NS(pt_split_count)
 #define pt_unmap_count PT_NS(pt_unmap_count)
 #define pt_split_build PT_NS(pt_split_build)
@@ -113,6 +114,7 @@ static inline bool pt_leaf_nonlinear(ik_u64 pa, ik_u64 sz, ik_u64 n)
 #define pt_unmap_leaves PT_NS(pt_unmap_leaves)
 #define pt_unmap_tbl PT_NS(pt_unmap_tbl)
 #define pt_unmap PT_NS(pt_unmap)
+#define pt_unmap_slow PT_NS(pt_unmap_slow)
 #define pt_iova_to_phys PT_NS(pt_iova_to_phys)
 #define pt_dump_tbl PT_NS(pt_dump_tbl)
 #define pt_dump PT_NS(pt_dump)
@@ -174,7 +176,7 @@ static inline void pt_store(ik_u64 *p, ik_u64 v)
 static inline struct ik_pt_tbl *pt_child(const struct ik_pt_tbl *t, ik_u32 idx)
 {
 	/* Ordered by the acquire load of the entry (C1 before C2). */
-	return ik_atomic_load(&t->child[idx], IK_MO_RELAXED);
+	return ik_atomic_load(&ik_pt_tbl_children(t)[idx], IK_MO_RELAXED);
 }
 
 /* ------------------------------------------------------------ entries of a range */
@@ -414,6 +416,18 @@ static void pt_iter_init(struct pt_iter *it, ik_u64 iova, const struct ik_seg *s
 	it->keep = keep;
 }
 
+/* The level whose entries are pgsize bytes (pgsize one of the geometry's
+ * page sizes).  A loop, not a division: a variable divide costs more than
+ * the few levels there are. */
+static inline unsigned pt_pgsize_level(const struct ik_pt_geometry *g, ik_u64 pgsize)
+{
+	unsigned lvl = 0, sh = (unsigned)__builtin_ctzll(pgsize);
+
+	while (pt_shift(g, lvl) < sh)
+		lvl++;
+	return lvl;
+}
+
 /* Leaves of level lvl the piece at it->iova can take: what remains, up to
  * the end of the table. */
 static inline ik_u64 pt_iter_count(const struct ik_pt_geometry *g, const struct pt_iter *it,
@@ -497,7 +511,7 @@ static inline bool pt_iter_next(const struct ik_pt_geometry *g, struct pt_iter *
 		}
 	}
 	if (it->pgsize) {
-		lvl = ((unsigned)__builtin_ctzll(it->pgsize) - g->lg2_granule) / g->bits;
+		lvl = pt_pgsize_level(g, it->pgsize);
 	} else {
 		ik_u64 align = it->iova | it->pa;
 
@@ -721,8 +735,8 @@ static void pt_finalize(struct pt_map_req *m)
 
 /* Write piece p's leaves into the visible table t at idx (entries empty,
  * only this request writes them) and count them. */
-static inline void pt_store_leaves(const struct ik_pt_geometry *g, struct ik_pt_tbl *t, ik_u32 idx,
-				   const struct pt_piece *p, ik_u64 attrs)
+IK_ALWAYS_INLINE void pt_store_leaves(const struct ik_pt_geometry *g, struct ik_pt_tbl *t,
+				      ik_u32 idx, const struct pt_piece *p, ik_u64 attrs)
 {
 	ik_u64 sz = pt_esize(g, p->lvl), *e = t->cpu + idx;
 	/* fmt_mk_leaf is linear in the output address within an aligned
@@ -886,50 +900,67 @@ static void pt_map_flush_dead(struct pt_map_req *m, ik_u64 iova, ik_u64 size)
  * iotlb_sync_map called: what the general path does for such a request,
  * without its counting pass, table pool, request stamp (the stamp only
  * marks tables a request creates; this one creates none) or run bookkeeping.
- * Returns false, having changed nothing, for anything else (a table
- * missing, an entry in the way: the general path then decides, errors
+ * The leaf size is the one pt_iter_next() would choose for a single piece:
+ * the largest leaf level that the alignment of iova, pa and len allows (len
+ * a multiple of it, or the request is not one piece).  Returns false,
+ * having changed nothing, for anything else (a table missing, an entry in
+ * the way, several pieces: the general path then decides, errors
  * included).  O(levels + count).
  */
-static bool pt_map_fast(struct ik_pgtable *pt, ik_u64 iova, const struct ik_seg *seg,
-			ik_u64 pgsize, ik_u64 attrs)
+IK_ALWAYS_INLINE bool pt_map_fast(struct ik_pgtable *pt, ik_u64 iova, ik_u64 pa, ik_u64 len,
+				  ik_u64 pgsize, ik_u64 attrs)
 {
 	const struct ik_pt_geometry *g = &pt->geom;
 	struct ik_pt_tbl *t = pt->root;
-	unsigned l = pt_top(g);
-	struct pt_iter it;
+	unsigned l = pt_top(g), lvl, sh;
 	struct pt_piece p;
-	ik_u64 acc = 0;
+	ik_u64 acc = 0, cnt;
 	ik_u32 idx, k;
 
-	pt_iter_init(&it, iova, seg, 1, pgsize, NULL);
-	if (!pt_iter_next(g, &it, &p) || it.rem)
-		return false;
-	for (; l > p.lvl; l--) {
-		ik_u64 e;
+	if (pgsize) {
+		lvl = pt_pgsize_level(g, pgsize);
+	} else {
+		unsigned m = (unsigned)__builtin_ctzll(iova | pa | len);
 
-		idx = pt_index(g, p.iova, l);
+		for (lvl = l; lvl > 0; lvl--)
+			if ((g->leaf_levels & (1u << lvl)) && pt_shift(g, lvl) <= m)
+				break;
+	}
+	sh = pt_shift(g, lvl);
+	cnt = len >> sh;
+	idx = pt_index(g, iova, lvl);
+	/* One piece: whole leaves, all inside one table. */
+	if ((cnt << sh) != len || cnt > (1ull << pt_nbits(g, lvl)) - idx)
+		return false;
+	for (; l > lvl; l--) {
+		ik_u32 i = pt_index(g, iova, l);
 		/* Acquire: pairs with C2 in pt_install(), as in every descent. */
-		e = pt_load_acq(&t->cpu[idx]);
+		ik_u64 e = pt_load_acq(&t->cpu[i]);
+
 		if (!e || !fmt_is_table(g, e, l))
 			return false;
-		t = pt_child(t, idx);
+		t = pt_child(t, i);
 	}
-	idx = pt_index(g, p.iova, l);
 	/* Plain loads, as in pass 1: only this request writes these entries. */
-	for (k = 0; k < p.count; k++)
+	for (k = 0; k < cnt; k++)
 		acc |= t->cpu[idx + k];
 	if (acc)
 		return false;
+	p.iova = iova;
+	p.pa = pa;
+	p.lvl = lvl;
+	p.count = (ik_u32)cnt;
 	pt_store_leaves(g, t, idx, &p, attrs);
 	if (!pt->cfg.coherent)
 		pt_clean_entries(pt, t, idx, p.count);
 	if (pt->hooks.iotlb_sync_map)
-		pt->hooks.iotlb_sync_map(pt->cfg.cookie, iova, seg->len);
+		pt->hooks.iotlb_sync_map(pt->cfg.cookie, iova, len);
 	return true;
 }
 
-static int pt_map(struct ik_pgtable *pt, ik_u64 iova, const struct ik_seg *segs, ik_size n,
-		  ik_u64 pgsize, unsigned prot)
+/* The general path: pass 1, the pool, pass 2 (see the top of this file). */
+static IK_NOINLINE int pt_map_slow(struct ik_pgtable *pt, ik_u64 iova, const struct ik_seg *segs,
+				   ik_size n, ik_u64 pgsize, ik_u64 attrs)
 {
 	const struct ik_pt_geometry *g = &pt->geom;
 	struct pt_map_req m;
@@ -939,11 +970,7 @@ static int pt_map(struct ik_pgtable *pt, ik_u64 iova, const struct ik_seg *segs,
 	ik_size i;
 	int ret;
 
-	ret = fmt_prot_attrs(g, prot, &m.attrs);
-	if (ret)
-		return ret;
-	if (n == 1 && pt_map_fast(pt, iova, segs, pgsize, m.attrs))
-		return 0;
+	m.attrs = attrs;
 	m.replace = false;
 	m.keep = NULL;
 	m.dead = NULL;
@@ -984,6 +1011,21 @@ static int pt_map(struct ik_pgtable *pt, ik_u64 iova, const struct ik_seg *segs,
 	if (pt->hooks.iotlb_sync_map)
 		pt->hooks.iotlb_sync_map(pt->cfg.cookie, iova, total);
 	return 0;
+}
+
+/* The entry point: the attributes once, then the fast path or the general
+ * one (out of line, so that the fast path pays none of its frame). */
+static int pt_map(struct ik_pgtable *pt, ik_u64 iova, const struct ik_seg *segs, ik_size n,
+		  ik_u64 pgsize, unsigned prot)
+{
+	ik_u64 attrs;
+	int ret = fmt_prot_attrs(&pt->geom, prot, &attrs);
+
+	if (ret)
+		return ret;
+	if (n == 1 && pt_map_fast(pt, iova, segs[0].paddr, segs[0].len, pgsize, attrs))
+		return 0;
+	return pt_map_slow(pt, iova, segs, n, pgsize, attrs);
 }
 
 /* ------------------------------------------------------------ unmap */
@@ -1274,43 +1316,149 @@ static void pt_unmap_tbl(struct pt_unmap_req *u, struct ik_pt_tbl *t, unsigned l
 }
 
 /*
- * The unmap fast path: when [iova, iova + size) lies inside one level-0
- * table, short of all of it, and every entry above on the way is a table,
- * nothing in the range can be a block to split or a table to unlink, and
- * no table page is needed: the level-0 table found by one descent is all
- * pt_unmap_leaves() needs, without the counting pass or the walk of every
- * level's spans.  NULL: not so (the general path then runs).  O(levels).
+ * The one-table fast path: when [iova, iova + size) is a run of whole
+ * entries of one table (pages inside one level-0 table; a block; the entry
+ * of a whole last-level table; any aligned run of them) reached through
+ * table entries only, nothing in the range is a block to split, so no page
+ * is needed and the counting pass has nothing to count: one descent finds
+ * the table, and the entries are cleared as pt_unmap_tbl() /
+ * pt_unmap_leaves() would clear them (a leaf: cleared; a table: unlinked,
+ * its subtree queued on the gather; empty: skipped), with one clean per run
+ * of cleared entries, then one range added to the gather.  Not this shape
+ * (partly covered entries, a leaf on the way down): false, nothing done.
+ * A range inside an empty entry: nothing is mapped there, *ret = 0.
+ * O(levels + entries in range + tables unlinked).
  */
-static struct ik_pt_tbl *pt_unmap_leaf_table(const struct ik_pgtable *pt, ik_u64 iova,
-					     ik_u64 size)
+IK_ALWAYS_INLINE bool pt_unmap_fast(struct ik_pgtable *pt, ik_u64 iova, ik_u64 size,
+				    struct ik_gather *gather, ik_s64 *ret)
 {
 	const struct ik_pt_geometry *g = &pt->geom;
-	unsigned l = pt_top(g), sh0 = g->lg2_granule + pt_nbits(g, 0);
 	struct ik_pt_tbl *t = pt->root;
+	unsigned l = pt_top(g), sh;
+	ik_u64 esz, es, first = 0, stop = 0, bytes = 0, last = iova + size - 1;
+	ik_u32 idx, end, run_lo = 0, run_n = 0, cleared = 0, nfreed = 0;
+	bool any = false, tbl = false;
 
-	if (l == 0 || (iova >> sh0) != ((iova + size - 1) >> sh0) || (size >> sh0) != 0)
-		return NULL;
-	for (; l > 0; l--) {
-		ik_u32 idx = pt_index(g, iova, l);
-		/* Acquire: pairs with C2 in pt_install(), as in every descent. */
-		ik_u64 e = pt_load_acq(&t->cpu[idx]);
+	for (;;) {
+		sh = pt_shift(g, l);
+		esz = 1ull << sh;
+		if (!((iova | size) & (esz - 1)))
+			break;	/* whole entries (always so at level 0) */
+		if ((iova >> sh) != (last >> sh))
+			return false;	/* partly covered entries: the general path */
+		idx = pt_index(g, iova, l);
+		{
+			/* Acquire: pairs with C2 in pt_install(), as in every
+			 * descent. */
+			ik_u64 e = pt_load_acq(&t->cpu[idx]);
 
-		if (!e || !fmt_is_table(g, e, l))
-			return NULL;
+			if (!e) {
+				*ret = 0;	/* nothing mapped in the range */
+				return true;
+			}
+			if (!fmt_is_table(g, e, l))
+				return false;	/* a block to split */
+		}
 		t = pt_child(t, idx);
+		l--;
 	}
-	return t;
+	idx = pt_index(g, iova, l);
+	end = idx + (ik_u32)(size >> sh);
+	es = iova;
+	for (; idx < end; idx++, es += esz) {
+		/* Level 0, four mapped entries at once (the hot loop of page
+		 * unmaps, as in pt_unmap_leaves()). */
+		while (l == 0 && idx + 4 <= end && pt_load(&t->cpu[idx]) &&
+		       pt_load(&t->cpu[idx + 1]) && pt_load(&t->cpu[idx + 2]) &&
+		       pt_load(&t->cpu[idx + 3])) {
+			pt_store(&t->cpu[idx], 0);
+			pt_store(&t->cpu[idx + 1], 0);
+			pt_store(&t->cpu[idx + 2], 0);
+			pt_store(&t->cpu[idx + 3], 0);
+			if (!any)
+				first = es;
+			any = true;
+			if (!run_n)
+				run_lo = idx;
+			run_n += 4;
+			cleared += 4;
+			bytes += 4 * esz;
+			idx += 4;
+			es += 4 * esz;
+			stop = es;
+		}
+		if (idx >= end)
+			break;
+		{
+			/* Acquire where it may be a table (as pt_unmap_tbl()). */
+			ik_u64 e = l ? pt_load_acq(&t->cpu[idx]) : pt_load(&t->cpu[idx]);
+
+			if (!e) {
+				if (run_n && !pt->cfg.coherent)
+					pt_clean_entries(pt, t, run_lo, run_n);
+				run_n = 0;
+				continue;
+			}
+			if (!any)
+				first = es;
+			any = true;
+			stop = es + esz;
+			pt_store(&t->cpu[idx], 0);
+			if (l && fmt_is_table(g, e, l)) {
+				/* Unlink: one entry, the leaves below stay
+				 * untouched until the gather is synced. */
+				struct ik_pt_tbl *c = pt_child(t, idx), *q;
+				ik_u32 i, n;
+
+				ik_store_relaxed(&ik_pt_tbl_children(t)[idx], NULL);
+				n = ik_pt_subtree_collect(c, &gather->tables);
+				for (i = 0, q = gather->tables; i < n; i++, q = q->next)
+					bytes += (ik_u64)ik_load_relaxed(&q->nleaf)
+						 << pt_shift(g, q->level);
+				nfreed += n;
+				tbl = true;
+			} else {
+				cleared++;
+				bytes += esz;
+			}
+		}
+		if (!run_n)
+			run_lo = idx;
+		run_n++;
+	}
+	if (run_n && !pt->cfg.coherent)
+		pt_clean_entries(pt, t, run_lo, run_n);
+	if (cleared)
+		ik_atomic_fetch_sub(&t->nleaf, cleared, IK_MO_RELAXED);
+	if (nfreed) {
+		gather->pt = pt;
+		gather->nr_tables += nfreed;
+	}
+	if (tbl)
+		gather->walk = true;
+	if (any) {
+		/* [first cleared byte, last cleared byte], with the smallest
+		 * leaf size cleared (an unlinked table's: the granule). */
+		struct ik_gather done;
+
+		done.start = first;
+		done.end = stop;
+		done.granule = tbl ? pt_esize(g, 0) : esz;
+		pt_gather_range(pt, gather, &done);
+	}
+	*ret = (ik_s64)bytes;
+	return true;
 }
 
-static ik_s64 pt_unmap(struct ik_pgtable *pt, ik_u64 iova, ik_u64 size, struct ik_gather *gather)
+/* The general path: splits counted and pooled, then the recursive descent. */
+static IK_NOINLINE ik_s64 pt_unmap_slow(struct ik_pgtable *pt, ik_u64 iova, ik_u64 size,
+					struct ik_gather *gather)
 {
 	const struct ik_pt_geometry *g = &pt->geom;
 	struct pt_unmap_req u;
-	struct ik_pt_tbl *leaves = pt_unmap_leaf_table(pt, iova, size);
 	ik_u64 up = 0, leaf = 0;
 
-	if (!leaves)
-		pt_unmap_count(g, pt->root, pt_top(g), iova, iova + size, &up, &leaf);
+	pt_unmap_count(g, pt->root, pt_top(g), iova, iova + size, &up, &leaf);
 	pt_ctx_init(&u.c, pt);
 	if (up || leaf) {
 		int ret = ik_pt_pool_fill(pt, &u.c.pool, up, leaf);
@@ -1323,10 +1471,7 @@ static ik_s64 pt_unmap(struct ik_pgtable *pt, ik_u64 iova, ik_u64 size, struct i
 	u.walk = false;
 	u.freed = &gather->tables;	/* nothing fails from here on */
 	u.nfreed = 0;
-	if (leaves)
-		pt_unmap_leaves(&u, leaves, iova, iova + size);
-	else
-		pt_unmap_tbl(&u, pt->root, pt_top(g), iova, iova + size);
+	pt_unmap_tbl(&u, pt->root, pt_top(g), iova, iova + size);
 	pt_run_flush_all(&u.c);
 	pt_pool_done(&u.c);
 	if (u.nfreed) {
@@ -1337,6 +1482,15 @@ static ik_s64 pt_unmap(struct ik_pgtable *pt, ik_u64 iova, ik_u64 size, struct i
 		gather->walk = true;
 	pt_gather_range(pt, gather, &u.done);
 	return (ik_s64)u.bytes;
+}
+
+static ik_s64 pt_unmap(struct ik_pgtable *pt, ik_u64 iova, ik_u64 size, struct ik_gather *gather)
+{
+	ik_s64 ret;
+
+	if (pt_unmap_fast(pt, iova, size, gather, &ret))
+		return ret;
+	return pt_unmap_slow(pt, iova, size, gather);
 }
 
 /* ------------------------------------------------------------ lookups */
