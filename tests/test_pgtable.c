@@ -1029,7 +1029,9 @@ struct we_out {
 
 /* Entries k of the level-1 run at `b` (span t each): 0 and 4 a block (or 3
  * pages where the smallest block is not a level-1 entry), 1 a table with 2
- * pages, 2 empty, 3 an empty table (left by a partial unmap), 5 empty. */
+ * pages, 2 empty, 3 an empty table (left by a partial unmap), 5 empty, 6 a
+ * table with pages 1..20 and 24..40 (two runs: more than the 16 pages the
+ * fast path clears inline). */
 static void we_layout(struct th *h, uint64_t b, bool blk)
 {
 	uint64_t g = G(h), t = T(h), pa = 0x40000000ull;
@@ -1047,6 +1049,8 @@ static void we_layout(struct th *h, uint64_t b, bool blk)
 	ck_assert_int_eq(ik_pgtable_map(h->pt, b + t + 5 * g, pa + t + 5 * g, g, PROT_RW), 0);
 	ck_assert_int_eq(ik_pgtable_map(h->pt, b + 3 * t + 7 * g, pa, g, PROT_RW), 0);
 	ck_assert_int_eq(unmap_sync(h, b + 3 * t + 7 * g, g), (ik_s64)g);
+	ck_assert_int_eq(ik_pgtable_map(h->pt, b + 6 * t + g, pa + g, 20 * g, PROT_RW), 0);
+	ck_assert_int_eq(ik_pgtable_map(h->pt, b + 6 * t + 24 * g, pa + 24 * g, 17 * g, PROT_RW), 0);
 }
 
 /* Unmap [b + first * t - pre, b + (first + n) * t + post) from a fresh
@@ -1130,6 +1134,32 @@ START_TEST(whole_entry_unmaps_match_the_general_path)
 	ck_assert_uint_eq(f.ga.end, b + t);
 	ck_assert_uint_eq(f.ga.granule, blk ? t : g);
 	ck_assert(f.ga.walk == !blk);
+	/* pages of entry 6's table, 48 (two runs) and 12: the fast path (long
+	 * and inline loops) against the general one (one granule of entry 5
+	 * more) */
+	{
+		static const unsigned npg[] = { 48, 12 };
+		unsigned k;
+
+		for (k = 0; k < 2; k++) {
+			we_run(_i, 6, 0, 0, npg[k] * g, &f);
+			we_run(_i, 6, 0, g, npg[k] * g, &s);
+			ck_assert_int_eq(f.bytes, (ik_s64)((k ? 11 : 37) * g));
+			ck_assert_int_eq(f.bytes, s.bytes);
+			ck_assert_int_eq(f.cleans, k ? 1 : 2);
+			ck_assert_int_eq(f.cleans, s.cleans);
+			ck_assert_int_eq(f.clean_bytes, s.clean_bytes);
+			ck_assert_uint_eq(f.ga.start, b + 6 * t + g);
+			ck_assert_uint_eq(f.ga.start, s.ga.start);
+			ck_assert_uint_eq(f.ga.end, b + 6 * t + (k ? 12 : 41) * g);
+			ck_assert_uint_eq(f.ga.end, s.ga.end);
+			ck_assert_uint_eq(f.ga.granule, g);
+			ck_assert_uint_eq(s.ga.granule, g);
+			ck_assert(!f.ga.walk && !s.ga.walk);
+			ck_assert_uint_eq(f.nr_tables + s.nr_tables, 0);
+			ck_assert_uint_eq(f.digest, s.digest);
+		}
+	}
 	/* the empty entry, whole or in part: nothing mapped, nothing added */
 	we_run(_i, 2, 1, 0, 0, &f);
 	ck_assert_int_eq(f.bytes, 0);

@@ -615,8 +615,11 @@ IK_API int ik_pgtable_map_sg(struct ik_pgtable *pt, ik_u64 iova, const struct ik
  * cleared leaf size, to the gather through gather_add, when it cleared
  * anything.  The gather must be empty or hold only this table set's pages.
  * Cost: O(leaves cleared in partly covered tables + tables unlinked); one
- * clean per run of cleared entries per table page.  A range inside one
- * level-0 table (short of all of it) takes one descent, no counting pass.
+ * clean per run of cleared entries per table page.  A range that is a run
+ * of whole entries of one table, reached through table entries only (pages
+ * inside one level-0 table, a block, the entry of a whole last-level table,
+ * an aligned run of them), takes one descent and no counting pass: nothing
+ * in it can need a split.
  * Calls: alloc_table and clean (splits), gather_add.
  */
 IK_API ik_s64 ik_pgtable_unmap(struct ik_pgtable *pt, ik_u64 iova, ik_u64 size,

@@ -32,7 +32,12 @@
  *   its subtree; leaves inside are cleared in runs; a block that crosses a
  *   boundary of the range is split (a private table with the block's
  *   attributes minus the hole, cleaned, then swapped in).  Splits need pages:
- *   counted and pooled before anything is written.
+ *   counted and pooled before anything is written.  A range that is a run of
+ *   whole entries of one table (pages, a block, a whole last-level table)
+ *   cannot need a split: pt_unmap_fast() clears it after one descent.
+ *
+ * Descents compute a table's child array from its bookkeeping's address
+ * (ik_pt_tbl_children()), so a level costs one dependent load.
  *
  * Every recursive descent over a range (unmap and its pass 1, dump, dirty)
  * visits a table's entries with one iterator, struct pt_span.
@@ -115,6 +120,7 @@ static inline bool pt_leaf_nonlinear(ik_u64 pa, ik_u64 sz, ik_u64 n)
 #define pt_unmap_tbl PT_NS(pt_unmap_tbl)
 #define pt_unmap PT_NS(pt_unmap)
 #define pt_unmap_slow PT_NS(pt_unmap_slow)
+#define pt_unmap_many_leaves PT_NS(pt_unmap_many_leaves)
 #define pt_iova_to_phys PT_NS(pt_iova_to_phys)
 #define pt_dump_tbl PT_NS(pt_dump_tbl)
 #define pt_dump PT_NS(pt_dump)
@@ -752,14 +758,17 @@ IK_ALWAYS_INLINE void pt_store_leaves(const struct ik_pt_geometry *g, struct ik_
 		for (k = 0; k < p->count; k++, pa += sz)
 			pt_store(&e[k], fmt_mk_leaf(g, attrs, pa, p->lvl));
 	} else {
-		for (k = 0; k + 4 <= p->count; k += 4, v += 4 * st) {
-			pt_store(&e[k], v);
-			pt_store(&e[k + 1], v + st);
-			pt_store(&e[k + 2], v + 2 * st);
-			pt_store(&e[k + 3], v + 3 * st);
+		/* A pointer, not an index: no index arithmetic per store. */
+		ik_u64 *end = e + p->count;
+
+		for (; end - e >= 4; e += 4, v += 4 * st) {
+			pt_store(&e[0], v);
+			pt_store(&e[1], v + st);
+			pt_store(&e[2], v + 2 * st);
+			pt_store(&e[3], v + 3 * st);
 		}
-		for (; k < p->count; k++, v += st)
-			pt_store(&e[k], v);
+		for (; e < end; e++, v += st)
+			pt_store(e, v);
 	}
 	ik_atomic_fetch_add(&t->nleaf, p->count, IK_MO_RELAXED);
 }
@@ -915,7 +924,8 @@ IK_ALWAYS_INLINE bool pt_map_fast(struct ik_pgtable *pt, ik_u64 iova, ik_u64 pa,
 	unsigned l = pt_top(g), lvl, sh;
 	struct pt_piece p;
 	ik_u64 acc = 0, cnt;
-	ik_u32 idx, k;
+	const ik_u64 *ents;
+	ik_u32 idx, k, n;
 
 	if (pgsize) {
 		lvl = pt_pgsize_level(g, pgsize);
@@ -941,15 +951,21 @@ IK_ALWAYS_INLINE bool pt_map_fast(struct ik_pgtable *pt, ik_u64 iova, ik_u64 pa,
 			return false;
 		t = pt_child(t, i);
 	}
-	/* Plain loads, as in pass 1: only this request writes these entries. */
-	for (k = 0; k < cnt; k++)
-		acc |= t->cpu[idx + k];
+	/* Plain loads, as in pass 1: only this request writes these entries.
+	 * Four at a time, ORed as a tree: the chain of ORs, not the loads,
+	 * bounds a one-at-a-time loop. */
+	ents = t->cpu + idx;
+	n = (ik_u32)cnt;
+	for (k = 0; k + 4 <= n; k += 4, ents += 4)
+		acc |= (ents[0] | ents[1]) | (ents[2] | ents[3]);
+	for (; k < n; k++, ents++)
+		acc |= ents[0];
 	if (acc)
 		return false;
 	p.iova = iova;
 	p.pa = pa;
 	p.lvl = lvl;
-	p.count = (ik_u32)cnt;
+	p.count = n;
 	pt_store_leaves(g, t, idx, &p, attrs);
 	if (!pt->cfg.coherent)
 		pt_clean_entries(pt, t, idx, p.count);
@@ -1206,7 +1222,7 @@ static ik_u64 pt_queue_subtree(struct pt_unmap_req *u, struct ik_pt_tbl *t)
 
 /* Level 0: every entry in range is whole and a leaf or empty; the hot loop
  * of page unmaps. */
-static void pt_unmap_leaves(struct pt_unmap_req *u, struct ik_pt_tbl *t, ik_u64 start, ik_u64 end)
+static IK_NOINLINE void pt_unmap_leaves(struct pt_unmap_req *u, struct ik_pt_tbl *t, ik_u64 start, ik_u64 end)
 {
 	const struct ik_pt_geometry *g = u->c.g;
 	unsigned sh = g->lg2_granule;
@@ -1316,6 +1332,80 @@ static void pt_unmap_tbl(struct pt_unmap_req *u, struct ik_pt_tbl *t, unsigned l
 }
 
 /*
+ * Clear the mapped entries idx..end-1 of level-0 table t (the hot loop of
+ * page unmaps, as pt_unmap_leaves(): four mapped entries at once), cleaning
+ * each run of cleared entries but the last, which is left in *run_lo,
+ * *run_n for the caller.  Returns how many were cleared, the first and the
+ * last in *lo and *hi.
+ */
+IK_ALWAYS_INLINE ik_u32 pt_fast_leaves(struct ik_pgtable *pt, struct ik_pt_tbl *t, ik_u32 idx,
+				       ik_u32 end, ik_u32 *lo, ik_u32 *hi, ik_u32 *run_lo,
+				       ik_u32 *run_n)
+{
+	ik_u64 *e = t->cpu;
+	ik_u32 rlo = 0, rn = 0, cleared = 0;
+
+	for (; idx < end; idx++) {
+		while (idx + 4 <= end && pt_load(&e[idx]) && pt_load(&e[idx + 1]) &&
+		       pt_load(&e[idx + 2]) && pt_load(&e[idx + 3])) {
+			pt_store(&e[idx], 0);
+			pt_store(&e[idx + 1], 0);
+			pt_store(&e[idx + 2], 0);
+			pt_store(&e[idx + 3], 0);
+			if (!cleared)
+				*lo = idx;
+			if (!rn)
+				rlo = idx;
+			cleared += 4;
+			rn += 4;
+			idx += 4;
+			*hi = idx - 1;
+		}
+		if (idx >= end)
+			break;
+		if (!pt_load(&e[idx])) {
+			if (rn && !pt->cfg.coherent)
+				pt_clean_entries(pt, t, rlo, rn);
+			rn = 0;
+			continue;
+		}
+		pt_store(&e[idx], 0);
+		if (!cleared)
+			*lo = idx;
+		*hi = idx;
+		cleared++;
+		if (!rn)
+			rlo = idx;
+		rn++;
+	}
+	*run_lo = rlo;
+	*run_n = rn;
+	return cleared;
+}
+
+/* Pages of one level-0 table, many of them: the general path's leaf loop
+ * (pt_unmap_leaves(), a leaf function whose loop keeps its variables in
+ * registers: measured faster per entry than the loop inlined into
+ * pt_unmap_fast()), with the request context it needs.  Same cleans and
+ * gather as the inline loop. */
+static IK_NOINLINE ik_s64 pt_unmap_many_leaves(struct ik_pgtable *pt, struct ik_pt_tbl *t,
+					       ik_u64 iova, ik_u64 size, struct ik_gather *gather)
+{
+	struct pt_unmap_req u;
+
+	pt_ctx_init(&u.c, pt);
+	u.bytes = 0;
+	ik_gather_init(&u.done);
+	u.walk = false;
+	u.freed = &gather->tables;
+	u.nfreed = 0;
+	pt_unmap_leaves(&u, t, iova, iova + size);
+	pt_run_flush_all(&u.c);
+	pt_gather_range(pt, gather, &u.done);
+	return (ik_s64)u.bytes;
+}
+
+/*
  * The one-table fast path: when [iova, iova + size) is a run of whole
  * entries of one table (pages inside one level-0 table; a block; the entry
  * of a whole last-level table; any aligned run of them) reached through
@@ -1364,34 +1454,27 @@ IK_ALWAYS_INLINE bool pt_unmap_fast(struct ik_pgtable *pt, ik_u64 iova, ik_u64 s
 	}
 	idx = pt_index(g, iova, l);
 	end = idx + (ik_u32)(size >> sh);
+	if (l == 0) {
+		ik_u32 lo = 0, hi = 0;
+
+		if (end - idx > 16) {
+			*ret = pt_unmap_many_leaves(pt, t, iova, size, gather);
+			return true;
+		}
+		cleared = pt_fast_leaves(pt, t, idx, end, &lo, &hi, &run_lo, &run_n);
+		if (cleared) {
+			any = true;
+			first = iova + ((ik_u64)(lo - idx) << sh);
+			stop = iova + ((ik_u64)(hi + 1 - idx) << sh);
+			bytes = (ik_u64)cleared << sh;
+		}
+		idx = end;
+	}
 	es = iova;
 	for (; idx < end; idx++, es += esz) {
-		/* Level 0, four mapped entries at once (the hot loop of page
-		 * unmaps, as in pt_unmap_leaves()). */
-		while (l == 0 && idx + 4 <= end && pt_load(&t->cpu[idx]) &&
-		       pt_load(&t->cpu[idx + 1]) && pt_load(&t->cpu[idx + 2]) &&
-		       pt_load(&t->cpu[idx + 3])) {
-			pt_store(&t->cpu[idx], 0);
-			pt_store(&t->cpu[idx + 1], 0);
-			pt_store(&t->cpu[idx + 2], 0);
-			pt_store(&t->cpu[idx + 3], 0);
-			if (!any)
-				first = es;
-			any = true;
-			if (!run_n)
-				run_lo = idx;
-			run_n += 4;
-			cleared += 4;
-			bytes += 4 * esz;
-			idx += 4;
-			es += 4 * esz;
-			stop = es;
-		}
-		if (idx >= end)
-			break;
 		{
-			/* Acquire where it may be a table (as pt_unmap_tbl()). */
-			ik_u64 e = l ? pt_load_acq(&t->cpu[idx]) : pt_load(&t->cpu[idx]);
+			/* Acquire: it may be a table (as pt_unmap_tbl()). */
+			ik_u64 e = pt_load_acq(&t->cpu[idx]);
 
 			if (!e) {
 				if (run_n && !pt->cfg.coherent)
@@ -1404,7 +1487,7 @@ IK_ALWAYS_INLINE bool pt_unmap_fast(struct ik_pgtable *pt, ik_u64 iova, ik_u64 s
 			any = true;
 			stop = es + esz;
 			pt_store(&t->cpu[idx], 0);
-			if (l && fmt_is_table(g, e, l)) {
+			if (fmt_is_table(g, e, l)) {
 				/* Unlink: one entry, the leaves below stay
 				 * untouched until the gather is synced. */
 				struct ik_pt_tbl *c = pt_child(t, idx), *q;
@@ -1426,10 +1509,12 @@ IK_ALWAYS_INLINE bool pt_unmap_fast(struct ik_pgtable *pt, ik_u64 iova, ik_u64 s
 			run_lo = idx;
 		run_n++;
 	}
-	if (run_n && !pt->cfg.coherent)
-		pt_clean_entries(pt, t, run_lo, run_n);
+	/* The count before the last clean: a locked update issued after a
+	 * cache clean would wait for its write-back. */
 	if (cleared)
 		ik_atomic_fetch_sub(&t->nleaf, cleared, IK_MO_RELAXED);
+	if (run_n && !pt->cfg.coherent)
+		pt_clean_entries(pt, t, run_lo, run_n);
 	if (nfreed) {
 		gather->pt = pt;
 		gather->nr_tables += nfreed;
