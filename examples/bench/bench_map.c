@@ -17,6 +17,12 @@
  * Timing: each sample times a batch of NREG requests on distinct 2 MiB-aligned
  * regions (so the clock's own cost is divided by NREG); the median over the
  * samples is reported.  Gathers are synced after the timed unmap batch.
+ * The 2 MiB rows include the unmap of a 2 MiB block (one entry above the
+ * last level cleared) and of 2 MiB of 4 KiB pages (one table pointer
+ * cleared, tfreed 1).
+ *
+ * --baseline LIB: the same measurements on this build and on another one
+ * loaded with dlopen(), alternating in one process (see ab_measure()).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +30,23 @@
 #include <iommukit/pgtable.h>
 #include <iommukit/fmt/vtd.h>
 #include "bench.h"
+#include "config.h"
+#ifdef HAVE_DLOPEN
+#include <dlfcn.h>
+#endif
+/* --baseline loads a second build with RTLD_DEEPBIND, which the sanitizer
+ * runtimes refuse: such builds go without it (as bench_iova.c). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define BENCH_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+	__has_feature(memory_sanitizer)
+#define BENCH_SANITIZED 1
+#endif
+#endif
+#if defined(HAVE_DLOPEN) && defined(RTLD_DEEPBIND) && !defined(BENCH_SANITIZED)
+#define BENCH_BASELINE 1
+#endif
 
 #define K4 0x1000ull
 #define M2 0x200000ull
@@ -96,6 +119,33 @@ static const struct ik_pgtable_hooks bench_hooks = {
 	NULL, NULL, h_clean, h_flush_all, h_flush_walk, h_gather_add, h_sync_map, h_iotlb_sync,
 };
 
+/* ---- the library calls, through pointers so that --baseline drives a
+ * second build with the same code ---- */
+
+struct pt_api {
+	int (*create)(const struct ik_pgtable_cfg *cfg, struct ik_pgtable **out);
+	void (*destroy)(struct ik_pgtable *pt);
+	int (*map)(struct ik_pgtable *pt, ik_u64 iova, ik_u64 paddr, ik_u64 size, unsigned prot);
+	int (*map_pages)(struct ik_pgtable *pt, ik_u64 iova, ik_u64 paddr, ik_u64 pgsize,
+			 ik_u64 pgcount, unsigned prot);
+	int (*map_sg)(struct ik_pgtable *pt, ik_u64 iova, const struct ik_seg *segs, ik_size n,
+		      unsigned prot, ik_u64 *mapped);
+	ik_s64 (*unmap)(struct ik_pgtable *pt, ik_u64 iova, ik_u64 size, struct ik_gather *g);
+	int (*gather_sync)(struct ik_pgtable *pt, struct ik_gather *g);
+	int (*iova_to_phys)(const struct ik_pgtable *pt, ik_u64 iova, ik_u64 *paddr,
+			    ik_u64 *pgsize);
+	void (*get_stats)(const struct ik_pgtable *pt, struct ik_pgtable_stats *st);
+};
+
+static const struct pt_api this_api = {
+	ik_pgtable_create, ik_pgtable_destroy, ik_pgtable_map, ik_pgtable_map_pages,
+	ik_pgtable_map_sg, ik_pgtable_unmap, ik_pgtable_gather_sync, ik_pgtable_iova_to_phys,
+	ik_pgtable_get_stats,
+};
+
+/* The build measured now: this one, or with --baseline either of the two. */
+static const struct pt_api *api = &this_api;
+
 /* ---- one measurement ---- */
 
 struct run {
@@ -111,6 +161,7 @@ struct run {
 
 struct result {
 	double ns_median, ns_p99;
+	double ns_iqm;		/* interquartile mean (--baseline compares these) */
 	double cleans, clean_bytes, tlb_calls, sync_maps, tables_alloc, tables_freed;
 	double sync_ns;
 	uint64_t pgsize;	/* largest leaf used */
@@ -124,7 +175,7 @@ static void snap(const struct bctx *b, const struct ik_pgtable *pt, struct count
 {
 	struct ik_pgtable_stats st;
 
-	ik_pgtable_get_stats(pt, &st);
+	api->get_stats(pt, &st);
 	c->cleans = b->cleans;
 	c->clean_bytes = b->clean_bytes;
 	c->tlb = b->tlb_calls;
@@ -152,9 +203,9 @@ static int do_map(struct ik_pgtable *pt, const struct run *r, uint64_t iova, uin
 	int ret;
 
 	if (!r->per_pte)
-		return ik_pgtable_map(pt, iova, pa, r->size, IK_PROT_READ | IK_PROT_WRITE);
+		return api->map(pt, iova, pa, r->size, IK_PROT_READ | IK_PROT_WRITE);
 	for (off = 0; off < r->size; off += K4) {
-		ret = ik_pgtable_map_pages(pt, iova + off, pa + off, K4, 1, IK_PROT_READ | IK_PROT_WRITE);
+		ret = api->map_pages(pt, iova + off, pa + off, K4, 1, IK_PROT_READ | IK_PROT_WRITE);
 		if (ret)
 			return ret;
 	}
@@ -168,15 +219,30 @@ static int64_t do_unmap(struct ik_pgtable *pt, const struct run *r, uint64_t iov
 	int64_t total = 0, n;
 
 	if (!r->per_pte)
-		return ik_pgtable_unmap(pt, iova, r->size, g);
+		return api->unmap(pt, iova, r->size, g);
 	for (off = 0; off < r->size; off += K4) {
-		n = ik_pgtable_unmap(pt, iova + off, K4, g);
+		n = api->unmap(pt, iova + off, K4, g);
 		if (n < 0)
 			return n;
 		total += n;
-		ik_pgtable_gather_sync(pt, g); /* the old way: sync each page */
+		api->gather_sync(pt, g); /* the old way: sync each page */
 	}
 	return total;
+}
+
+/* The mean of the middle half of sorted samples: robust to the outliers of
+ * a busy machine, and finer than a median when the clock is coarse (a
+ * median of batches then sits on a multiple of the clock's step). */
+static double iqm(const struct bench_samples *s)
+{
+	size_t i, lo = s->n / 4, hi = s->n - s->n / 4;
+	double sum = 0;
+
+	if (hi <= lo)
+		return s->n ? (double)s->v[s->n / 2] : 0;
+	for (i = lo; i < hi; i++)
+		sum += (double)s->v[i];
+	return sum / (double)(hi - lo);
 }
 
 /* The leaf size the engine chooses for r's buffer at iova -> pa (0 if the
@@ -186,12 +252,12 @@ static uint64_t chosen_leaf(struct ik_pgtable *pt, const struct run *r, uint64_t
 	uint64_t got = 0, sz = 0;
 	struct ik_gather g;
 
-	if (ik_pgtable_map(pt, iova, pa, r->size, IK_PROT_READ | IK_PROT_WRITE))
+	if (api->map(pt, iova, pa, r->size, IK_PROT_READ | IK_PROT_WRITE))
 		return 0;
-	ik_pgtable_iova_to_phys(pt, iova, &got, &sz);
+	api->iova_to_phys(pt, iova, &got, &sz);
 	ik_gather_init(&g);
-	ik_pgtable_unmap(pt, iova, r->size, &g);
-	ik_pgtable_gather_sync(pt, &g);
+	api->unmap(pt, iova, r->size, &g);
+	api->gather_sync(pt, &g);
 	return sz;
 }
 
@@ -221,7 +287,7 @@ static int measure(const struct run *r, struct result *map, struct result *unmap
 	cfg.coherent = r->coherent;
 	cfg.hooks = &bench_hooks;
 	cfg.cookie = &b;
-	ret = ik_pgtable_create(&cfg, &pt);
+	ret = api->create(&cfg, &pt);
 	if (ret)
 		return ret;
 	slot *= 2; /* keep regions in distinct last-level tables */
@@ -259,7 +325,7 @@ static int measure(const struct run *r, struct result *map, struct result *unmap
 				c2.tfreed += g[i].nr_tables;
 		}
 		for (i = 0; i < NREG; i++)
-			ik_pgtable_gather_sync(pt, &g[i]);
+			api->gather_sync(pt, &g[i]);
 		t3 = bench_now_ns();
 		if (s >= warm) {
 			bench_samples_add(&sm, (t1 - t0));
@@ -274,9 +340,11 @@ static int measure(const struct run *r, struct result *map, struct result *unmap
 	bench_stats_compute(&sm, &st);
 	map->ns_median = (double)st.p50 / NREG;
 	map->ns_p99 = (double)st.p99 / NREG;
+	map->ns_iqm = iqm(&sm) / NREG;
 	bench_stats_compute(&su, &st);
 	unmap->ns_median = (double)st.p50 / NREG;
 	unmap->ns_p99 = (double)st.p99 / NREG;
+	unmap->ns_iqm = iqm(&su) / NREG;
 	unmap->sync_ns = (double)sync_ns / r->samples / NREG;
 	map->sync_ns = 0;
 	map->pgsize = unmap->pgsize = r->per_pte ? K4 : maxleaf;
@@ -284,7 +352,7 @@ static int measure(const struct run *r, struct result *map, struct result *unmap
 out:
 	bench_samples_free(&sm);
 	bench_samples_free(&su);
-	ik_pgtable_destroy(pt);
+	api->destroy(pt);
 	return ret;
 }
 
@@ -315,7 +383,7 @@ static int measure_sg(const struct bench_fmt *f, bool coherent, enum clean_kind 
 	cfg.coherent = coherent;
 	cfg.hooks = &bench_hooks;
 	cfg.cookie = &b;
-	ret = ik_pgtable_create(&cfg, &pt);
+	ret = api->create(&cfg, &pt);
 	if (ret)
 		return ret;
 	for (k = 0; k < 30; k++) {
@@ -334,11 +402,11 @@ static int measure_sg(const struct bench_fmt *f, bool coherent, enum clean_kind 
 			uint64_t iova = base + (uint64_t)i * 2 * M2;
 
 			if (!separate) {
-				ret = ik_pgtable_map_sg(pt, iova, segs, 30, IK_PROT_READ | IK_PROT_WRITE, NULL);
+				ret = api->map_sg(pt, iova, segs, 30, IK_PROT_READ | IK_PROT_WRITE, NULL);
 			} else {
 				for (k = 0; k < 30 && !ret; k++)
-					ret = ik_pgtable_map(pt, iova + k * K4, segs[k].paddr, K4,
-							     IK_PROT_READ | IK_PROT_WRITE);
+					ret = api->map(pt, iova + k * K4, segs[k].paddr, K4,
+						       IK_PROT_READ | IK_PROT_WRITE);
 			}
 			if (ret)
 				goto out;
@@ -350,8 +418,8 @@ static int measure_sg(const struct bench_fmt *f, bool coherent, enum clean_kind 
 			struct ik_gather g;
 
 			ik_gather_init(&g);
-			ik_pgtable_unmap(pt, base + (uint64_t)i * 2 * M2, 30 * K4, &g);
-			ik_pgtable_gather_sync(pt, &g);
+			api->unmap(pt, base + (uint64_t)i * 2 * M2, 30 * K4, &g);
+			api->gather_sync(pt, &g);
 		}
 		if (s >= 2)
 			bench_samples_add(&sm, t1 - t0);
@@ -360,11 +428,12 @@ static int measure_sg(const struct bench_fmt *f, bool coherent, enum clean_kind 
 	bench_stats_compute(&sm, &st);
 	res->ns_median = (double)st.p50 / NREG;
 	res->ns_p99 = (double)st.p99 / NREG;
+	res->ns_iqm = iqm(&sm) / NREG;
 	res->pgsize = K4;
 	res->sync_ns = 0;
 out:
 	bench_samples_free(&sm);
-	ik_pgtable_destroy(pt);
+	api->destroy(pt);
 	return ret;
 }
 
@@ -480,9 +549,186 @@ struct map_opts {
 	bool per_pte;			/* --per-pte-sync */
 	bool sel[BENCH_FMTS_MAX];	/* the formats to run */
 	bool side;			/* several formats, text: side by side */
+	unsigned rounds;		/* --rounds (--baseline) */
+	const struct pt_api *base;	/* --baseline LIB, or NULL */
+	const struct pt_api *cur;	/* this build, or --candidate LIB */
+	const char *base_path, *cand_path;
 };
 
-enum { MAP_FMT = BENCH_OPT_OWN, MAP_SIZE, MAP_SAMPLES, MAP_PER_PTE_SYNC };
+/* ---- --baseline: this build against another, in one process ---- */
+
+/*
+ * Each measurement (one format, size, page kind and walk mode; and the
+ * scatter list) runs `rounds` times on each build, alternating between the
+ * two (who goes first alternates too), so that both see the same machine;
+ * every run is a whole measure() (its own table set, warm-up and samples).
+ * A run's time is the interquartile mean of its batches (iqm(): finer than
+ * their median when the clock is coarse); the ratio reported is the median
+ * over the rounds of this build's over the baseline's, and the times are the
+ * medians of the rounds' times.
+ * The counts (cleans, tables installed and released) are each build's own,
+ * from its last round: they show what work changed.  The other build must
+ * take the same config, hooks, gather and stats structs (unchanged since
+ * 0.1.0).
+ */
+struct pt_lib {
+	struct pt_api api;
+};
+
+static struct pt_lib base_lib, cand_lib;
+
+static int ab_load(const char *path, struct pt_lib *l)
+{
+#ifdef BENCH_BASELINE
+	/* Deep binding: the other build's calls into its own exported
+	 * functions must not land in this build's. */
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+	struct pt_api *a = &l->api;
+
+	if (!h) {
+		fprintf(stderr, "iommukit-bench map: --baseline: %s\n", dlerror());
+		return 2;
+	}
+	*(void **)&a->create = dlsym(h, "ik_pgtable_create");
+	*(void **)&a->destroy = dlsym(h, "ik_pgtable_destroy");
+	*(void **)&a->map = dlsym(h, "ik_pgtable_map");
+	*(void **)&a->map_pages = dlsym(h, "ik_pgtable_map_pages");
+	*(void **)&a->map_sg = dlsym(h, "ik_pgtable_map_sg");
+	*(void **)&a->unmap = dlsym(h, "ik_pgtable_unmap");
+	*(void **)&a->gather_sync = dlsym(h, "ik_pgtable_gather_sync");
+	*(void **)&a->iova_to_phys = dlsym(h, "ik_pgtable_iova_to_phys");
+	*(void **)&a->get_stats = dlsym(h, "ik_pgtable_get_stats");
+	if (!a->create || !a->destroy || !a->map || !a->map_pages || !a->map_sg || !a->unmap ||
+	    !a->gather_sync || !a->iova_to_phys || !a->get_stats) {
+		fprintf(stderr, "iommukit-bench map: --baseline: %s: not an iommukit library\n",
+			path);
+		return 2;
+	}
+	return 0;
+#else
+	(void)path;
+	(void)l;
+	fprintf(stderr, "iommukit-bench map: --baseline: not available in this build (it needs"
+			" dlopen() with RTLD_DEEPBIND, and no sanitizer)\n");
+	return 2;
+#endif
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+static double median_of(double *v, unsigned n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n ? v[n / 2] : 0;
+}
+
+/* What one A/B measurement reports, per op (0 map, 1 unmap). */
+struct ab_res {
+	double base_ns[2], ns[2], ratio[2];
+	struct result base[2], cur[2];	/* each build's last round (counts) */
+};
+
+/* One measurement of either build: fills rm (and ru, unless NULL). */
+typedef int (*ab_fn)(const void *arg, struct result *rm, struct result *ru);
+
+static int ab_measure(const struct map_opts *m, ab_fn fn, const void *arg, struct ab_res *out)
+{
+	unsigned n = m->rounds, r, k;
+	double *v = calloc(6 * (size_t)n, sizeof(double));
+	int ret = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (r = 0; r < n && !ret; r++) {
+		for (k = 0; k < 2 && !ret; k++) {
+			bool cur = ((r & 1) != 0) == (k == 0); /* alternate who goes first */
+			struct result *rm = cur ? &out->cur[0] : &out->base[0];
+			struct result *ru = cur ? &out->cur[1] : &out->base[1];
+
+			memset(rm, 0, sizeof(*rm));
+			memset(ru, 0, sizeof(*ru));
+			api = cur ? m->cur : m->base;
+			ret = fn(arg, rm, ru);
+		}
+		for (k = 0; k < 2 && !ret; k++) {
+			v[(2 * k) * n + r] = out->base[k].ns_iqm;
+			v[(2 * k + 1) * n + r] = out->cur[k].ns_iqm;
+			v[(4 + k) * n + r] = out->base[k].ns_iqm > 0
+						     ? out->cur[k].ns_iqm / out->base[k].ns_iqm
+						     : 1;
+		}
+	}
+	api = &this_api;
+	for (k = 0; k < 2 && !ret; k++) {
+		out->base_ns[k] = median_of(v + (2 * k) * n, n);
+		out->ns[k] = median_of(v + (2 * k + 1) * n, n);
+		out->ratio[k] = median_of(v + (4 + k) * n, n);
+	}
+	free(v);
+	return ret;
+}
+
+static void ab_emit(const struct bench_opts *o, const struct map_opts *m, const char *fmt,
+		    uint64_t size, bool coherent, const char *mode, bool defer, const char *op,
+		    const struct ab_res *a, unsigned k)
+{
+	const struct result *b = &a->base[k], *c = &a->cur[k];
+	char lb[32];
+
+	if (o->json) {
+		printf("{\"bench\":\"map\",\"mode\":\"baseline\",\"fmt\":\"%s\",\"size\":%llu,"
+		       "\"pgsize\":%llu,\"coherent\":%s,\"clean_mode\":\"%s\","
+		       "\"defer_leaf_clean\":%s,\"op\":\"%s\",\"rounds\":%u,"
+		       "\"base_ns\":%.1f,\"ns\":%.1f,\"ratio\":%.3f,"
+		       "\"base_cleans\":%.2f,\"cleans\":%.2f,\"base_clean_bytes\":%.1f,"
+		       "\"clean_bytes\":%.1f,\"base_tables_alloc\":%.2f,\"tables_alloc\":%.2f,"
+		       "\"base_tables_freed\":%.2f,\"tables_freed\":%.2f}\n",
+		       fmt, (unsigned long long)size, (unsigned long long)c->pgsize,
+		       coherent ? "true" : "false", mode, defer ? "true" : "false", op, m->rounds,
+		       a->base_ns[k], a->ns[k], a->ratio[k], b->cleans, c->cleans, b->clean_bytes,
+		       c->clean_bytes, b->tables_alloc, c->tables_alloc, b->tables_freed,
+		       c->tables_freed);
+		return;
+	}
+	printf("%-12s %7lluK %7lluK %-5s %-14s %-6s %9.1f %9.1f %6.3f %6.2f %6.2f %6.2f %6.2f\n",
+	       fmt, (unsigned long long)(size >> 10), (unsigned long long)(c->pgsize >> 10),
+	       coherent ? "coh" : "nc", mode_label(mode, defer, lb, sizeof(lb)), op, a->base_ns[k],
+	       a->ns[k], a->ratio[k], b->cleans, c->cleans, b->tables_freed, c->tables_freed);
+}
+
+static void ab_header(const struct bench_opts *o, const struct map_opts *m)
+{
+	if (o->json)
+		return;
+	printf("map --baseline %s: %s against that one in one process,\n"
+	       "%u rounds per measurement alternating between the two builds (who goes first\n"
+	       "alternates); base, this: medians over the rounds of ns per call (each round\n"
+	       "the interquartile mean of batches of %d requests); ratio: median of\n"
+	       "this/base per round;\n"
+	       "cleans and tables released per call (tfreed), baseline and this build.\n",
+	       m->base_path, m->cand_path ? m->cand_path : "this build", m->rounds, NREG);
+	printf("%-12s %8s %8s %-5s %-14s %-6s %9s %9s %6s %6s %6s %6s %6s\n", "fmt", "size",
+	       "pgsize", "walk", "clean", "op", "base", "this", "ratio", "cl.b", "cl", "tf.b",
+	       "tf");
+}
+
+/* measure() and measure_sg() as ab_fn. */
+struct sg_arg {
+	const struct bench_fmt *f;
+	bool separate;
+	unsigned samples;
+};
+
+
+enum {
+	MAP_FMT = BENCH_OPT_OWN, MAP_SIZE, MAP_SAMPLES, MAP_PER_PTE_SYNC, MAP_BASELINE,
+	MAP_CANDIDATE, MAP_ROUNDS
+};
 
 static const struct option map_options[] = {
 	BENCH_OPTS_COMMON, BENCH_OPTS_JSON, BENCH_OPTS_QUICK,
@@ -490,6 +736,9 @@ static const struct option map_options[] = {
 	{ "size", required_argument, NULL, MAP_SIZE },
 	{ "samples", required_argument, NULL, MAP_SAMPLES },
 	{ "per-pte-sync", no_argument, NULL, MAP_PER_PTE_SYNC },
+	{ "baseline", required_argument, NULL, MAP_BASELINE },
+	{ "candidate", required_argument, NULL, MAP_CANDIDATE },
+	{ "rounds", required_argument, NULL, MAP_ROUNDS },
 	BENCH_OPTS_END,
 };
 
@@ -499,6 +748,7 @@ static void map_help(void)
 
 	printf("usage: iommukit-bench map [--fmt NAME|all] [--size BYTES] [--per-pte-sync]\n"
 	       "                          [--samples N] [--quick] [--json]\n"
+	       "                          [--baseline LIB [--candidate LIB] [--rounds N]]\n"
 	       "  formats:");
 	for (fi = 0; fi < NFMTS; fi++)
 		printf(" %s", fname(&bench_fmts[fi]));
@@ -508,7 +758,11 @@ static void map_help(void)
 	       "  real clean instruction: %s), each non-coherent mode also with leaf\n"
 	       "  cleans deferred to the end of the request (+dfr); --per-pte-sync adds\n"
 	       "  one request per page; then the 30-segment 120 KiB scatterlist as one\n"
-	       "  map_sg vs 30 map calls.\n",
+	       "  map_sg vs 30 map calls.\n"
+	       "  --baseline LIB: every measurement also on another build's libiommukit.so\n"
+	       "  (dlopen), alternating between the two in one process for --rounds N\n"
+	       "  rounds (default 7, --quick 3): both times, their ratio (this/base) and\n"
+	       "  both builds' counts.  --candidate LIB: load 'this' build too.\n",
 	       fname(&bench_fmts[0]), bench_clean_insn() ? bench_clean_insn() : "none here");
 }
 
@@ -558,10 +812,27 @@ static int map_parse(int argc, char **argv, struct bench_opts *o, struct map_opt
 		case MAP_PER_PTE_SYNC:
 			m->per_pte = true;
 			break;
+		case MAP_BASELINE:
+			m->base_path = optarg;
+			break;
+		case MAP_CANDIDATE:
+			m->cand_path = optarg;
+			break;
+		case MAP_ROUNDS:
+			if (!bench_opt_range(&p, 1, 1000, &v))
+				return 2;
+			m->rounds = (unsigned)v;
+			break;
 		}
 	}
 	if (c < 0)
 		return p.status;
+	if (m->cand_path && !m->base_path)
+		return bench_usage_error("map", "--candidate needs --baseline");
+	if (m->rounds && !m->base_path)
+		return bench_usage_error("map", "--rounds needs --baseline");
+	if (!m->rounds)
+		m->rounds = o->quick ? 3 : 7;
 	m->sizes = o->quick ? quick_sizes : all_sizes;
 	m->nsizes = o->quick ? 3 : 8;
 	if (m->one_size) {
@@ -572,8 +843,33 @@ static int map_parse(int argc, char **argv, struct bench_opts *o, struct map_opt
 		m->samples = o->quick ? 5 : 41;
 	for (fi = 0; fi < NFMTS; fi++)
 		nsel += m->sel[fi];
-	m->side = !o->json && nsel > 1;
+	m->side = !o->json && nsel > 1 && !m->base_path;
+	m->cur = &this_api;
+	if (m->base_path) {
+		int rc = ab_load(m->base_path, &base_lib);
+
+		if (!rc && m->cand_path)
+			rc = ab_load(m->cand_path, &cand_lib);
+		if (rc)
+			return rc;
+		m->base = &base_lib.api;
+		if (m->cand_path)
+			m->cur = &cand_lib.api;
+	}
 	return -1;
+}
+
+static int ab_run_fn(const void *arg, struct result *rm, struct result *ru)
+{
+	return measure((const struct run *)arg, rm, ru);
+}
+
+static int ab_sg_fn(const void *arg, struct result *rm, struct result *ru)
+{
+	const struct sg_arg *a = arg;
+
+	(void)ru;
+	return measure_sg(a->f, false, CLEAN_COUNT, a->separate, a->samples, rm);
 }
 
 /* One configuration (size, pages or blocks, walk mode) on every selected
@@ -590,6 +886,20 @@ static int map_config(const struct bench_opts *o, const struct map_opts *m, stru
 		if (!m->sel[fi])
 			continue;
 		r->f = &bench_fmts[fi];
+		if (m->base) {
+			struct ab_res a;
+
+			ret = ab_measure(m, ab_run_fn, r, &a);
+			if (ret) {
+				fprintf(stderr, "iommukit-bench map: %s: %s\n", fname(r->f),
+					ik_strerror(ret));
+				return 1;
+			}
+			ab_emit(o, m, fname(r->f), r->size, r->coherent, mname, r->defer, "map", &a, 0);
+			ab_emit(o, m, fname(r->f), r->size, r->coherent, mname, r->defer, "unmap", &a,
+				1);
+			continue;
+		}
 		memset(&rm[fi], 0, sizeof(rm[fi]));
 		memset(&ru[fi], 0, sizeof(ru[fi]));
 		ret = measure(r, &rm[fi], &ru[fi]);
@@ -658,6 +968,20 @@ static int map_scatterlist(const struct bench_opts *o, const struct map_opts *m,
 		for (fi = 0; fi < NFMTS; fi++) {
 			if (!m->sel[fi])
 				continue;
+			if (m->base) {
+				struct sg_arg sa = { &bench_fmts[fi], sep != 0, m->samples };
+				struct ab_res a;
+
+				ret = ab_measure(m, ab_sg_fn, &sa, &a);
+				if (ret) {
+					fprintf(stderr, "iommukit-bench map: %s: %s\n",
+						fname(&bench_fmts[fi]), ik_strerror(ret));
+					return 1;
+				}
+				ab_emit(o, m, fname(&bench_fmts[fi]), 30 * K4, false,
+					sep ? "per-pte" : "count", false, "map_sg", &a, 0);
+				continue;
+			}
 			memset(&rm[fi], 0, sizeof(rm[fi]));
 			ret = measure_sg(&bench_fmts[fi], false, CLEAN_COUNT, sep, m->samples, &rm[fi]);
 			if (ret) {
@@ -683,7 +1007,9 @@ int bench_map(int argc, char **argv, struct bench_opts *o)
 
 	if (rc >= 0)
 		return rc;
-	if (m.side)
+	if (m.base)
+		ab_header(o, &m);
+	else if (m.side)
 		side_header(m.sel);
 	else
 		header(o);

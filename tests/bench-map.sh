@@ -1,0 +1,64 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+#
+# Smoke test of `iommukit-bench map --baseline` (a benchmark, so times are
+# not checked): this build against a second copy of itself loaded with
+# dlopen() prints both times, their ratio and both builds' counts, which
+# agree (same library); the JSON has one row per op and measurement; a
+# library that cannot be loaded is a one-line error with exit 2, and
+# --candidate or --rounds without --baseline a usage error.  Prints TAP.
+set -u
+bench=./iommukit-bench
+n=0 fails=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+no() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
+skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
+echo "1..5"
+
+lib=.libs/libiommukit.so
+if [ ! -f "$lib" ]; then
+	skip "--baseline table" "no shared library in this build"
+	skip "--baseline --json" "no shared library in this build"
+elif $bench --quick map --size 2M --baseline "$lib" 2>&1 | grep -q 'not available in this build'; then
+	skip "--baseline table" "not available in this build (sanitizers or no RTLD_DEEPBIND)"
+	skip "--baseline --json" "not available in this build"
+else
+	# the 2 MiB rows: a block, and 4K pages whose unmap releases one table
+	out=$($bench --quick map --size 2M --baseline "$lib" --rounds 2 2>&1)
+	if [ $? -eq 0 ] &&
+	   printf '%s\n' "$out" | grep -q '^lpae-s1 .*2048K *2048K nc *count *unmap .*[0-9]\.[0-9][0-9][0-9] *1\.00 *1\.00 *0\.00 *0\.00$' &&
+	   printf '%s\n' "$out" | grep -q '^lpae-s1 .*2048K *4K nc *count *unmap .*[0-9]\.[0-9][0-9][0-9] *1\.00 *1\.00 *1\.00 *1\.00$'; then
+		ok "--baseline table: block and 2M-of-4K unmap rows, ratio and equal counts"
+	else
+		no "--baseline table"; printf '%s\n' "$out" | sed 's/^/# /'
+	fi
+	out=$($bench --json --quick map --size 4K --baseline "$lib" --candidate "$lib" --rounds 2 2>&1)
+	rows=$(printf '%s\n' "$out" | grep -c '"mode":"baseline".*"base_ns":.*"ns":.*"ratio":.*"base_cleans":.*"cleans":')
+	# 4K: coherent and the non-coherent modes, map and unmap; the scatter list twice
+	if [ $? -eq 0 ] && [ "$rows" -ge 8 ] &&
+	   [ "$rows" -eq "$(printf '%s\n' "$out" | grep -c .)" ]; then
+		ok "--baseline --candidate --json: $rows rows, all with both times and counts"
+	else
+		no "--baseline --json ($rows rows)"; printf '%s\n' "$out" | sed 's/^/# /'
+	fi
+fi
+
+for opt in "--candidate $lib" "--rounds 3"; do
+	err=$($bench map $opt 2>&1 >/dev/null)
+	rc=$?
+	if [ $rc -eq 2 ] && printf '%s\n' "$err" | grep -q -- 'needs --baseline'; then
+		ok "${opt%% *} without --baseline: usage error, exit 2"
+	else
+		no "${opt%% *} without --baseline: exit $rc: $err"
+	fi
+done
+
+err=$($bench map --baseline ./no-such-library.so 2>&1 >/dev/null)
+rc=$?
+lines=$(printf '%s\n' "$err" | wc -l)
+if [ $rc -eq 2 ] && [ "$lines" -eq 1 ]; then
+	ok "--baseline with a missing library: one line, exit 2"
+else
+	no "--baseline with a missing library: exit $rc, $lines lines: $err"
+fi
+[ $fails -eq 0 ]
