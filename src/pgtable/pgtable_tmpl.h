@@ -839,8 +839,17 @@ static void pt_map_piece(struct pt_map_req *m, const struct pt_piece *p)
 		m->cur_base = p->iova & ~m->cur_mask;
 	}
 	if (priv) {
-		for (k = 0; k < p->count; k++, pa += sz)
-			e[k] = fmt_mk_leaf(g, attrs, pa, l);
+		/* No walker sees a private table: plain stores; linear runs
+		 * by adding, as pt_store_leaves(). */
+		if (IK_UNLIKELY(pt_leaf_nonlinear(pa, sz, p->count))) {
+			for (k = 0; k < p->count; k++, pa += sz)
+				e[k] = fmt_mk_leaf(g, attrs, pa, l);
+		} else {
+			ik_u64 v = fmt_mk_leaf(g, attrs, pa, l), st = sz >> FMT_LEAF_OA_SHIFT;
+
+			for (k = 0; k < p->count; k++, v += st)
+				e[k] = v;
+		}
 		t->nleaf += p->count;
 	} else if (IK_UNLIKELY(m->replace)) {
 		for (k = 0; k < p->count; k++, pa += sz) {
@@ -1220,6 +1229,23 @@ static ik_u64 pt_queue_subtree(struct pt_unmap_req *u, struct ik_pt_tbl *t)
 	return bytes;
 }
 
+/* Clear entries from p on, four at a time, while all four are mapped (the
+ * hot loop of page unmaps: no bookkeeping inside it); returns where it
+ * stopped: pe, fewer than four entries before it, or a group with an empty
+ * entry. */
+IK_ALWAYS_INLINE ik_u64 *pt_clear4(ik_u64 *p, ik_u64 *pe)
+{
+	while (pe - p >= 4 && pt_load(&p[0]) && pt_load(&p[1]) && pt_load(&p[2]) &&
+	       pt_load(&p[3])) {
+		pt_store(&p[0], 0);
+		pt_store(&p[1], 0);
+		pt_store(&p[2], 0);
+		pt_store(&p[3], 0);
+		p += 4;
+	}
+	return p;
+}
+
 /* Level 0: every entry in range is whole and a leaf or empty; the hot loop
  * of page unmaps. */
 static IK_NOINLINE void pt_unmap_leaves(struct pt_unmap_req *u, struct ik_pt_tbl *t, ik_u64 start, ik_u64 end)
@@ -1232,19 +1258,16 @@ static IK_NOINLINE void pt_unmap_leaves(struct pt_unmap_req *u, struct ik_pt_tbl
 
 	for (; idx <= last; idx++) {
 		/* Fast path: four mapped entries at once. */
-		while (idx + 3 <= last && pt_load(&e[idx]) && pt_load(&e[idx + 1]) &&
-		       pt_load(&e[idx + 2]) && pt_load(&e[idx + 3])) {
-			pt_store(&e[idx], 0);
-			pt_store(&e[idx + 1], 0);
-			pt_store(&e[idx + 2], 0);
-			pt_store(&e[idx + 3], 0);
+		ik_u32 n = (ik_u32)(pt_clear4(e + idx, e + last + 1) - (e + idx));
+
+		if (n) {
 			if (!cleared)
 				lo = idx;
 			if (!run_n)
 				run_lo = idx;
-			cleared += 4;
-			run_n += 4;
-			idx += 4;
+			cleared += n;
+			run_n += n;
+			idx += n;
 			hi = idx - 1;
 		}
 		if (idx > last)
@@ -1346,19 +1369,16 @@ IK_ALWAYS_INLINE ik_u32 pt_fast_leaves(struct ik_pgtable *pt, struct ik_pt_tbl *
 	ik_u32 rlo = 0, rn = 0, cleared = 0;
 
 	for (; idx < end; idx++) {
-		while (idx + 4 <= end && pt_load(&e[idx]) && pt_load(&e[idx + 1]) &&
-		       pt_load(&e[idx + 2]) && pt_load(&e[idx + 3])) {
-			pt_store(&e[idx], 0);
-			pt_store(&e[idx + 1], 0);
-			pt_store(&e[idx + 2], 0);
-			pt_store(&e[idx + 3], 0);
+		ik_u32 n = (ik_u32)(pt_clear4(e + idx, e + end) - (e + idx));
+
+		if (n) {
 			if (!cleared)
 				*lo = idx;
 			if (!rn)
 				rlo = idx;
-			cleared += 4;
-			rn += 4;
-			idx += 4;
+			cleared += n;
+			rn += n;
+			idx += n;
 			*hi = idx - 1;
 		}
 		if (idx >= end)
@@ -1424,19 +1444,21 @@ IK_ALWAYS_INLINE bool pt_unmap_fast(struct ik_pgtable *pt, ik_u64 iova, ik_u64 s
 {
 	const struct ik_pt_geometry *g = &pt->geom;
 	struct ik_pt_tbl *t = pt->root;
-	unsigned l = pt_top(g), sh;
+	unsigned l = pt_top(g), sh = pt_shift(g, l);
+	/* The range's alignment: whole entries at a level whose shift is at
+	 * most this (iova | size is not 0: size is not). */
+	unsigned al = (unsigned)__builtin_ctzll(iova | size);
 	ik_u64 esz, es, first = 0, stop = 0, bytes = 0, last = iova + size - 1;
 	ik_u32 idx, end, run_lo = 0, run_n = 0, cleared = 0, nfreed = 0;
+	ik_u64 imask = (1ull << pt_nbits(g, l)) - 1;	/* the root's index bits */
 	bool any = false, tbl = false;
 
 	for (;;) {
-		sh = pt_shift(g, l);
-		esz = 1ull << sh;
-		if (!((iova | size) & (esz - 1)))
+		if (al >= sh)
 			break;	/* whole entries (always so at level 0) */
-		if ((iova >> sh) != (last >> sh))
+		if ((iova ^ last) >> sh)
 			return false;	/* partly covered entries: the general path */
-		idx = pt_index(g, iova, l);
+		idx = (ik_u32)((iova >> sh) & imask);
 		{
 			/* Acquire: pairs with C2 in pt_install(), as in every
 			 * descent. */
@@ -1451,8 +1473,11 @@ IK_ALWAYS_INLINE bool pt_unmap_fast(struct ik_pgtable *pt, ik_u64 iova, ik_u64 s
 		}
 		t = pt_child(t, idx);
 		l--;
+		sh -= g->bits;
+		imask = (1ull << g->bits) - 1;
 	}
-	idx = pt_index(g, iova, l);
+	esz = 1ull << sh;
+	idx = (ik_u32)((iova >> sh) & imask);
 	end = idx + (ik_u32)(size >> sh);
 	if (l == 0) {
 		ik_u32 lo = 0, hi = 0;
