@@ -739,6 +739,22 @@ static void pt_finalize(struct pt_map_req *m)
 	m->pend = NULL;
 }
 
+/* Store n leaves v, v + st, v + 2 st, ... from e on: four per iteration,
+ * through a pointer (no index to widen per store). */
+IK_ALWAYS_INLINE void pt_store_run(ik_u64 *e, ik_u32 n, ik_u64 v, ik_u64 st)
+{
+	ik_u64 *end = e + n;
+
+	for (; end - e >= 4; e += 4, v += 4 * st) {
+		pt_store(&e[0], v);
+		pt_store(&e[1], v + st);
+		pt_store(&e[2], v + 2 * st);
+		pt_store(&e[3], v + 3 * st);
+	}
+	for (; e < end; e++, v += st)
+		pt_store(e, v);
+}
+
 /* Write piece p's leaves into the visible table t at idx (entries empty,
  * only this request writes them) and count them. */
 IK_ALWAYS_INLINE void pt_store_leaves(const struct ik_pt_geometry *g, struct ik_pt_tbl *t,
@@ -758,17 +774,7 @@ IK_ALWAYS_INLINE void pt_store_leaves(const struct ik_pt_geometry *g, struct ik_
 		for (k = 0; k < p->count; k++, pa += sz)
 			pt_store(&e[k], fmt_mk_leaf(g, attrs, pa, p->lvl));
 	} else {
-		/* A pointer, not an index: no index arithmetic per store. */
-		ik_u64 *end = e + p->count;
-
-		for (; end - e >= 4; e += 4, v += 4 * st) {
-			pt_store(&e[0], v);
-			pt_store(&e[1], v + st);
-			pt_store(&e[2], v + 2 * st);
-			pt_store(&e[3], v + 3 * st);
-		}
-		for (; e < end; e++, v += st)
-			pt_store(e, v);
+		pt_store_run(e, p->count, v, st);
 	}
 	ik_atomic_fetch_add(&t->nleaf, p->count, IK_MO_RELAXED);
 }
@@ -839,16 +845,14 @@ static void pt_map_piece(struct pt_map_req *m, const struct pt_piece *p)
 		m->cur_base = p->iova & ~m->cur_mask;
 	}
 	if (priv) {
-		/* No walker sees a private table: plain stores; linear runs
-		 * by adding, as pt_store_leaves(). */
+		/* A private table: linear runs by adding, as
+		 * pt_store_leaves() (a relaxed store is a plain one). */
 		if (IK_UNLIKELY(pt_leaf_nonlinear(pa, sz, p->count))) {
 			for (k = 0; k < p->count; k++, pa += sz)
 				e[k] = fmt_mk_leaf(g, attrs, pa, l);
 		} else {
-			ik_u64 v = fmt_mk_leaf(g, attrs, pa, l), st = sz >> FMT_LEAF_OA_SHIFT;
-
-			for (k = 0; k < p->count; k++, v += st)
-				e[k] = v;
+			pt_store_run(e, p->count, fmt_mk_leaf(g, attrs, pa, l),
+				     sz >> FMT_LEAF_OA_SHIFT);
 		}
 		t->nleaf += p->count;
 	} else if (IK_UNLIKELY(m->replace)) {
