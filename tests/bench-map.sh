@@ -33,9 +33,10 @@ else
 		no "--baseline table"; printf '%s\n' "$out" | sed 's/^/# /'
 	fi
 	out=$($bench --json --quick map --size 4K --baseline "$lib" --candidate "$lib" --rounds 2 2>&1)
+	rc=$?
 	rows=$(printf '%s\n' "$out" | grep -c '"mode":"baseline".*"base_ns":.*"ns":.*"ratio":.*"base_cleans":.*"cleans":')
 	# 4K: coherent and the non-coherent modes, map and unmap; the scatter list twice
-	if [ $? -eq 0 ] && [ "$rows" -ge 8 ] &&
+	if [ $rc -eq 0 ] && [ "$rows" -ge 8 ] &&
 	   [ "$rows" -eq "$(printf '%s\n' "$out" | grep -c .)" ]; then
 		ok "--baseline --candidate --json: $rows rows, all with both times and counts"
 	else
