@@ -1038,12 +1038,9 @@ static void we_layout(struct th *h, uint64_t b, bool blk)
 	unsigned k;
 
 	for (k = 0; k < 5; k += 4) {
-		if (blk) {
-			ck_assert_int_eq(ik_pgtable_map(h->pt, b + k * t, pa + k * t, t, PROT_RW), 0);
-		} else {
-			ck_assert_int_eq(ik_pgtable_map(h->pt, b + k * t + g, pa + k * t, 3 * g, PROT_RW),
-					 0);
-		}
+		uint64_t at = b + k * t, len = blk ? t : 3 * g;
+
+		ck_assert_int_eq(ik_pgtable_map(h->pt, blk ? at : at + g, pa + k * t, len, PROT_RW), 0);
 	}
 	ck_assert_int_eq(ik_pgtable_map(h->pt, b + t, pa + t, g, PROT_RW), 0);
 	ck_assert_int_eq(ik_pgtable_map(h->pt, b + t + 5 * g, pa + t + 5 * g, g, PROT_RW), 0);

@@ -402,7 +402,8 @@ static int measure_sg(const struct bench_fmt *f, bool coherent, enum clean_kind 
 			uint64_t iova = base + (uint64_t)i * 2 * M2;
 
 			if (!separate) {
-				ret = api->map_sg(pt, iova, segs, 30, IK_PROT_READ | IK_PROT_WRITE, NULL);
+				ret = api->map_sg(pt, iova, segs, 30, IK_PROT_READ | IK_PROT_WRITE,
+						  NULL);
 			} else {
 				for (k = 0; k < 30 && !ret; k++)
 					ret = api->map(pt, iova + k * K4, segs[k].paddr, K4,
@@ -895,9 +896,10 @@ static int map_config(const struct bench_opts *o, const struct map_opts *m, stru
 					ik_strerror(ret));
 				return 1;
 			}
-			ab_emit(o, m, fname(r->f), r->size, r->coherent, mname, r->defer, "map", &a, 0);
-			ab_emit(o, m, fname(r->f), r->size, r->coherent, mname, r->defer, "unmap", &a,
-				1);
+			ab_emit(o, m, fname(r->f), r->size, r->coherent, mname, r->defer, "map", &a,
+				0);
+			ab_emit(o, m, fname(r->f), r->size, r->coherent, mname, r->defer, "unmap",
+				&a, 1);
 			continue;
 		}
 		memset(&rm[fi], 0, sizeof(rm[fi]));

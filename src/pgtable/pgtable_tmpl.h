@@ -1252,7 +1252,8 @@ IK_ALWAYS_INLINE ik_u64 *pt_clear4(ik_u64 *p, ik_u64 *pe)
 
 /* Level 0: every entry in range is whole and a leaf or empty; the hot loop
  * of page unmaps. */
-static IK_NOINLINE void pt_unmap_leaves(struct pt_unmap_req *u, struct ik_pt_tbl *t, ik_u64 start, ik_u64 end)
+static IK_NOINLINE void pt_unmap_leaves(struct pt_unmap_req *u, struct ik_pt_tbl *t, ik_u64 start,
+					ik_u64 end)
 {
 	const struct ik_pt_geometry *g = u->c.g;
 	unsigned sh = g->lg2_granule;
