@@ -43,9 +43,17 @@ IK_API void ik_hosted_yield(void);
  * state is also protected by a per-CPU lock; the lockless RSEQ mode reads
  * the exact CPU from the rseq area instead.
  */
+#if defined(__GNUC__) && defined(__ELF__)
+/* initial-exec: a library that inlines this reads its copy at a fixed
+ * offset from the thread pointer, where the default model for a shared
+ * object calls __tls_get_addr() (more than the rcache hit it serves). */
+#define IK_HOSTED_TLS_IE_ __attribute__((tls_model("initial-exec")))
+#else
+#define IK_HOSTED_TLS_IE_
+#endif
 static inline unsigned ik_hosted_cpu_id(void)
 {
-	static __thread unsigned cpu, calls;
+	static __thread unsigned cpu IK_HOSTED_TLS_IE_, calls IK_HOSTED_TLS_IE_;
 
 	if ((calls++ & 63) == 0)
 		cpu = ik_hosted_cpu_id_slow();

@@ -5,7 +5,8 @@
  * For each size class 2^k pages (k = 0 .. rc_classes - 1) every CPU has a
  * slot {lock, loaded, prev} in its own cache line, and the class has a depot
  * of full magazines.  Cached ranges stay allocated in the tree; a flush frees
- * them there.  The hits are inline in iova.h; here are the misses:
+ * them there.  The hits are inline in iova.h (and written out again at the
+ * end of this file for the exported forms); here are the misses:
  *
  *   alloc miss: loaded empty (or its top above the limit) -> scan it for a
  *     pfn under the limit; else swap with prev and try again; else, when
@@ -316,8 +317,9 @@ static bool mag_pop(mag_t *m, ik_u64 limit, ik_u64 top, ik_u64 *pfn)
 	return false;
 }
 
-int ik_iova_alloc_fast_slow_(struct ik_iova_domain *d, ik_u64 npages, ik_u64 limit,
-			     ik_u64 *pfn)
+/* A miss of ik_iova_alloc_fast() (d is not NULL). */
+static IK_NOINLINE int alloc_miss(struct ik_iova_domain *d, ik_u64 npages, ik_u64 limit,
+				  ik_u64 *pfn)
 {
 	struct ik_iova_cpu *c;
 	struct ik_iova_depot *dep;
@@ -365,7 +367,14 @@ int ik_iova_alloc_fast_slow_(struct ik_iova_domain *d, ik_u64 npages, ik_u64 lim
 	return ik_iova_alloc(d, (ik_u64)1 << cls, limit, IK_IOVA_SIZE_ALIGNED, pfn);
 }
 
-int ik_iova_free_fast_slow_(struct ik_iova_domain *d, ik_u64 pfn, ik_u64 npages)
+int ik_iova_alloc_fast_slow_(struct ik_iova_domain *d, ik_u64 npages, ik_u64 limit,
+			     ik_u64 *pfn)
+{
+	return alloc_miss(d, npages, limit, pfn);
+}
+
+/* A miss of ik_iova_free_fast() (d is not NULL). */
+static IK_NOINLINE int free_miss(struct ik_iova_domain *d, ik_u64 pfn, ik_u64 npages)
 {
 	struct ik_iova_cpu *c;
 	struct ik_iova_depot *dep;
@@ -423,6 +432,11 @@ push:
 to_tree:
 	slot_unlock(d, c);
 	return ik_iova_free(d, pfn);
+}
+
+int ik_iova_free_fast_slow_(struct ik_iova_domain *d, ik_u64 pfn, ik_u64 npages)
+{
+	return free_miss(d, pfn, npages);
 }
 
 int ik_iova_flush_cpu(struct ik_iova_domain *d, unsigned cpu)
@@ -688,14 +702,136 @@ int ik_iova_rcache_check(struct ik_iova_domain *d)
 	return err;
 }
 
-/* The exported forms: the inline bodies of iova.h, out of line.  The names
- * are macros here (IK_INLINE_FAST): the parentheses define the functions. */
+/*
+ * The exported forms.  They are the inline bodies of iova.h, written out
+ * here so that a hit is as short as the inline one: the checks the inline
+ * form leaves to its caller's loop (the mode, the size class) come first
+ * and cost a few predicted branches, the misses go to alloc_miss() and
+ * free_miss() by a tail call from this unit (no PLT, no frame: a hit saves
+ * no register), and the LOCK-mode hit is out of the lockless modes' way.
+ * The names are macros here (IK_INLINE_FAST): the parentheses define the
+ * functions.
+ */
+
+/* The size class of npages, 1 <= npages <= 2^62, without a branch (a size
+ * of 1, the commonest, would otherwise be one): the log2 of npages rounded
+ * up to a power of two. */
+static inline unsigned size_class(ik_u64 npages)
+{
+	return 63u - (unsigned)__builtin_clzll(((npages - 1) << 1) | 1);
+}
+
+/* LOCK mode: pop from this CPU's loaded magazine under the slot lock. */
+static IK_NOINLINE int alloc_locked_hit(struct ik_iova_domain *d, ik_u64 npages, ik_u64 limit,
+					ik_u64 *pfn, unsigned cls)
+{
+	struct ik_iova_cpu *c = ik_iova_cpu_slot_(d, cls);
+	ik_u64 top = ((ik_u64)1 << cls) - 1;
+	struct ik_iova_mag *m;
+
+	ik_lock(&c->lock);
+	m = c->loaded;
+	if (IK_LIKELY(m && m->n && m->pfn[m->n - 1] + top <= limit)) {
+		*pfn = m->pfn[--m->n];
+		ik_unlock(&c->lock);
+		return 0;
+	}
+	ik_unlock(&c->lock);
+	return alloc_miss(d, npages, limit, pfn);
+}
+
+static IK_NOINLINE int free_locked_hit(struct ik_iova_domain *d, ik_u64 pfn, ik_u64 npages,
+				       unsigned cls)
+{
+	struct ik_iova_cpu *c = ik_iova_cpu_slot_(d, cls);
+	struct ik_iova_mag *m;
+
+	ik_lock(&c->lock);
+	m = c->loaded;
+	if (IK_LIKELY(m && m->n < IK_IOVA_MAG_SIZE)) {
+		m->pfn[m->n++] = pfn;
+		mark_cached(d); /* under the slot lock: see the top comment */
+		ik_unlock(&c->lock);
+		return 0;
+	}
+	ik_unlock(&c->lock);
+	return free_miss(d, pfn, npages);
+}
+
 int (ik_iova_alloc_fast)(struct ik_iova_domain *d, ik_u64 npages, ik_u64 limit, ik_u64 *pfn)
 {
-	return ik_iova_alloc_fast_inline(d, npages, limit, pfn);
+	unsigned cls;
+
+	if (IK_UNLIKELY(!d || !pfn))
+		return -EINVAL;
+	if (IK_UNLIKELY(npages - 1 >= d->rc_max_pages))
+		return alloc_miss(d, npages, limit, pfn);
+	cls = size_class(npages);
+#ifdef IK_IOVA_HAVE_RSEQ_
+	if (IK_LIKELY(d->rc_mode == IK_IOVA_RCACHE_RSEQ)) {
+		ik_u64 top = ((ik_u64)1 << cls) - 1;
+
+		ik_u64 lim = limit - top;
+
+		if (IK_UNLIKELY(limit < top))
+			return alloc_miss(d, npages, limit, pfn);
+		if (IK_LIKELY(ik_iova_rseq_pop_(d, cls, lim, pfn)))
+			return 0;
+		/* The same request (npages rounds up to top + 1 here), from
+		 * values that stayed in registers through the sequence. */
+		return alloc_miss(d, top + 1, lim + top, pfn);
+	}
+#endif
+#ifdef IK_ENV_CPU_PIN
+	if (IK_LIKELY(d->rc_mode == IK_IOVA_RCACHE_PINNED)) {
+		ik_u64 top = ((ik_u64)1 << cls) - 1;
+		struct ik_iova_mag *m = ik_iova_pinned_mag_(d, cls, IK_ENV_CPU_PIN());
+		bool hit = m && m->n && m->pfn[m->n - 1] + top <= limit;
+
+		if (IK_LIKELY(hit))
+			*pfn = m->pfn[--m->n];
+		IK_ENV_CPU_UNPIN();
+		return hit ? 0 : alloc_miss(d, npages, limit, pfn);
+	}
+#endif
+	if (IK_LIKELY(d->rc_mode == IK_IOVA_RCACHE_LOCK))
+		return alloc_locked_hit(d, npages, limit, pfn, cls);
+	return alloc_miss(d, npages, limit, pfn);
 }
 
 int (ik_iova_free_fast)(struct ik_iova_domain *d, ik_u64 pfn, ik_u64 npages)
 {
-	return ik_iova_free_fast_inline(d, pfn, npages);
+	unsigned cls;
+
+	if (IK_UNLIKELY(!d))
+		return -EINVAL;
+	if (IK_UNLIKELY(npages - 1 >= d->rc_max_pages))
+		return free_miss(d, pfn, npages);
+	cls = size_class(npages);
+#ifdef IK_IOVA_HAVE_RSEQ_
+	if (IK_LIKELY(d->rc_mode == IK_IOVA_RCACHE_RSEQ)) {
+		if (IK_LIKELY(ik_iova_rseq_push_(d, cls, pfn))) {
+			mark_cached(d);
+			return 0;
+		}
+		return free_miss(d, pfn, npages);
+	}
+#endif
+#ifdef IK_ENV_CPU_PIN
+	if (IK_LIKELY(d->rc_mode == IK_IOVA_RCACHE_PINNED)) {
+		struct ik_iova_mag *m = ik_iova_pinned_mag_(d, cls, IK_ENV_CPU_PIN());
+		bool hit = m && m->n < IK_IOVA_MAG_SIZE;
+
+		if (IK_LIKELY(hit))
+			m->pfn[m->n++] = pfn;
+		IK_ENV_CPU_UNPIN();
+		if (!hit)
+			return free_miss(d, pfn, npages);
+		mark_cached(d);
+		return 0;
+	}
+#endif
+	if (IK_LIKELY(d->rc_mode == IK_IOVA_RCACHE_LOCK))
+		return free_locked_hit(d, pfn, npages, cls);
+	return free_miss(d, pfn, npages);
 }
