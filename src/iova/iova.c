@@ -551,6 +551,24 @@ static void node_free(struct ik_iova_domain *d, node_t *n)
 		ik_free(d->alloc, n, sizeof(node_t));
 }
 
+/* Start loading what a walk by pfn reads of rb's node (nothing if NULL). */
+static inline void prefetch_walk(const struct ik_rb_node *rb)
+{
+	if (rb) {
+		__builtin_prefetch(rb);
+		__builtin_prefetch(&N(rb)->lo);
+	}
+}
+
+/* The same for a walk that also reads the node's summaries (allocation). */
+static inline void prefetch_node(const struct ik_rb_node *rb)
+{
+	if (rb) {
+		__builtin_prefetch(rb);
+		__builtin_prefetch(&N(rb)->max_afit);
+	}
+}
+
 /*
  * The node with the largest lo <= pfn (NULL: none) and, in *next, its
  * successor (the last node where the descent turned left).
@@ -563,6 +581,12 @@ static node_t *floor_node(const struct ik_iova_domain *d, ik_u64 pfn, node_t **n
 	while (rb) {
 		node_t *x = N(rb);
 
+		/* Both children, before the comparison decides: the loads of
+		 * the next level start while this one's branch resolves (a
+		 * coin toss, mispredicted half the time).  The fields the walk
+		 * reads, rb and lo, may straddle two cache lines. */
+		prefetch_walk(rb->left);
+		prefetch_walk(rb->right);
 		if (x->lo <= pfn) {
 			best = x;
 			rb = rb->right;
@@ -812,6 +836,8 @@ IK_ALWAYS_INLINE const node_t *search_below(const node_t *cand, const struct req
 					    ik_u64 *v)
 {
 	for (;;) {
+		prefetch_node(cand->rb.left);
+		prefetch_node(cand->rb.right);
 		if (cand->rb.right && sub_fits(N(cand->rb.right), q)) {
 			cand = N(cand->rb.right);
 			(*v)++;
@@ -862,6 +888,8 @@ static bool search(struct ik_iova_domain *d, const struct req *q, node_t **owner
 	while (rb) {
 		x = N(rb);
 		v++;
+		prefetch_node(rb->left);
+		prefetch_node(rb->right);
 		if (x->lo > L) {
 			strad = x;
 			rb = rb->left;
