@@ -3033,8 +3033,8 @@ END_TEST
 /*
  * The command encoders and decoders run from a per-opcode plan built from
  * their field tables (src/cmd/cmd_codec.c); the queue writes its syncs from
- * templates (src/cmdq/cmdq_entries.c).  Both must agree bit for bit with the
- * table walk, which the spec-position tests above pin down: random structs
+ * templates (the "queue entries" of src/cmd/cmd_<hw>.c).  Both must agree bit
+ * for bit with the table walk, which the spec-position tests above pin down: random structs
  * (garbage in the padding, each member within the opcode's pieces or not,
  * members of other opcodes mostly zero) through both, for every opcode key.
  */

@@ -174,7 +174,9 @@ struct ik_cmdq_sync_info {
 /*
  * struct ik_cmdq_fmt - how a command set encodes the entries the queue itself
  * writes (a no-op, a sync) and how a consumer recognises them.  Provided for
- * SMMUv3, VT-d and RISC-V below; a user may define more.  All functions pure.
+ * SMMUv3, VT-d, RISC-V and AMD below; a user may define more.  All functions
+ * pure.  The queue itself knows no command set: each format provided here is
+ * defined with its hardware's command codec, in src/cmd/cmd_<hw>.c.
  *   encode_nop(ent)          a command with no effect (replaces a bad entry)
  *   encode_sync(ent, addr, data)  a sync; addr != 0: on completion the
  *                            consumer writes the 32-bit `data` at device
@@ -197,7 +199,7 @@ IK_API extern const struct ik_cmdq_fmt ik_cmdq_fmt_smmuv3;
 /* VT-d 128-bit and 256-bit descriptors: sync = invalidation wait with SW=1
  * (status write of data at addr); no-op, and sync without an address = wait
  * with IF=1 (completion event only; no memory written).  See
- * src/cmdq/cmdq_entries.c for why no VT-d wait has SW = IF = 0. */
+ * src/cmd/cmd_vtd.c for why no VT-d wait has SW = IF = 0. */
 IK_API extern const struct ik_cmdq_fmt ik_cmdq_fmt_vtd128;
 IK_API extern const struct ik_cmdq_fmt ik_cmdq_fmt_vtd256;
 /* RISC-V IOMMU (16 bytes, <iommukit/cmd/riscv.h>): sync = IOFENCE.C with

@@ -2,8 +2,10 @@
 /*
  * AMD IOMMU commands, encoded and decoded from one field table (positions
  * from the AMD IOMMU specification, "Commands"; summarised in
- * <iommukit/cmd/amd.h>), and the invalidation range encoding (S bit).
+ * <iommukit/cmd/amd.h>), and the invalidation range encoding (S bit).  Last,
+ * the queue entries (ik_cmdq_fmt_amd).
  */
+#include <iommukit/cmdq.h>
 #include <iommukit/cmd/amd.h>
 #include "cmd_codec.h"
 
@@ -128,3 +130,64 @@ IK_API int ik_amd_inv_decode(ik_u64 addr, ik_u8 s, ik_u64 *first, ik_u64 *last)
 	*last = *first + (size - 1);
 	return 0;
 }
+
+/* ---------------------------------------------------------------- queue entries */
+
+/*
+ * struct ik_cmdq_fmt for the AMD command queue (<iommukit/cmdq.h>): the no-op
+ * and the sync the queue writes itself, and how a consumer classifies an
+ * entry.  The sync is a fixed template with the address and data patched in,
+ * not a trip through the codec above, since every waiting ik_cmdq_issue()
+ * writes one; tests/test_cmdq.c ("fmt_sync_vs_codec") holds it to the
+ * codec's encoding bit for bit.
+ *
+ * AMD: sync = COMPLETION_WAIT with S = 1: once every earlier command
+ * has completed the IOMMU stores the 64-bit StoreData (data, zero-extended)
+ * at StoreAddress.  No-op, and a sync without a completion address (or with
+ * one the command cannot hold: not 8-byte aligned, or at or above 2^52):
+ * COMPLETION_WAIT with S = I = 0, a barrier that writes nothing and raises
+ * nothing.
+ */
+static void amd_nop(void *ent)
+{
+	ik_u64 *w = (ik_u64 *)ent;
+
+	w[0] = (ik_u64)IK_AMD_CMD_COMPLETION_WAIT << 60;
+	w[1] = 0;
+}
+
+static void amd_sync(void *ent, ik_u64 addr, ik_u32 data)
+{
+	ik_u64 *w = (ik_u64 *)ent;
+
+	/* S is bit 0; StoreAddress[51:3] sits in place at [51:3]; StoreData
+	 * is the second word. */
+	if (!addr || (addr & 7) || (addr >> 52)) {
+		amd_nop(ent);
+		return;
+	}
+	w[0] = ((ik_u64)IK_AMD_CMD_COMPLETION_WAIT << 60) | 1 | addr;
+	w[1] = data;
+}
+
+static int amd_classify(const void *ent, struct ik_cmdq_sync_info *si)
+{
+	struct ik_amd_cmd c;
+
+	if (ik_amd_cmd_decode((const ik_u64 *)ent, &c))
+		return -EINVAL;
+	if (c.op != IK_AMD_CMD_COMPLETION_WAIT)
+		return IK_CMDQ_KIND_CMD;
+	si->write = c.store != 0;
+	si->addr = c.store_addr;
+	/* The IOMMU stores all 64 bits; the queue's own syncs carry a
+	 * 32-bit value, zero-extended. */
+	si->data = (ik_u32)c.store_data;
+	si->data_hi = (ik_u32)(c.store_data >> 32);
+	si->wide = true;
+	return IK_CMDQ_KIND_SYNC;
+}
+
+IK_API const struct ik_cmdq_fmt ik_cmdq_fmt_amd = {
+	"amd", 16, amd_nop, amd_sync, amd_classify,
+};

@@ -2,8 +2,10 @@
 /*
  * RISC-V IOMMU commands, encoded and decoded from one field table (positions
  * from the RISC-V IOMMU specification, "Command Queue"; summarised in
- * <iommukit/cmd/riscv.h>), and the fault-queue record.
+ * <iommukit/cmd/riscv.h>), and the fault-queue record.  Last, the queue
+ * entries (ik_cmdq_fmt_riscv).
  */
+#include <iommukit/cmdq.h>
 #include <iommukit/cmd/riscv.h>
 #include "cmd_codec.h"
 
@@ -212,3 +214,60 @@ IK_API int ik_riscv_fault_encode(const struct ik_riscv_fault *f, ik_u64 *w)
 	w[3] = f->iotval2;
 	return 0;
 }
+
+/* ---------------------------------------------------------------- queue entries */
+
+/*
+ * struct ik_cmdq_fmt for the RISC-V IOMMU command queue (<iommukit/cmdq.h>): the no-op
+ * and the sync the queue writes itself, and how a consumer classifies an
+ * entry.  The sync is a fixed template with the address and data patched in,
+ * not a trip through the codec above, since every waiting ik_cmdq_issue()
+ * writes one; tests/test_cmdq.c ("fmt_sync_vs_codec") holds it to the
+ * codec's encoding bit for bit.
+ *
+ * RISC-V IOMMU: sync = IOFENCE.C with AV = 1 (DATA written at ADDR
+ * once every command before it has completed); no-op = IOFENCE.C with
+ * AV = WSI = 0, a fence that writes nothing and raises nothing (the
+ * consumer's cqh passing it is its only effect).  An address the command
+ * cannot hold (not 4-byte aligned) gives the no-op form, a sync without
+ * the write, as the ik_cmdq_fmt contract asks.
+ */
+static void riscv_nop(void *ent)
+{
+	ik_u64 *w = (ik_u64 *)ent;
+
+	w[0] = IK_RISCV_CMD_IOFENCE | ((ik_u64)IK_RISCV_IOFENCE_C << 7);
+	w[1] = 0;
+}
+
+static void riscv_sync(void *ent, ik_u64 addr, ik_u32 data)
+{
+	ik_u64 *w = (ik_u64 *)ent;
+
+	if (!addr || (addr & 3)) {
+		riscv_nop(ent);
+		return;
+	}
+	/* AV is bit 10, DATA [63:32], ADDR[63:2] at [125:64]. */
+	w[0] = IK_RISCV_CMD_IOFENCE | ((ik_u64)IK_RISCV_IOFENCE_C << 7) | ((ik_u64)1 << 10) |
+	       ((ik_u64)data << 32);
+	w[1] = addr >> 2;
+}
+
+static int riscv_classify(const void *ent, struct ik_cmdq_sync_info *si)
+{
+	struct ik_riscv_cmd c;
+
+	if (ik_riscv_cmd_decode((const ik_u64 *)ent, &c))
+		return -EINVAL;
+	if (c.opcode != IK_RISCV_CMD_IOFENCE)
+		return IK_CMDQ_KIND_CMD;
+	si->write = c.av != 0;
+	si->addr = c.addr;
+	si->data = c.data;
+	return IK_CMDQ_KIND_SYNC;
+}
+
+IK_API const struct ik_cmdq_fmt ik_cmdq_fmt_riscv = {
+	"riscv", 16, riscv_nop, riscv_sync, riscv_classify,
+};

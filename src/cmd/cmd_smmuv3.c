@@ -3,8 +3,9 @@
  * SMMUv3 command encoders and decoders: one table of (opcode, member, bits)
  * drives both directions, so that a field's position is written once.  The
  * positions are those of <iommukit/cmd/smmuv3.h>'s layout table (IHI 0070,
- * "Commands").
+ * "Commands").  Last, the queue entries (ik_cmdq_fmt_smmuv3).
  */
+#include <iommukit/cmdq.h>
 #include <iommukit/cmd/smmuv3.h>
 #include "cmd_codec.h"
 
@@ -206,3 +207,63 @@ IK_API int ik_smmu_tlbi_range(const struct ik_smmu_cmd *tmpl, ik_u64 iova, ik_u6
 	}
 	return (int)n;
 }
+
+/* ---------------------------------------------------------------- queue entries */
+
+/*
+ * struct ik_cmdq_fmt for the SMMUv3 command queue (<iommukit/cmdq.h>): the no-op
+ * and the sync the queue writes itself, and how a consumer classifies an
+ * entry.  The sync is a fixed template with the address and data patched in,
+ * not a trip through the codec above, since every waiting ik_cmdq_issue()
+ * writes one; tests/test_cmdq.c ("fmt_sync_vs_codec") holds it to the
+ * codec's encoding bit for bit.
+ *
+ * SMMUv3: no-op = CMD_SYNC with CS=NONE; sync = CMD_SYNC, CS=IRQ with
+ * an MSI write of `data` to `addr` (Inner Shareable, Write-Back).
+ */
+static void smmu_nop(void *ent)
+{
+	ik_u64 *w = (ik_u64 *)ent;
+
+	w[0] = IK_SMMU_CMD_SYNC;
+	w[1] = 0;
+}
+
+/* MSIAddress[51:2] sits at entry bits [115:66], i.e. in place in w[1]. */
+#define SMMU_SYNC_MSIADDR_MASK ((((ik_u64)1 << 50) - 1) << 2)
+
+static void smmu_sync(void *ent, ik_u64 addr, ik_u32 data)
+{
+	ik_u64 *w = (ik_u64 *)ent;
+
+	/* An address the command cannot hold (>= 2^52, or not 4-byte
+	 * aligned): a sync without the write, as is no address.
+	 * ik_cmdq_init() refuses a ring where that could happen. */
+	if (!addr || (addr & ~SMMU_SYNC_MSIADDR_MASK)) {
+		smmu_nop(ent);
+		return;
+	}
+	/* CS = IRQ [13:12], MSH = Inner Shareable (3) [23:22], MSIAttr =
+	 * Write-Back (0xf) [27:24], MSIData [63:32]. */
+	w[0] = IK_SMMU_CMD_SYNC | ((ik_u64)IK_SMMU_SYNC_CS_IRQ << 12) | ((ik_u64)3 << 22) |
+	       ((ik_u64)0xf << 24) | ((ik_u64)data << 32);
+	w[1] = addr;
+}
+
+static int smmu_classify(const void *ent, struct ik_cmdq_sync_info *si)
+{
+	struct ik_smmu_cmd c;
+
+	if (ik_smmu_cmd_decode((const ik_u64 *)ent, &c))
+		return -EINVAL;
+	if (c.op != IK_SMMU_CMD_SYNC)
+		return IK_CMDQ_KIND_CMD;
+	si->write = c.cs == IK_SMMU_SYNC_CS_IRQ && c.msiaddr != 0;
+	si->addr = c.msiaddr;
+	si->data = c.msidata;
+	return IK_CMDQ_KIND_SYNC;
+}
+
+IK_API const struct ik_cmdq_fmt ik_cmdq_fmt_smmuv3 = {
+	"smmuv3", 16, smmu_nop, smmu_sync, smmu_classify,
+};

@@ -2,8 +2,10 @@
 /*
  * VT-d queued-invalidation descriptors, encoded and decoded from one field
  * table (positions from the VT-d specification, "Queued Invalidation
- * Interface"; summarised in <iommukit/cmd/vtd.h>).
+ * Interface"; summarised in <iommukit/cmd/vtd.h>).  Last, the queue entries
+ * (ik_cmdq_fmt_vtd128, ik_cmdq_fmt_vtd256).
  */
+#include <iommukit/cmdq.h>
 #include <iommukit/cmd/vtd.h>
 #include "cmd_codec.h"
 
@@ -195,3 +197,96 @@ IK_API int ik_vtd_desc_rules_qemu72(struct ik_vtd_desc_rules *r, bool scalable)
 	r->mamv = IK_VTD_QEMU72_MAMV;
 	return 0;
 }
+
+/* ---------------------------------------------------------------- queue entries */
+
+/*
+ * struct ik_cmdq_fmt for the VT-d command queue (<iommukit/cmdq.h>): the no-op
+ * and the sync the queue writes itself, and how a consumer classifies an
+ * entry.  The sync is a fixed template with the address and data patched in,
+ * not a trip through the codec above, since every waiting ik_cmdq_issue()
+ * writes one; tests/test_cmdq.c ("fmt_sync_vs_codec") holds it to the
+ * codec's encoding bit for bit.
+ *
+ * VT-d: every wait the queue writes must signal its completion: the
+ * specification defines a status write (SW) and an interrupt (IF) for that
+ * and no third way, and QEMU 7.2 rejects a wait with neither (FSTS.IQE).
+ *   sync with a completion address: wait with SW = 1 (status data written
+ *        to addr), IF = 0 (QEMU 7.2 asserts on SW and IF together);
+ *   no-op, and a sync without a completion address: wait with IF = 1, which
+ *        needs no memory: on completion the unit sets ICS.IWC and raises the
+ *        invalidation completion event only where IECTL.IM is clear (the
+ *        reset value masks it; the VT-d driver core keeps it masked and
+ *        polls).  It invalidates nothing, so it is harmless anywhere.
+ * An address the descriptor cannot hold (not 4-byte aligned) gives the IF
+ * wait, a sync without the write, as the ik_cmdq_fmt contract asks;
+ * ik_cmdq_init() then refuses such a ring or status array for MSI.
+ */
+static void vtd_wait(void *ent, unsigned words, ik_u64 addr, ik_u32 data)
+{
+	ik_u64 *w = (ik_u64 *)ent;
+
+	/* Status Address[63:2] sits at bits [127:66], in place in w[1];
+	 * IF is bit 4, SW bit 5, Status Data [63:32]. */
+	if (addr && !(addr & 3)) {
+		w[0] = IK_VTD_DESC_WAIT | ((ik_u64)1 << 5) | ((ik_u64)data << 32);
+		w[1] = addr;
+	} else {
+		w[0] = IK_VTD_DESC_WAIT | ((ik_u64)1 << 4);
+		w[1] = 0;
+	}
+	if (words == 4)
+		w[2] = w[3] = 0;
+}
+
+static void vtd128_nop(void *ent)
+{
+	vtd_wait(ent, 2, 0, 0);
+}
+
+static void vtd256_nop(void *ent)
+{
+	vtd_wait(ent, 4, 0, 0);
+}
+
+static void vtd128_sync(void *ent, ik_u64 addr, ik_u32 data)
+{
+	vtd_wait(ent, 2, addr, data);
+}
+
+static void vtd256_sync(void *ent, ik_u64 addr, ik_u32 data)
+{
+	vtd_wait(ent, 4, addr, data);
+}
+
+static int vtd_classify(const void *ent, unsigned words, struct ik_cmdq_sync_info *si)
+{
+	struct ik_vtd_desc d;
+
+	if (ik_vtd_desc_decode((const ik_u64 *)ent, words, &d))
+		return -EINVAL;
+	if (d.type != IK_VTD_DESC_WAIT)
+		return IK_CMDQ_KIND_CMD;
+	si->write = d.sw;
+	si->addr = d.status_addr;
+	si->data = d.status_data;
+	return IK_CMDQ_KIND_SYNC;
+}
+
+static int vtd128_classify(const void *ent, struct ik_cmdq_sync_info *si)
+{
+	return vtd_classify(ent, 2, si);
+}
+
+static int vtd256_classify(const void *ent, struct ik_cmdq_sync_info *si)
+{
+	return vtd_classify(ent, 4, si);
+}
+
+IK_API const struct ik_cmdq_fmt ik_cmdq_fmt_vtd128 = {
+	"vtd128", 16, vtd128_nop, vtd128_sync, vtd128_classify,
+};
+
+IK_API const struct ik_cmdq_fmt ik_cmdq_fmt_vtd256 = {
+	"vtd256", 32, vtd256_nop, vtd256_sync, vtd256_classify,
+};
