@@ -1198,18 +1198,10 @@ END_TEST
 /* A CD read back with the spec's positions into TCR_EL1 form gives, through
  * ik_lpae_walker_from_regs(), a walker that translates like the table set:
  * the CD describes the tables a hardware walker would find. */
-static int host_read64(void *ctx, ik_u64 addr, ik_u64 *val)
-{
-	(void)ctx;
-	memcpy(val, (const void *)(uintptr_t)addr, 8);
-	return 0;
-}
-
 START_TEST(cd_decoded_by_spec_walks_like_the_table_set)
 {
 	uint32_t w[6];
 	struct ik_smmu_idr id;
-	struct ik_pt_mem mem = { host_read64, NULL, NULL };
 
 	idr_full(w);
 	id = decode(w);
@@ -1238,7 +1230,7 @@ START_TEST(cd_decoded_by_spec_walks_like_the_table_set)
 			struct ik_pt_walk_result res;
 			int e = ik_pgtable_iova_to_phys(pt, iova, &pa, NULL);
 
-			ck_assert_int_eq(ik_pt_walk(&wk, &mem, iova, 0, &res), 0);
+			ck_assert_int_eq(ik_pt_walk(&wk, &ik_test_mem, iova, 0, &res), 0);
 			if (e == 0) {
 				mapped++;
 				ck_assert_uint_eq(res.fault, IK_PT_FAULT_NONE);

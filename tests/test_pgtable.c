@@ -2466,13 +2466,6 @@ static void arena_free_fn(void *ctx, void *p, ik_size size)
 	aa->live--;
 }
 
-static int host_read64(void *ctx, ik_u64 addr, ik_u64 *val)
-{
-	(void)ctx;
-	*val = *(const ik_u64 *)(uintptr_t)addr;
-	return 0;
-}
-
 /* Issue #13 item 3: with no alloc_table hook, table pages are at their CPU
  * addresses, which need not fit a small oas; the hardware walker then takes
  * an address-size fault on every access.  create and map must refuse such a
@@ -2485,7 +2478,6 @@ START_TEST(default_allocator_refuses_tables_beyond_oas)
 	struct ik_pgtable *pt = NULL;
 	struct ik_pt_walker w;
 	struct ik_pt_walk_result res;
-	struct ik_pt_mem mem = { host_read64, NULL, NULL };
 	ik_u64 pa, sz;
 
 	memset(&aa, 0, sizeof(aa));
@@ -2530,7 +2522,7 @@ START_TEST(default_allocator_refuses_tables_beyond_oas)
 	aa.which = 0;
 	ck_assert_int_eq(ik_pgtable_map(pt, 0x40000000u, 0x80000000u, SZ_4K, PROT_RW), 0);
 	ik_pgtable_walker(pt, &w);
-	ck_assert_int_eq(ik_pt_walk(&w, &mem, 0x40000123u, IK_ACCESS_READ, &res), 0);
+	ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem, 0x40000123u, IK_ACCESS_READ, &res), 0);
 	ck_assert_int_eq(res.fault, IK_PT_FAULT_NONE);
 	ck_assert_uint_eq(res.oa, 0x80000123u);
 	ik_pgtable_destroy(pt);

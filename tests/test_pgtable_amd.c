@@ -31,42 +31,13 @@
 
 /* ------------------------------------------------------------ test memory */
 
-/* Table pages from aligned_alloc; IOMMU address = CPU address. */
-struct tenv {
-	long allocs, frees;
-};
-
-static void *t_alloc(void *cookie, ik_size size, ik_u64 *iommu)
-{
-	struct tenv *e = cookie;
-	void *p = aligned_alloc(size, size);
-
-	if (p) {
-		e->allocs++;
-		*iommu = (uintptr_t)p;
-	}
-	return p;
-}
-
-static void t_free(void *cookie, void *cpu, ik_u64 iommu, ik_size size)
-{
-	struct tenv *e = cookie;
-
-	(void)iommu;
-	(void)size;
-	e->frees++;
-	free(cpu);
-}
-
-static const struct ik_pgtable_hooks t_hooks = {
-	.alloc_table = t_alloc,
-	.free_table = t_free,
-};
+/* Table pages: testlib's identity table memory (struct ik_test_tables,
+ * ik_test_mem), IOMMU address = CPU address. */
 
 static enum ik_pt_fmt cfg_fmt = IK_PT_AMD_V1;
 
 static struct ik_pgtable_cfg mkcfg(unsigned ias, unsigned oas, ik_u64 flags, ik_u32 quirks,
-				   struct tenv *e)
+				   struct ik_test_tables *e)
 {
 	struct ik_pgtable_cfg c;
 
@@ -78,13 +49,13 @@ static struct ik_pgtable_cfg mkcfg(unsigned ias, unsigned oas, ik_u64 flags, ik_
 	c.coherent = true;
 	c.quirks = quirks;
 	c.fmt_flags = flags;
-	c.hooks = &t_hooks;
+	c.hooks = &ik_test_tables_hooks;
 	c.cookie = e;
 	return c;
 }
 
 static struct ik_pgtable *mkpt(unsigned ias, unsigned oas, ik_u64 flags, ik_u32 quirks,
-			       struct tenv *e)
+			       struct ik_test_tables *e)
 {
 	struct ik_pgtable_cfg c = mkcfg(ias, oas, flags, quirks, e);
 	struct ik_pgtable *pt = NULL;
@@ -114,23 +85,6 @@ static uint64_t *raw_entry(const struct ik_pgtable *pt, uint64_t iova, unsigned 
 	}
 }
 
-static int mem_read(void *ctx, ik_u64 addr, ik_u64 *val)
-{
-	(void)ctx;
-	*val = __atomic_load_n((const uint64_t *)(uintptr_t)addr, __ATOMIC_RELAXED);
-	return 0;
-}
-
-static int mem_cas(void *ctx, ik_u64 addr, ik_u64 old, ik_u64 val)
-{
-	(void)ctx;
-	return __atomic_compare_exchange_n((uint64_t *)(uintptr_t)addr, &old, val, 0,
-					   __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST) ? 0 : -EAGAIN;
-}
-
-static const struct ik_pt_mem t_mem = { mem_read, NULL, NULL };
-static const struct ik_pt_mem t_mem_hw = { mem_read, mem_cas, NULL };
-
 static const uint64_t *ref_table_at(void *ctx, uint64_t pa)
 {
 	(void)ctx;
@@ -148,7 +102,7 @@ static struct arw_tables ref_of(uint64_t root, unsigned mode, unsigned oas)
 
 START_TEST(entries_match_the_spec_layout)
 {
-	struct tenv e = { 0 };
+	struct ik_test_tables e = { 0 };
 	struct ik_pgtable *pt = mkpt(48, 48, 0, 0, &e);
 	const uint64_t iova = 0x0000123440000000ull, pa = 0x00000abcc0000000ull;
 	uint64_t *ent;
@@ -191,7 +145,7 @@ START_TEST(mode_follows_ias_and_bad_configs_are_refused)
 		{ 21, 1 }, { 22, 2 }, { 30, 2 }, { 32, 3 }, { 39, 3 }, { 40, 4 },
 		{ 48, 4 }, { 52, 5 }, { 57, 5 }, { 58, 6 }, { 63, 6 },
 	};
-	struct tenv e = { 0 };
+	struct ik_test_tables e = { 0 };
 	struct ik_pgtable_cfg c;
 	struct ik_pt_geometry g;
 	struct ik_pgtable *pt = NULL;
@@ -256,7 +210,7 @@ static uint64_t tables_sum(const uint64_t *tbl, unsigned level)
 
 START_TEST(requests_the_format_cannot_express_change_nothing)
 {
-	struct tenv e = { 0 };
+	struct ik_test_tables e = { 0 };
 	struct ik_pgtable *pt = mkpt(39, 48, 0, 0, &e);
 	struct ik_pgtable_info info;
 	uint64_t before, n = 0;
@@ -330,7 +284,7 @@ static struct arw_result compare_walk(const struct ik_pt_walker *w, const struct
 	struct ik_pt_walk_result r;
 	struct arw_result ref = arw_walk(t, iova, access_to_ref(access));
 
-	IK_REQUIRE(ik_pt_walk(w, &t_mem, iova, access, &r) == 0);
+	IK_REQUIRE(ik_pt_walk(w, &ik_test_mem, iova, access, &r) == 0);
 	IK_REQUIRE_MSG(r.fault == expected_fault(ref.fault),
 		       "iova %#llx access %u: fault %d, reference %d", (unsigned long long)iova,
 		       access, (int)r.fault, (int)ref.fault);
@@ -376,7 +330,7 @@ static const struct { unsigned ias, oas; ik_u64 flags; } mcfgs[] = {
 
 START_TEST(reference_walk_of_engine_tables_matches_the_requests)
 {
-	struct tenv e = { 0 };
+	struct ik_test_tables e = { 0 };
 	struct ik_pgtable *pt = mkpt(mcfgs[_i].ias, mcfgs[_i].oas, mcfgs[_i].flags, 0, &e);
 	struct model *m = calloc(1, sizeof(*m));
 	struct ik_pgtable_info info;
@@ -454,26 +408,6 @@ END_TEST
 
 /* ------------------------------------------------------------ guest tables */
 
-struct guest {
-	uint64_t *pages[32];
-	int n;
-};
-
-static uint64_t *gpage(struct guest *gs)
-{
-	uint64_t *p = aligned_alloc(4096, 4096);
-
-	ck_assert_ptr_nonnull(p);
-	memset(p, 0, 4096);
-	gs->pages[gs->n++] = p;
-	return p;
-}
-
-static uint64_t gaddr(const uint64_t *p)
-{
-	return (uintptr_t)p;
-}
-
 #define PR 1ull
 #define IRW ((1ull << 61) | (1ull << 62))
 #define IR (1ull << 61)
@@ -486,7 +420,7 @@ static void guest_walkers(uint64_t root, unsigned oas, struct ik_pt_walker *w,
 			  struct arw_tables *t)
 {
 	struct ik_pgtable_cfg c;
-	struct tenv e = { 0 };
+	struct ik_test_tables e = { 0 };
 
 	c = mkcfg(48, oas, 0, 0, &e);
 	ck_assert_int_eq(ik_pt_walker_init(w, &c, root), 0);
@@ -499,7 +433,7 @@ static void expect(const struct ik_pt_walker *w, const struct arw_tables *t, uin
 	struct arw_result ref = compare_walk(w, t, iova, access);
 	struct ik_pt_walk_result r;
 
-	ck_assert_int_eq(ik_pt_walk(w, &t_mem, iova, access, &r), 0);
+	ck_assert_int_eq(ik_pt_walk(w, &ik_test_mem, iova, access, &r), 0);
 	ck_assert_msg(r.fault == f, "iova %#llx: fault %d, want %d", (unsigned long long)iova,
 		      (int)r.fault, (int)f);
 	ck_assert_int_eq(expected_fault(ref.fault), f);
@@ -511,16 +445,17 @@ static void expect(const struct ik_pt_walker *w, const struct arw_tables *t, uin
 
 START_TEST(walker_decodes_next_level_7_pages_and_skipped_levels)
 {
-	struct guest gs = { { 0 }, 0 };
-	uint64_t *l4 = gpage(&gs), *l3 = gpage(&gs), *l2 = gpage(&gs), *l1 = gpage(&gs);
-	uint64_t *l1b = gpage(&gs), *l2b = gpage(&gs);
+	struct ik_test_pages gs = { 0 };
+	uint64_t *l4 = ik_test_page(&gs), *l3 = ik_test_page(&gs), *l2 = ik_test_page(&gs);
+	uint64_t *l1 = ik_test_page(&gs);
+	uint64_t *l1b = ik_test_page(&gs), *l2b = ik_test_page(&gs);
 	struct ik_pt_walker w;
 	struct arw_tables t;
 	const uint64_t pa64k = 0x12340000ull, pa4m = 0x40400000ull, pa8k = 0x8000ull;
 
-	l4[0] = gaddr(l3) | PR | IRW | NL(3);
-	l3[0] = gaddr(l2) | PR | IRW | NL(2);
-	l2[0] = gaddr(l1) | PR | IRW | NL(1);
+	l4[0] = ik_test_addr(l3) | PR | IRW | NL(3);
+	l3[0] = ik_test_addr(l2) | PR | IRW | NL(2);
+	l2[0] = ik_test_addr(l1) | PR | IRW | NL(1);
 	/* a 64K page at entries 16..31 of l1: each holds the same encoding */
 	for (int i = 16; i < 32; i++)
 		l1[i] = ik_amd_pte_size_encode(pa64k, SZ_64K) | PR | IRW | NL(7);
@@ -535,18 +470,18 @@ START_TEST(walker_decodes_next_level_7_pages_and_skipped_levels)
 	l1[50] = 0x99000ull | PR | IRW;
 	l1[51] = (1ull << 49) | PR | IRW;
 	/* a PDE whose NextLevel is its own level, and one pointing beyond oas */
-	l2[8] = gaddr(l1) | PR | IRW | NL(2);
+	l2[8] = ik_test_addr(l1) | PR | IRW | NL(2);
 	l2[9] = (1ull << 50) | PR | IRW | NL(1);
 	/* a table without IR: reads through it fault */
-	l2[10] = gaddr(l1b) | PR | (1ull << 62) | NL(1);
+	l2[10] = ik_test_addr(l1b) | PR | (1ull << 62) | NL(1);
 	l1b[0] = 0x5000ull | PR | IRW;
 	/* skip levels: l4[1] -> a level-1 table directly (levels 3, 2 skipped) */
-	l4[1] = gaddr(l1b) | PR | IRW | NL(1);
+	l4[1] = ik_test_addr(l1b) | PR | IRW | NL(1);
 	/* skip one level: l4[2] -> a level-2 table with a 2M page */
-	l4[2] = gaddr(l2b) | PR | IRW | NL(2);
+	l4[2] = ik_test_addr(l2b) | PR | IRW | NL(2);
 	l2b[5] = 0x600000ull | PR | IRW;
 
-	guest_walkers(gaddr(l4), 48, &w, &t);
+	guest_walkers(ik_test_addr(l4), 48, &w, &t);
 	expect(&w, &t, IOVA4(0, 0, 0, 16), IK_ACCESS_WRITE, IK_PT_FAULT_NONE, pa64k, SZ_64K);
 	expect(&w, &t, IOVA4(0, 0, 0, 31) + 0x123, IK_ACCESS_READ, IK_PT_FAULT_NONE,
 	       pa64k + 15 * SZ_4K + 0x123, SZ_64K);
@@ -574,8 +509,7 @@ START_TEST(walker_decodes_next_level_7_pages_and_skipped_levels)
 	/* a page and a table beyond oas 48 */
 	expect(&w, &t, IOVA4(0, 0, 0, 51), 0, IK_PT_FAULT_ADDR_SIZE, 0, 0);
 	expect(&w, &t, IOVA4(0, 0, 9, 0), 0, IK_PT_FAULT_ADDR_SIZE, 0, 0);
-	for (int i = 0; i < gs.n; i++)
-		free(gs.pages[i]);
+	ik_test_pages_free(&gs);
 }
 END_TEST
 
@@ -596,22 +530,22 @@ static int dump_fn(void *ctx, const struct ik_pt_range *r)
 
 START_TEST(walker_dump_reports_next_level_7_pages_whole)
 {
-	struct guest gs = { { 0 }, 0 };
-	uint64_t *l2 = gpage(&gs), *l1 = gpage(&gs);
+	struct ik_test_pages gs = { 0 };
+	uint64_t *l2 = ik_test_page(&gs), *l1 = ik_test_page(&gs);
 	struct ik_pgtable_cfg c;
-	struct tenv e = { 0 };
+	struct ik_test_tables e = { 0 };
 	struct ik_pt_walker w;
 	struct dump_acc d = { .n = 0 };
 
 	/* Mode 2 (30 bits): a 1M page at l1 entries 256..511, a 4M page at l2
 	 * entries 4, 5. */
-	l2[0] = gaddr(l1) | PR | IRW | NL(1);
+	l2[0] = ik_test_addr(l1) | PR | IRW | NL(1);
 	for (int i = 256; i < 512; i++)
 		l1[i] = ik_amd_pte_size_encode(0x100000ull, SZ_1M) | PR | IRW | NL(7);
 	l2[4] = l2[5] = ik_amd_pte_size_encode(0x800000ull, SZ_4M) | PR | IR | NL(7);
 	c = mkcfg(30, 48, 0, 0, &e);
-	ck_assert_int_eq(ik_pt_walker_init(&w, &c, gaddr(l2)), 0);
-	ck_assert_int_eq(ik_pt_walker_dump(&w, &t_mem, 0, 1ull << 30, dump_fn, &d), 0);
+	ck_assert_int_eq(ik_pt_walker_init(&w, &c, ik_test_addr(l2)), 0);
+	ck_assert_int_eq(ik_pt_walker_dump(&w, &ik_test_mem, 0, 1ull << 30, dump_fn, &d), 0);
 	ck_assert_int_eq(d.n, 2);
 	ck_assert_uint_eq(d.r[0].iova, SZ_1M);
 	ck_assert_uint_eq(d.r[0].oa, 0x100000);
@@ -621,14 +555,13 @@ START_TEST(walker_dump_reports_next_level_7_pages_whole)
 	ck_assert_uint_eq(d.r[1].oa, 0x800000);
 	ck_assert_uint_eq(d.r[1].size, SZ_4M);
 	ck_assert_uint_eq(d.r[1].prot, IK_PROT_READ | IK_PROT_NOEXEC);
-	for (int i = 0; i < gs.n; i++)
-		free(gs.pages[i]);
+	ik_test_pages_free(&gs);
 }
 END_TEST
 
 START_TEST(host_access_dirty_sets_a_and_d_under_the_dirty_quirk)
 {
-	struct tenv e = { 0 };
+	struct ik_test_tables e = { 0 };
 	struct ik_pgtable *pt = mkpt(48, 48, 0, IK_PT_QUIRK_DIRTY, &e);
 	struct ik_pgtable *plain = mkpt(48, 48, 0, 0, &e);
 	struct ik_pt_walker w, wp;
@@ -643,13 +576,13 @@ START_TEST(host_access_dirty_sets_a_and_d_under_the_dirty_quirk)
 	ik_pgtable_walker(pt, &w);
 	ik_pgtable_walker(plain, &wp);
 	/* a read sets A, a write A and D */
-	ck_assert_int_eq(ik_pt_walk(&w, &t_mem_hw, 0x10000, IK_ACCESS_READ, &r), 0);
+	ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem_hw, 0x10000, IK_ACCESS_READ, &r), 0);
 	ck_assert_uint_eq(*raw_entry(pt, 0x10000, 1) & (3ull << 5), 1ull << 5);
-	ck_assert_int_eq(ik_pt_walk(&w, &t_mem_hw, 0x11000, IK_ACCESS_WRITE, &r), 0);
+	ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem_hw, 0x11000, IK_ACCESS_WRITE, &r), 0);
 	ck_assert(r.dirty);
 	ck_assert_uint_eq(*ent & (3ull << 5), 3ull << 5);
 	/* without the quirk the IOMMU updates nothing */
-	ck_assert_int_eq(ik_pt_walk(&wp, &t_mem_hw, 0x10000, IK_ACCESS_WRITE, &r), 0);
+	ck_assert_int_eq(ik_pt_walk(&wp, &ik_test_mem_hw, 0x10000, IK_ACCESS_WRITE, &r), 0);
 	ck_assert_uint_eq(*raw_entry(plain, 0x10000, 1) & (3ull << 5), 0);
 	ck_assert_int_eq(ik_pgtable_read_and_clear_dirty(plain, 0x10000, SZ_4K, 0, bm, 12, NULL),
 			 -EOPNOTSUPP);
@@ -698,7 +631,7 @@ static void same_tables(const uint64_t *a, const uint64_t *b, unsigned lvl)
 
 START_TEST(v2_is_the_first_level_layout_with_1g_pages_ungated)
 {
-	struct tenv e = { 0 };
+	struct ik_test_tables e = { 0 };
 	struct ik_pgtable_cfg c;
 	struct ik_pgtable *v2, *fl;
 	struct ik_pgtable_info i2, ifl;
@@ -764,7 +697,7 @@ START_TEST(v2_is_the_first_level_layout_with_1g_pages_ungated)
 	{
 		struct ik_pt_walk_result r;
 
-		ck_assert_int_eq(ik_pt_walk(&w, &t_mem, 1ull << 47, 0, &r), 0);
+		ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem, 1ull << 47, 0, &r), 0);
 		ck_assert_int_eq(r.fault, IK_PT_FAULT_TRANSLATION);
 	}
 	ik_pgtable_destroy(v2);

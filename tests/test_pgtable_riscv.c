@@ -29,38 +29,11 @@
 
 /* ------------------------------------------------------------ test memory */
 
-/* Table pages from aligned_alloc; IOMMU address = CPU address, so that both
- * walkers follow table pointers directly. */
-struct tenv {
-	long allocs, frees;
-};
-
-static void *t_alloc(void *cookie, ik_size size, ik_u64 *iommu)
-{
-	struct tenv *e = cookie;
-	void *p = aligned_alloc(size, size);
-
-	if (p) {
-		e->allocs++;
-		*iommu = (uintptr_t)p;
-	}
-	return p;
-}
-
-static void t_free(void *cookie, void *cpu, ik_u64 iommu, ik_size size)
-{
-	struct tenv *e = cookie;
-
-	(void)iommu;
-	(void)size;
-	e->frees++;
-	free(cpu);
-}
-
-static const struct ik_pgtable_hooks t_hooks = { .alloc_table = t_alloc, .free_table = t_free };
-
+/* Table pages: testlib's identity table memory (struct ik_test_tables,
+ * ik_test_mem), IOMMU address = CPU address, so that both walkers follow
+ * table pointers directly. */
 static struct ik_pgtable_cfg mkcfg(enum ik_pt_fmt fmt, unsigned ias, unsigned oas, ik_u64 flags,
-				   ik_u32 quirks, struct tenv *e)
+				   ik_u32 quirks, struct ik_test_tables *e)
 {
 	struct ik_pgtable_cfg c;
 
@@ -72,13 +45,13 @@ static struct ik_pgtable_cfg mkcfg(enum ik_pt_fmt fmt, unsigned ias, unsigned oa
 	c.coherent = true;
 	c.quirks = quirks;
 	c.fmt_flags = flags;
-	c.hooks = &t_hooks;
+	c.hooks = &ik_test_tables_hooks;
 	c.cookie = e;
 	return c;
 }
 
 static struct ik_pgtable *mkpt(enum ik_pt_fmt fmt, unsigned ias, unsigned oas, ik_u64 flags,
-			       ik_u32 quirks, struct tenv *e)
+			       ik_u32 quirks, struct ik_test_tables *e)
 {
 	struct ik_pgtable_cfg c = mkcfg(fmt, ias, oas, flags, quirks, e);
 	struct ik_pgtable *pt = NULL;
@@ -87,23 +60,6 @@ static struct ik_pgtable *mkpt(enum ik_pt_fmt fmt, unsigned ias, unsigned oas, i
 	ck_assert_msg(rc == 0, "create %d/%u/%u: %d", (int)fmt, ias, oas, rc);
 	return pt;
 }
-
-static int mem_read(void *ctx, ik_u64 addr, ik_u64 *val)
-{
-	(void)ctx;
-	*val = __atomic_load_n((const uint64_t *)(uintptr_t)addr, __ATOMIC_RELAXED);
-	return 0;
-}
-
-static int mem_cas(void *ctx, ik_u64 addr, ik_u64 old, ik_u64 val)
-{
-	(void)ctx;
-	return __atomic_compare_exchange_n((uint64_t *)(uintptr_t)addr, &old, val, 0,
-					   __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST) ? 0 : -EAGAIN;
-}
-
-static const struct ik_pt_mem t_mem = { mem_read, NULL, NULL };
-static const struct ik_pt_mem t_mem_hw = { mem_read, mem_cas, NULL };
 
 static bool ref_read(void *ctx, uint64_t pa, uint64_t *val)
 {
@@ -161,7 +117,7 @@ static uint64_t *raw_entry(const struct ik_pgtable *pt, uint64_t iova, unsigned 
 
 START_TEST(leaf_and_table_entries_match_the_spec_layout)
 {
-	struct tenv e = { 0 };
+	struct ik_test_tables e = { 0 };
 	struct ik_pgtable *pt = mkpt(S1, 38, 56, 0, 0, &e);
 	const uint64_t iova = 0x12345000ull, pa = 0xabcdef000ull;
 	uint64_t *leaf, *tbl, v;
@@ -195,7 +151,7 @@ END_TEST
 
 START_TEST(gstage_root_is_16k_and_every_leaf_is_user)
 {
-	struct tenv e = { 0 };
+	struct ik_test_tables e = { 0 };
 	struct ik_pgtable *pt = mkpt(S2, 41, 48, 0, 0, &e);
 	struct ik_pgtable_info info;
 	/* GPA bit 40 set: root index 1024 + ..., beyond the first 4 KiB */
@@ -230,7 +186,7 @@ START_TEST(levels_follow_ias_and_bad_configs_are_refused)
 	struct ik_pt_geometry g;
 	struct ik_pgtable_cfg c;
 	struct ik_pgtable *pt = NULL;
-	struct tenv e = { 0 };
+	struct ik_test_tables e = { 0 };
 
 	for (unsigned i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
 		c = mkcfg(ok[i].fmt, ok[i].ias, 48, 0, 0, &e);
@@ -273,7 +229,7 @@ static int count_range(void *ctx, const struct ik_pt_range *r)
 
 START_TEST(requests_beyond_the_widths_change_nothing)
 {
-	struct tenv e = { 0 };
+	struct ik_test_tables e = { 0 };
 	struct ik_pgtable *pt = mkpt(S1, 38, 48, 0, 0, &e);
 	struct ik_pgtable_stats st0, st1;
 	struct ik_gather ga;
@@ -359,7 +315,7 @@ static void check_one(const struct ik_pgtable *pt, const struct rv_tables *t, co
 START_TEST(reference_walker_translates_engine_tables_as_requested)
 {
 	const struct rvcfg *cf = &rvcfgs[_i];
-	struct tenv e = { 0 };
+	struct ik_test_tables e = { 0 };
 	struct ik_pgtable *pt = mkpt(cf->fmt, cf->ias, cf->oas, cf->flags, cf->quirks, &e);
 	struct rv_tables t = ref_of(pt);
 	struct ik_rng rng = { 0x5151u + (unsigned)_i };
@@ -421,7 +377,7 @@ START_TEST(reference_walker_translates_engine_tables_as_requested)
 			struct ik_pt_walk_result res;
 			struct rv_result r = rv_walk(&t, q[k].iova + 0x18, RV_READ | RV_SMODE);
 
-			ck_assert_int_eq(ik_pt_walk(&w, &t_mem, q[k].iova + 0x18, 0, &res), 0);
+			ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem, q[k].iova + 0x18, 0, &res), 0);
 			ck_assert_int_eq(res.fault, IK_PT_FAULT_NONE);
 			ck_assert_uint_eq(res.oa, q[k].pa + 0x18);
 			ck_assert_uint_eq(res.pgsize, r.pgsize);
@@ -527,7 +483,8 @@ START_TEST(walkers_agree_on_hand_built_entries_and_their_faults)
 			r = rv_walk(&t, va, cases[k].acc);
 			ck_assert_msg(r.fault == cases[k].want[gs], "gs %d case %u: ref %d want %d", gs,
 				      k, (int)r.fault, (int)cases[k].want[gs]);
-			ck_assert_int_eq(ik_pt_walk(&w, &t_mem, va, lib_access_of(cases[k].acc), &res), 0);
+			ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem, va, lib_access_of(cases[k].acc),
+						    &res), 0);
 			ck_assert_msg(res.fault == lib_fault_of(r.fault), "gs %d case %u: lib %d ref %d",
 				      gs, k, (int)res.fault, (int)r.fault);
 			if (r.fault == RV_OK) {
@@ -538,11 +495,11 @@ START_TEST(walkers_agree_on_hand_built_entries_and_their_faults)
 		/* a leaf beyond the physical width: an access fault */
 		mid[(va >> 21) & 511] = 0x0df | ((1ull << 48) >> 2);
 		ck_assert_int_eq(rv_walk(&t, va, RV_READ).fault, RV_ACCESS);
-		ck_assert_int_eq(ik_pt_walk(&w, &t_mem, va, IK_ACCESS_READ, &res), 0);
+		ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem, va, IK_ACCESS_READ, &res), 0);
 		ck_assert_int_eq(res.fault, IK_PT_FAULT_ADDR_SIZE);
 		/* beyond the input width (first stage: not sign-extended) */
 		ck_assert_int_eq(rv_walk(&t, gs ? 1ull << 41 : 1ull << 38, RV_READ).fault, RV_INPUT);
-		ck_assert_int_eq(ik_pt_walk(&w, &t_mem, gs ? 1ull << 41 : 1ull << 38, IK_ACCESS_READ,
+		ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem, gs ? 1ull << 41 : 1ull << 38, IK_ACCESS_READ,
 					    &res), 0);
 		ck_assert_int_eq(res.fault, IK_PT_FAULT_TRANSLATION);
 		free(root);
@@ -557,7 +514,7 @@ END_TEST
 START_TEST(dirty_tracking_uses_d_and_the_unit_sets_it)
 {
 	for (int gs = 0; gs < 2; gs++) {
-		struct tenv e = { 0 };
+		struct ik_test_tables e = { 0 };
 		struct ik_pgtable *pt = mkpt(gs ? S2 : S1, gs ? 41 : 38, 48, 0, IK_PT_QUIRK_DIRTY, &e);
 		struct rv_tables t = ref_of(pt);
 		struct ik_pt_walker w;
@@ -570,7 +527,7 @@ START_TEST(dirty_tracking_uses_d_and_the_unit_sets_it)
 		leaf = raw_entry(pt, 0x402000, 0);
 		ck_assert_uint_eq(*leaf & 0xc0, 0x40);	/* A preset, D clear */
 		/* a device write through the library's walker (SADE / GADE) */
-		ck_assert_int_eq(ik_pt_walk(&w, &t_mem_hw, 0x402000, IK_ACCESS_WRITE, &res), 0);
+		ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem_hw, 0x402000, IK_ACCESS_WRITE, &res), 0);
 		ck_assert_int_eq(res.fault, IK_PT_FAULT_NONE);
 		ck_assert(res.dirty);
 		ck_assert_uint_eq(*leaf & 0xc0, 0xc0);
@@ -582,7 +539,7 @@ START_TEST(dirty_tracking_uses_d_and_the_unit_sets_it)
 		/* without updates enabled, the same clean leaf is an A/D fault */
 		w.geom.quirks &= ~IK_PT_QUIRK_DIRTY;
 		t.ade = false;
-		ck_assert_int_eq(ik_pt_walk(&w, &t_mem_hw, 0x402000, IK_ACCESS_WRITE, &res), 0);
+		ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem_hw, 0x402000, IK_ACCESS_WRITE, &res), 0);
 		ck_assert_int_eq(res.fault, IK_PT_FAULT_ACCESS_FLAG);
 		ck_assert_int_eq(rv_walk(&t, 0x402000, RV_WRITE).fault, RV_AD);
 		ik_pgtable_destroy(pt);
@@ -590,7 +547,7 @@ START_TEST(dirty_tracking_uses_d_and_the_unit_sets_it)
 	}
 	/* without the quirk: no dirty tracking */
 	{
-		struct tenv e = { 0 };
+		struct ik_test_tables e = { 0 };
 		struct ik_pgtable *pt = mkpt(S1, 38, 48, 0, 0, &e);
 		ik_u64 bm[1] = { 0 };
 
@@ -608,7 +565,7 @@ START_TEST(atp_values_and_walkers_from_them)
 		{ S1, 38, 8 }, { S1, 47, 9 }, { S1, 56, 10 }, { S2, 41, 8 }, { S2, 50, 9 }, { S2, 59, 10 },
 	};
 	for (unsigned i = 0; i < sizeof(cs) / sizeof(cs[0]); i++) {
-		struct tenv e = { 0 };
+		struct ik_test_tables e = { 0 };
 		struct ik_pgtable *pt = mkpt(cs[i].fmt, cs[i].ias, 48, 0, 0, &e);
 		struct ik_pgtable_info info;
 		struct ik_pt_walker w;
@@ -627,11 +584,11 @@ START_TEST(atp_values_and_walkers_from_them)
 		ck_assert_uint_eq(w.geom.ias, cs[i].ias);
 		/* the unit takes leaves at every level */
 		ck_assert_uint_eq(w.geom.leaf_levels, (1u << w.geom.nlevels) - 1);
-		ck_assert_int_eq(ik_pt_walk(&w, &t_mem, 0x40201008, IK_ACCESS_WRITE, &r1), 0);
+		ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem, 0x40201008, IK_ACCESS_WRITE, &r1), 0);
 		ck_assert_int_eq(r1.fault, IK_PT_FAULT_NONE);
 		ck_assert_uint_eq(r1.oa, 0x1234008);
 		ik_pgtable_walker(pt, &w);
-		ck_assert_int_eq(ik_pt_walk(&w, &t_mem, 0x40201008, IK_ACCESS_WRITE, &r2), 0);
+		ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem, 0x40201008, IK_ACCESS_WRITE, &r2), 0);
 		ck_assert_uint_eq(r2.oa, r1.oa);
 		/* errors */
 		ck_assert_int_eq(ik_riscv_get_atp(pt, 1, &atp), cs[i].fmt == S1 ? -EINVAL : 0);
@@ -659,7 +616,7 @@ END_TEST
 
 START_TEST(null_pointer_arguments_are_einval)
 {
-	struct tenv e = { 0 };
+	struct ik_test_tables e = { 0 };
 	struct ik_pgtable *pt = mkpt(S1, 38, 48, 0, 0, &e);
 	struct ik_pgtable *vt = NULL;
 	struct ik_pgtable_cfg c = mkcfg(IK_PT_VTD_SL, 39, 48, 0, 0, &e);

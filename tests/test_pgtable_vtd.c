@@ -25,37 +25,17 @@
 
 /* ------------------------------------------------------------ test memory */
 
-/* Hooks: table pages from aligned_alloc, IOMMU address = CPU address, so
- * that both walkers can follow table pointers directly. */
+/* Hooks: testlib's identity table memory (struct ik_test_tables,
+ * ik_test_mem), IOMMU address = CPU address, so that both walkers can follow
+ * table pointers directly; plus cleaning and map-sync counters. */
 struct tenv {
-	long allocs, frees, cleans, clean_bytes, syncs;
+	struct ik_test_tables tables;	/* first: the cookie is also its cookie */
+	long cleans, clean_bytes, syncs;
 	uint64_t sync_iova, sync_size;
 	/* clean-order probe: the entry that the request writes last */
 	const uint64_t *probe;
 	long cleans_seeing_probe, cleans_before_probe;
 };
-
-static void *t_alloc(void *cookie, ik_size size, ik_u64 *iommu)
-{
-	struct tenv *e = cookie;
-	void *p = aligned_alloc(size, size);
-
-	if (p) {
-		e->allocs++;
-		*iommu = (uintptr_t)p;
-	}
-	return p;
-}
-
-static void t_free(void *cookie, void *cpu, ik_u64 iommu, ik_size size)
-{
-	struct tenv *e = cookie;
-
-	(void)iommu;
-	(void)size;
-	e->frees++;
-	free(cpu);
-}
 
 static void t_clean(void *cookie, void *cpu, ik_u64 iommu, ik_size size)
 {
@@ -83,8 +63,8 @@ static void t_sync_map(void *cookie, ik_u64 iova, ik_u64 size)
 }
 
 static const struct ik_pgtable_hooks t_hooks = {
-	.alloc_table = t_alloc,
-	.free_table = t_free,
+	.alloc_table = ik_test_tables_alloc,
+	.free_table = ik_test_tables_free,
 	.clean = t_clean,
 	.iotlb_sync_map = t_sync_map,
 };
@@ -143,23 +123,6 @@ static uint64_t *raw_entry(const struct ik_pgtable *pt, uint64_t iova, unsigned 
 		tbl = (uint64_t *)(uintptr_t)(*e & IK_VTD_ADDR_MASK);
 	}
 }
-
-static int mem_read(void *ctx, ik_u64 addr, ik_u64 *val)
-{
-	(void)ctx;
-	*val = __atomic_load_n((const uint64_t *)(uintptr_t)addr, __ATOMIC_RELAXED);
-	return 0;
-}
-
-static int mem_cas(void *ctx, ik_u64 addr, ik_u64 old, ik_u64 val)
-{
-	(void)ctx;
-	return __atomic_compare_exchange_n((uint64_t *)(uintptr_t)addr, &old, val, 0,
-					   __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST) ? 0 : -EAGAIN;
-}
-
-static const struct ik_pt_mem t_mem = { mem_read, NULL, NULL };
-static const struct ik_pt_mem t_mem_hw = { mem_read, mem_cas, NULL };
 
 static const uint64_t *ref_table_at(void *ctx, uint64_t pa)
 {
@@ -228,7 +191,7 @@ START_TEST(sl_leaf_and_table_entries_match_the_spec_layout)
 	ck_assert_int_eq(ik_pgtable_map(pt, iova, pa, SZ_4K, RW | IK_PROT_CACHE), 0);
 	ck_assert_uint_eq(*raw_entry(pt, iova, 0), pa | 0x3);
 	ik_pgtable_destroy(pt);
-	ck_assert_int_eq(e.allocs, e.frees);
+	ck_assert_int_eq(e.tables.allocs, e.tables.frees);
 }
 END_TEST
 
@@ -267,7 +230,7 @@ START_TEST(sl_superpages_are_gated_by_the_sllps_flags)
 	/* map() falls back to 4K pages */
 	ck_assert_int_eq(ik_pgtable_map(pt, SZ_2M, SZ_2M, SZ_2M, RW), 0);
 	ik_pgtable_walker(pt, &w);
-	ck_assert_int_eq(ik_pt_walk(&w, &t_mem, SZ_2M + 0x5000, IK_ACCESS_READ, &r), 0);
+	ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem, SZ_2M + 0x5000, IK_ACCESS_READ, &r), 0);
 	ck_assert_int_eq(r.fault, IK_PT_FAULT_NONE);
 	ck_assert_uint_eq(r.pgsize, SZ_4K);
 	ik_pgtable_destroy(pt);
@@ -279,11 +242,11 @@ START_TEST(sl_superpages_are_gated_by_the_sllps_flags)
 	ck_assert_int_eq(ik_pgtable_map_pages(pt, SZ_1G, SZ_1G, SZ_1G, 1, RW), -EINVAL);
 	ck_assert_int_eq(ik_pgtable_map(pt, SZ_1G, SZ_1G, SZ_1G, RW), 0);
 	ik_pgtable_walker(pt, &w);
-	ck_assert_int_eq(ik_pt_walk(&w, &t_mem, SZ_1G + 0x345000, 0, &r), 0);
+	ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem, SZ_1G + 0x345000, 0, &r), 0);
 	ck_assert_uint_eq(r.pgsize, SZ_2M);
 	ck_assert_uint_eq(*raw_entry(pt, SZ_1G + SZ_2M, 1), (SZ_1G + SZ_2M) | 0x3 | 0x80);
 	ik_pgtable_destroy(pt);
-	ck_assert_int_eq(e.allocs, e.frees);
+	ck_assert_int_eq(e.tables.allocs, e.tables.frees);
 }
 END_TEST
 
@@ -320,7 +283,7 @@ START_TEST(fl_leaf_and_table_entries_match_the_x86_layout)
 	ck_assert_int_eq(ik_pgtable_map(pt, iova, pa, SZ_4K, RW | IK_PROT_CACHE), 0);
 	ck_assert_uint_eq(*raw_entry(pt, iova, 0), pa | P | W | US | A);
 	ik_pgtable_destroy(pt);
-	ck_assert_int_eq(e.allocs, e.frees);
+	ck_assert_int_eq(e.tables.allocs, e.tables.frees);
 }
 END_TEST
 
@@ -443,7 +406,7 @@ START_TEST(context_and_pasid_entries_are_computed_bit_by_bit)
 			ik_pgtable_destroy(pt);
 		}
 	}
-	ck_assert_int_eq(e.allocs, e.frees);
+	ck_assert_int_eq(e.tables.allocs, e.tables.frees);
 }
 END_TEST
 
@@ -555,7 +518,7 @@ static void compare_walk(const struct ik_pt_walker *w, const struct rw_tables *t
 	struct ik_pt_walk_result r;
 	struct rw_result ref = rw_walk(t, iova, access_to_ref(access));
 
-	IK_REQUIRE(ik_pt_walk(w, &t_mem, iova, access, &r) == 0);
+	IK_REQUIRE(ik_pt_walk(w, &ik_test_mem, iova, access, &r) == 0);
 	IK_REQUIRE_MSG(r.fault == expected_fault(ref.fault),
 		       "iova %#llx access %u: fault %d, reference %d", (unsigned long long)iova,
 		       access, (int)r.fault, (int)ref.fault);
@@ -643,7 +606,7 @@ START_TEST(walker_agrees_with_the_reference_on_engine_tables)
 		compare_walk(&w, &t, iova, accesses[ik_rng_below(&rng, 6)]);
 	}
 	ik_pgtable_destroy(pt);
-	ck_assert_int_eq(e.allocs, e.frees);
+	ck_assert_int_eq(e.tables.allocs, e.tables.frees);
 }
 END_TEST
 
@@ -651,38 +614,13 @@ END_TEST
  * Hand-built "guest" tables, reached through a context or PASID entry as an
  * emulator would: one path per fault kind, plus good 4K / 2M / 1G leaves.
  */
-struct guest {
-	uint64_t *pages[64];
-	int n;
-};
-
-static uint64_t *gpage(struct guest *gs)
-{
-	uint64_t *p = aligned_alloc(4096, 4096);
-
-	ck_assert_ptr_nonnull(p);
-	memset(p, 0, 4096);
-	gs->pages[gs->n++] = p;
-	return p;
-}
-
-static uint64_t gaddr(const uint64_t *p)
-{
-	return (uintptr_t)p;
-}
-
-static void guest_free(struct guest *gs)
-{
-	for (int i = 0; i < gs->n; i++)
-		free(gs->pages[i]);
-}
-
 START_TEST(walker_decodes_guest_sl_tables_and_their_faults)
 {
-	struct guest gs = { { 0 }, 0 };
-	uint64_t *l3 = gpage(&gs), *l2 = gpage(&gs), *l1 = gpage(&gs), *l0 = gpage(&gs);
+	struct ik_test_pages gs = { 0 };
+	uint64_t *l3 = ik_test_page(&gs), *l2 = ik_test_page(&gs), *l1 = ik_test_page(&gs);
+	uint64_t *l0 = ik_test_page(&gs);
 	const unsigned haw = 48;	/* heap addresses fit */
-	uint64_t ctx[2] = { gaddr(l3) | 1, 2 /* AW 48-bit */ | (5u << 8) };
+	uint64_t ctx[2] = { ik_test_addr(l3) | 1, 2 /* AW 48-bit */ | (5u << 8) };
 	struct ik_pt_walker w;
 	struct ik_pt_walk_result r;
 	struct rw_tables t;
@@ -709,13 +647,13 @@ START_TEST(walker_decodes_guest_sl_tables_and_their_faults)
 		{ 1ull << 48, 0, IK_PT_FAULT_TRANSLATION },			/* beyond AGAW */
 	};
 
-	l3[0] = gaddr(l2) | 3;
-	l3[1] = gaddr(l2) | 3 | 0x80;
-	l2[0] = gaddr(l1) | 3;
+	l3[0] = ik_test_addr(l2) | 3;
+	l3[1] = ik_test_addr(l2) | 3 | 0x80;
+	l2[0] = ik_test_addr(l1) | 3;
 	l2[1] = 0x40000000ull | 3 | 0x80;
-	l2[2] = gaddr(l1) | 1;
+	l2[2] = ik_test_addr(l1) | 1;
 	l2[3] = (1ull << 50) | 3;
-	l1[0] = gaddr(l0) | 3;
+	l1[0] = ik_test_addr(l0) | 3;
 	l1[2] = 0x600000ull | 1 | 0x80;
 	l1[3] = 0x800000ull | 0x1000 | 1 | 0x80;
 	l0[1] = 0x1000ull | 3 | 0x800;
@@ -731,39 +669,39 @@ START_TEST(walker_decodes_guest_sl_tables_and_their_faults)
 	ck_assert_int_eq(ik_vtd_walker_from_context(&w, ctx, IK_VTD_FLAG_SP_2M, haw), 0);
 	memset(&t, 0, sizeof(t));
 	t.table_at = ref_table_at;
-	t.root = gaddr(l3);
+	t.root = ik_test_addr(l3);
 	t.levels = 4;
 	t.haw = haw;
 	t.sl = true;
 	t.big2m = true;
 	t.nxe = true;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		ck_assert_int_eq(ik_pt_walk(&w, &t_mem, cases[i].iova, cases[i].access, &r), 0);
+		ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem, cases[i].iova, cases[i].access, &r), 0);
 		ck_assert_msg(r.fault == cases[i].f, "case %zu: fault %d, expected %d", i, (int)r.fault,
 			      (int)cases[i].f);
 		compare_walk(&w, &t, cases[i].iova | 0x123, cases[i].access);
 	}
 	/* details of the good leaves */
-	ck_assert_int_eq(ik_pt_walk(&w, &t_mem, IOVA(0, 0, 0, 1) | 0x10, IK_ACCESS_WRITE, &r), 0);
+	ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem, IOVA(0, 0, 0, 1) | 0x10, IK_ACCESS_WRITE, &r), 0);
 	ck_assert_uint_eq(r.oa, 0x1010);
 	ck_assert_uint_eq(r.attr, 1);	/* SNP */
 	ck_assert_uint_eq(r.level, 0);
-	ck_assert_uint_eq(r.pte_addr, gaddr(&l0[1]));
-	ck_assert_int_eq(ik_pt_walk(&w, &t_mem, IOVA(0, 0, 2, 7) | 0x10, IK_ACCESS_READ, &r), 0);
+	ck_assert_uint_eq(r.pte_addr, ik_test_addr(&l0[1]));
+	ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem, IOVA(0, 0, 2, 7) | 0x10, IK_ACCESS_READ, &r), 0);
 	ck_assert_uint_eq(r.oa, 0x600000ull + 0x7010);
 	ck_assert_uint_eq(r.pgsize, SZ_2M);
 	ck_assert_uint_eq(r.level, 1);
 	ck_assert_uint_eq(r.prot & RW, IK_PROT_READ);
-	ck_assert_int_eq(ik_pt_walk(&w, &t_mem, IOVA(0, 0, 0, 8), IK_ACCESS_WRITE, &r), 0);
+	ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem, IOVA(0, 0, 0, 8), IK_ACCESS_WRITE, &r), 0);
 	ck_assert_uint_eq(r.oa, 0x8000);
 	/* with SP_1G the 1G leaf translates */
 	ck_assert_int_eq(ik_vtd_walker_from_context(&w, ctx, IK_VTD_FLAG_SP_1G, haw), 0);
-	ck_assert_int_eq(ik_pt_walk(&w, &t_mem, IOVA(0, 1, 0, 5), IK_ACCESS_WRITE, &r), 0);
+	ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem, IOVA(0, 1, 0, 5), IK_ACCESS_WRITE, &r), 0);
 	ck_assert_int_eq(r.fault, IK_PT_FAULT_NONE);
 	ck_assert_uint_eq(r.oa, 0x40005000ull);
 	ck_assert_uint_eq(r.pgsize, SZ_1G);
 	/* ... but then 2M leaves are reserved */
-	ck_assert_int_eq(ik_pt_walk(&w, &t_mem, IOVA(0, 0, 2, 0), 0, &r), 0);
+	ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem, IOVA(0, 0, 2, 0), 0, &r), 0);
 	ck_assert_int_eq(r.fault, IK_PT_FAULT_RESERVED);
 	/* bad context entries */
 	ctx[0] &= ~1ull;
@@ -775,17 +713,18 @@ START_TEST(walker_decodes_guest_sl_tables_and_their_faults)
 	ck_assert_int_eq(ik_vtd_walker_from_context(&w, ctx, 0, haw), -EINVAL);
 	ctx[1] = 0;
 	ck_assert_int_eq(ik_vtd_walker_from_context(&w, ctx, 0, haw), -EINVAL);
-	guest_free(&gs);
+	ik_test_pages_free(&gs);
 #undef IOVA
 }
 END_TEST
 
 START_TEST(walker_decodes_guest_fl_tables_and_their_faults)
 {
-	struct guest gs = { { 0 }, 0 };
-	uint64_t *l3 = gpage(&gs), *l2 = gpage(&gs), *l1 = gpage(&gs), *l0 = gpage(&gs);
+	struct ik_test_pages gs = { 0 };
+	uint64_t *l3 = ik_test_page(&gs), *l2 = ik_test_page(&gs), *l1 = ik_test_page(&gs);
+	uint64_t *l0 = ik_test_page(&gs);
 	const unsigned haw = 48;
-	uint64_t pe[8] = { 1 | (2u << 2) | (1u << 6), 9, gaddr(l3) | (1u << 5), 0, 0, 0, 0, 0 };
+	uint64_t pe[8] = { 1 | (2u << 2) | (1u << 6), 9, ik_test_addr(l3) | (1u << 5), 0, 0, 0, 0, 0 };
 	const uint64_t P = 1, W = 2, US = 4, PWT = 8, PCD = 16, A = 32, D = 64, PS = 128;
 	const uint64_t XD = 1ull << 63, TBL = P | W | US | A;
 	struct ik_pt_walker w;
@@ -814,14 +753,14 @@ START_TEST(walker_decodes_guest_fl_tables_and_their_faults)
 		{ 1ull << 47, 0, IK_PT_FAULT_TRANSLATION },			/* upper half */
 	};
 
-	l3[0] = gaddr(l2) | TBL;
-	l3[1] = gaddr(l2) | TBL | PS;
-	l2[0] = gaddr(l1) | TBL;
+	l3[0] = ik_test_addr(l2) | TBL;
+	l3[1] = ik_test_addr(l2) | TBL | PS;
+	l2[0] = ik_test_addr(l1) | TBL;
 	l2[1] = 0x40000000ull | TBL | PS;
-	l2[2] = gaddr(l1) | P | W | A;
-	l2[3] = gaddr(l1) | P | US | A;
-	l2[4] = gaddr(l1) | TBL | XD;
-	l1[0] = gaddr(l0) | TBL;
+	l2[2] = ik_test_addr(l1) | P | W | A;
+	l2[3] = ik_test_addr(l1) | P | US | A;
+	l2[4] = ik_test_addr(l1) | TBL | XD;
+	l1[0] = ik_test_addr(l0) | TBL;
 	l1[1] = 0x200000ull | P | US | A | PS | (1ull << 12);
 	l1[2] = 0x400000ull | P | US | A | PS | (1ull << 13);
 	l0[1] = 0x1000ull | P | W | US | A | D;
@@ -835,31 +774,31 @@ START_TEST(walker_decodes_guest_fl_tables_and_their_faults)
 	ck_assert_int_eq(ik_vtd_walker_from_pasid(&w, pe, 0, haw), 0);
 	memset(&t, 0, sizeof(t));
 	t.table_at = ref_table_at;
-	t.root = gaddr(l3);
+	t.root = ik_test_addr(l3);
 	t.levels = 4;
 	t.haw = haw;
 	t.sl = false;
 	t.big2m = true;
 	t.nxe = true;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		ck_assert_int_eq(ik_pt_walk(&w, &t_mem, cases[i].iova, cases[i].access, &r), 0);
+		ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem, cases[i].iova, cases[i].access, &r), 0);
 		ck_assert_msg(r.fault == cases[i].f, "case %zu: fault %d, expected %d", i, (int)r.fault,
 			      (int)cases[i].f);
 		compare_walk(&w, &t, cases[i].iova | 0x321, cases[i].access);
 	}
 	/* memory type: PAT index = PWT | PCD << 1 | PAT << 2 */
-	ck_assert_int_eq(ik_pt_walk(&w, &t_mem, IOVA(0, 0, 0, 7), 0, &r), 0);
+	ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem, IOVA(0, 0, 0, 7), 0, &r), 0);
 	ck_assert_uint_eq(r.attr, 7);
 	ck_assert(r.prot & IK_PROT_MMIO);
-	ck_assert_int_eq(ik_pt_walk(&w, &t_mem, IOVA(0, 0, 1, 3), 0, &r), 0);
+	ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem, IOVA(0, 0, 1, 3), 0, &r), 0);
 	ck_assert_uint_eq(r.attr, 4);
 	ck_assert_uint_eq(r.oa, 0x203000ull);
-	ck_assert_int_eq(ik_pt_walk(&w, &t_mem, IOVA(0, 0, 0, 1), 0, &r), 0);
+	ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem, IOVA(0, 0, 0, 1), 0, &r), 0);
 	ck_assert_uint_eq(r.attr, 0);
 	ck_assert(r.prot & IK_PROT_CACHE);
 	/* with FL1GP the 1G page translates */
 	ck_assert_int_eq(ik_vtd_walker_from_pasid(&w, pe, IK_VTD_FLAG_SP_1G, haw), 0);
-	ck_assert_int_eq(ik_pt_walk(&w, &t_mem, IOVA(0, 1, 3, 4), IK_ACCESS_WRITE, &r), 0);
+	ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem, IOVA(0, 1, 3, 4), IK_ACCESS_WRITE, &r), 0);
 	ck_assert_int_eq(r.fault, IK_PT_FAULT_NONE);
 	ck_assert_uint_eq(r.oa, 0x40000000ull + IOVA(0, 0, 3, 4));
 	/* bad PASID entries: not present, nested, reserved FLPM */
@@ -871,15 +810,15 @@ START_TEST(walker_decodes_guest_fl_tables_and_their_faults)
 	pe[2] |= 2u << 2;
 	ck_assert_int_eq(ik_vtd_walker_from_pasid(&w, pe, 0, haw), -EINVAL);
 	/* second-level PASID entries with a reserved AW */
-	pe[0] = gaddr(l3) | 1 | (2u << 6);
+	pe[0] = ik_test_addr(l3) | 1 | (2u << 6);
 	ck_assert_int_eq(ik_vtd_walker_from_pasid(&w, pe, 0, haw), -EINVAL);
 	pe[0] |= 4u << 2;
 	ck_assert_int_eq(ik_vtd_walker_from_pasid(&w, pe, 0, haw), -EINVAL);
-	pe[0] = gaddr(l3) | 1 | (2u << 6) | (2u << 2);
+	pe[0] = ik_test_addr(l3) | 1 | (2u << 6) | (2u << 2);
 	ck_assert_int_eq(ik_vtd_walker_from_pasid(&w, pe, 0, haw), 0);
 	ck_assert_int_eq(ik_vtd_walker_from_pasid(NULL, pe, 0, haw), -EINVAL);
 	ck_assert_int_eq(ik_vtd_walker_from_context(&w, NULL, 0, haw), -EINVAL);
-	guest_free(&gs);
+	ik_test_pages_free(&gs);
 #undef IOVA
 }
 END_TEST
@@ -907,8 +846,8 @@ START_TEST(walkers_from_programmed_entries_match_the_engine_walker)
 			for (int k = 0; k < 2; k++) {
 				const struct ik_pt_walker *x = k ? &c : &b;
 
-				ck_assert_int_eq(ik_pt_walk(&a, &t_mem, iova, IK_ACCESS_READ, &ra), 0);
-				ck_assert_int_eq(ik_pt_walk(x, &t_mem, iova, IK_ACCESS_READ, &rb), 0);
+				ck_assert_int_eq(ik_pt_walk(&a, &ik_test_mem, iova, IK_ACCESS_READ, &ra), 0);
+				ck_assert_int_eq(ik_pt_walk(x, &ik_test_mem, iova, IK_ACCESS_READ, &rb), 0);
 				ck_assert_int_eq(ra.fault, rb.fault);
 				ck_assert_uint_eq(ra.oa, rb.oa);
 				ck_assert_uint_eq(ra.prot, rb.prot);
@@ -936,12 +875,12 @@ START_TEST(sl_dirty_tracking_uses_the_d_bit_under_ssads)
 	ck_assert_uint_eq(*raw_entry(pt, base + 3 * SZ_4K, 0) & 0x300, 0);	/* A, D clear */
 	ik_pgtable_walker(pt, &w);
 	/* device writes pages 3 and 5 and inside the 2M page, reads page 7 */
-	ck_assert_int_eq(ik_pt_walk(&w, &t_mem_hw, base + 3 * SZ_4K, IK_ACCESS_WRITE, &r), 0);
-	ck_assert_int_eq(ik_pt_walk(&w, &t_mem_hw, base + 5 * SZ_4K + 8, IK_ACCESS_WRITE, &r), 0);
+	ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem_hw, base + 3 * SZ_4K, IK_ACCESS_WRITE, &r), 0);
+	ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem_hw, base + 5 * SZ_4K + 8, IK_ACCESS_WRITE, &r), 0);
 	ck_assert(r.dirty);
-	ck_assert_int_eq(ik_pt_walk(&w, &t_mem_hw, base + 7 * SZ_4K, IK_ACCESS_READ, &r), 0);
+	ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem_hw, base + 7 * SZ_4K, IK_ACCESS_READ, &r), 0);
 	ck_assert(!r.dirty);
-	ck_assert_int_eq(ik_pt_walk(&w, &t_mem_hw, base + SZ_2M + 0x1234, IK_ACCESS_WRITE, &r), 0);
+	ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem_hw, base + SZ_2M + 0x1234, IK_ACCESS_WRITE, &r), 0);
 	/* A bit 8 and D bit 9, as the unit sets them */
 	ck_assert_uint_eq(*raw_entry(pt, base + 3 * SZ_4K, 0) & 0x300, 0x300);
 	ck_assert_uint_eq(*raw_entry(pt, base + 7 * SZ_4K, 0) & 0x300, 0x100);
@@ -967,11 +906,11 @@ START_TEST(sl_dirty_tracking_uses_the_d_bit_under_ssads)
 	pt = mkpt(IK_PT_VTD_SL, 48, 48, 0, 0, true, &e);
 	ck_assert_int_eq(ik_pgtable_map(pt, base, 0x20000000ull, SZ_4K, RW), 0);
 	ik_pgtable_walker(pt, &w);
-	ck_assert_int_eq(ik_pt_walk(&w, &t_mem_hw, base, IK_ACCESS_WRITE, &r), 0);
+	ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem_hw, base, IK_ACCESS_WRITE, &r), 0);
 	ck_assert_uint_eq(*raw_entry(pt, base, 0), 0x20000000ull | 0x3);
 	ck_assert_int_eq(ik_pgtable_read_and_clear_dirty(pt, base, SZ_4K, 0, bm, 12, NULL), -EOPNOTSUPP);
 	ik_pgtable_destroy(pt);
-	ck_assert_int_eq(e.allocs, e.frees);
+	ck_assert_int_eq(e.tables.allocs, e.tables.frees);
 }
 END_TEST
 
@@ -987,10 +926,10 @@ START_TEST(fl_presets_a_and_d_so_the_unit_never_updates_entries)
 	ck_assert_int_eq(ik_pgtable_map(pt, 0xa000, 0xb000, SZ_4K, IK_PROT_READ), 0);
 	ik_pgtable_walker(pt, &w);
 	before = *raw_entry(pt, 0x8000, 0);
-	ck_assert_int_eq(ik_pt_walk(&w, &t_mem_hw, 0x8000, IK_ACCESS_WRITE, &r), 0);
+	ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem_hw, 0x8000, IK_ACCESS_WRITE, &r), 0);
 	ck_assert_uint_eq(*raw_entry(pt, 0x8000, 0), before);
 	before = *raw_entry(pt, 0xa000, 0);
-	ck_assert_int_eq(ik_pt_walk(&w, &t_mem_hw, 0xa000, IK_ACCESS_READ, &r), 0);
+	ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem_hw, 0xa000, IK_ACCESS_READ, &r), 0);
 	ck_assert_uint_eq(*raw_entry(pt, 0xa000, 0), before);
 	ck_assert_int_eq(ik_pgtable_read_and_clear_dirty(pt, 0, 0x10000, 0, bm, 12, NULL), -EOPNOTSUPP);
 	ik_pgtable_destroy(pt);
@@ -999,13 +938,13 @@ START_TEST(fl_presets_a_and_d_so_the_unit_never_updates_entries)
 	pt = mkpt(IK_PT_VTD_FL, 47, 48, 0, IK_PT_QUIRK_DIRTY, true, &e);
 	ck_assert_int_eq(ik_pgtable_map(pt, 0x8000, 0x9000, 2 * SZ_4K, RW), 0);
 	ik_pgtable_walker(pt, &w);
-	ck_assert_int_eq(ik_pt_walk(&w, &t_mem_hw, 0x9000, IK_ACCESS_WRITE, &r), 0);
+	ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem_hw, 0x9000, IK_ACCESS_WRITE, &r), 0);
 	ck_assert_uint_eq(*raw_entry(pt, 0x9000, 0) & 0x60, 0x60);
 	ck_assert_int_eq(ik_pgtable_read_and_clear_dirty(pt, 0, 0x10000, 0, bm, 12, NULL), 1);
 	ck_assert_uint_eq(bm[0], 1ull << 9);
 	ck_assert_uint_eq(*raw_entry(pt, 0x9000, 0) & 0x60, 0x20);
 	ik_pgtable_destroy(pt);
-	ck_assert_int_eq(e.allocs, e.frees);
+	ck_assert_int_eq(e.tables.allocs, e.tables.frees);
 }
 END_TEST
 
@@ -1073,7 +1012,7 @@ START_TEST(noncoherent_cleans_one_run_per_table_page_in_both_schemes)
 		ik_pgtable_get_stats(pt, &st);
 		{
 			ik_u64 freed = st.tables_freed, cached = st.cache_pages;
-			long frees = e.frees;
+			long frees = e.tables.frees;
 
 			ik_gather_init(&g);
 			ck_assert_int_eq(ik_pgtable_unmap(pt, base, SZ_2M, &g), (ik_s64)SZ_2M);
@@ -1084,13 +1023,13 @@ START_TEST(noncoherent_cleans_one_run_per_table_page_in_both_schemes)
 			ik_pgtable_get_stats(pt, &st);
 			ck_assert_uint_eq(st.tables_freed, freed);
 			ck_assert_uint_eq(st.cache_pages, cached);
-			ck_assert_int_eq(e.frees, frees);
+			ck_assert_int_eq(e.tables.frees, frees);
 			ik_pgtable_gather_sync(pt, &g);
 			ik_pgtable_get_stats(pt, &st);
 			ck_assert_uint_eq((st.tables_freed - freed) + (st.cache_pages - cached), 1);
 		}
 		ik_pgtable_destroy(pt);
-		ck_assert_int_eq(e.allocs, e.frees);
+		ck_assert_int_eq(e.tables.allocs, e.tables.frees);
 	}
 }
 END_TEST
@@ -1151,7 +1090,7 @@ START_TEST(null_pointer_arguments_are_einval)
 	ck_assert_int_eq(ik_vtd_walker_from_context(&w, r.context, 0, 48), 0);
 	ck_assert_int_eq(ik_vtd_walker_from_pasid(&w, r.pasid, 0, 48), 0);
 	ik_pgtable_destroy(pt);
-	ck_assert_int_eq(e.allocs, e.frees);
+	ck_assert_int_eq(e.tables.allocs, e.tables.frees);
 }
 END_TEST
 

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
+#include <iommukit/pgtable.h>
 #include "testlib.h"
 
 double ik_test_scale(void)
@@ -81,4 +84,66 @@ void ik_fault_alloc_disarm(struct ik_fault_alloc *fa)
 {
 	__atomic_store_n(&fa->fail_at, 0, __ATOMIC_RELAXED);
 	fa->fail_every = 0;
+}
+
+void *ik_test_tables_alloc(void *cookie, ik_size size, ik_u64 *iommu)
+{
+	struct ik_test_tables *t = cookie;
+	void *p = aligned_alloc(size, size);
+
+	if (p) {
+		__atomic_add_fetch(&t->allocs, 1, __ATOMIC_RELAXED);
+		*iommu = (uintptr_t)p;
+	}
+	return p;
+}
+
+void ik_test_tables_free(void *cookie, void *cpu, ik_u64 iommu, ik_size size)
+{
+	struct ik_test_tables *t = cookie;
+
+	(void)iommu;
+	(void)size;
+	__atomic_add_fetch(&t->frees, 1, __ATOMIC_RELAXED);
+	free(cpu);
+}
+
+const struct ik_pgtable_hooks ik_test_tables_hooks = {
+	.alloc_table = ik_test_tables_alloc,
+	.free_table = ik_test_tables_free,
+};
+
+int ik_test_mem_read64(void *ctx, ik_u64 addr, ik_u64 *val)
+{
+	(void)ctx;
+	*val = __atomic_load_n((const ik_u64 *)(uintptr_t)addr, __ATOMIC_RELAXED);
+	return 0;
+}
+
+int ik_test_mem_cas64(void *ctx, ik_u64 addr, ik_u64 old, ik_u64 val)
+{
+	(void)ctx;
+	return __atomic_compare_exchange_n((ik_u64 *)(uintptr_t)addr, &old, val, 0,
+					   __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST) ? 0 : -EAGAIN;
+}
+
+const struct ik_pt_mem ik_test_mem = { ik_test_mem_read64, NULL, NULL };
+const struct ik_pt_mem ik_test_mem_hw = { ik_test_mem_read64, ik_test_mem_cas64, NULL };
+
+uint64_t *ik_test_page(struct ik_test_pages *ps)
+{
+	uint64_t *p;
+
+	ck_assert_int_lt(ps->n, IK_TEST_PAGES_MAX);
+	p = aligned_alloc(4096, 4096);
+	ck_assert_ptr_nonnull(p);
+	memset(p, 0, 4096);
+	ps->page[ps->n++] = p;
+	return p;
+}
+
+void ik_test_pages_free(struct ik_test_pages *ps)
+{
+	while (ps->n > 0)
+		free(ps->page[--ps->n]);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
  * Shared helpers for iommukit's Check suites: a seeded PRNG, a size knob for
- * slow runs (valgrind), and a fault-injecting allocator.
+ * slow runs (valgrind), a fault-injecting allocator, and identity table
+ * memory for the page-table suites.
  *
  * Each suite defines `Suite *ik_test_suite(void)`; tests/tmain.c runs it and
  * prints TAP, which automake's tap-driver turns into one result per test.
@@ -91,5 +92,55 @@ void ik_fault_alloc_init(struct ik_fault_alloc *fa);
 void ik_fault_alloc_fail_nth(struct ik_fault_alloc *fa, long n);
 /* No further failures. */
 void ik_fault_alloc_disarm(struct ik_fault_alloc *fa);
+
+/*
+ * Identity table memory for the page-table suites: table pages from
+ * aligned_alloc(size, size) whose IOMMU address is their CPU address, so
+ * that the library's walker and a reference walker follow table pointers
+ * directly.
+ *   ik_test_tables_hooks  alloc_table and free_table, nothing else; the
+ *                         config's cookie is a struct ik_test_tables.
+ *   ik_test_tables_alloc/_free  the same two hooks, for a suite that adds
+ *                         hooks of its own: their cookie is a struct
+ *                         ik_test_tables or a struct that begins with one.
+ *   allocs, frees         table pages handed out and taken back (atomic).
+ *   ik_test_mem           walker memory (struct ik_pt_mem) over those
+ *                         addresses: read64 only (no hardware A/D updates);
+ *   ik_test_mem_hw        read64 and cas64 (hardware A/D updates).
+ * The reads and the compare-and-swap are atomic (relaxed / seq_cst), so a
+ * walk may run beside a map.
+ */
+struct ik_pgtable_hooks;
+struct ik_pt_mem;
+struct ik_test_tables {
+	long allocs, frees;
+};
+
+void *ik_test_tables_alloc(void *cookie, ik_size size, ik_u64 *iommu);
+void ik_test_tables_free(void *cookie, void *cpu, ik_u64 iommu, ik_size size);
+extern const struct ik_pgtable_hooks ik_test_tables_hooks;
+int ik_test_mem_read64(void *ctx, ik_u64 addr, ik_u64 *val);
+int ik_test_mem_cas64(void *ctx, ik_u64 addr, ik_u64 old, ik_u64 val);
+extern const struct ik_pt_mem ik_test_mem, ik_test_mem_hw;
+
+/*
+ * Hand-built tables (a "guest" writes them, not the engine): zeroed 4 KiB
+ * pages whose address is their CPU address (ik_test_addr(); ik_test_mem
+ * reads them), all freed together by ik_test_pages_free().
+ * ik_test_page() fails the test when the set is full or memory runs out.
+ * Start from struct ik_test_pages ps = { 0 }.
+ */
+#define IK_TEST_PAGES_MAX 64
+struct ik_test_pages {
+	uint64_t *page[IK_TEST_PAGES_MAX];
+	int n;
+};
+
+uint64_t *ik_test_page(struct ik_test_pages *ps);
+void ik_test_pages_free(struct ik_test_pages *ps);
+static inline uint64_t ik_test_addr(const void *p)
+{
+	return (uintptr_t)p;
+}
 
 #endif
