@@ -614,6 +614,37 @@ END_TEST
  * Hand-built "guest" tables, reached through a context or PASID entry as an
  * emulator would: one path per fault kind, plus good 4K / 2M / 1G leaves.
  */
+struct guest_case {
+	uint64_t iova;
+	unsigned access;
+	enum ik_pt_fault f;
+};
+
+/* Walk each case with w (the library's walker of the 4-level guest tables at
+ * root) and expect its fault; the reference walker, at an offset `off` into
+ * the page, agrees. */
+static void guest_cases(const struct ik_pt_walker *w, uint64_t root, unsigned haw, bool sl,
+			const struct guest_case *cases, size_t n, uint64_t off)
+{
+	struct ik_pt_walk_result r;
+	struct rw_tables t;
+
+	memset(&t, 0, sizeof(t));
+	t.table_at = ref_table_at;
+	t.root = root;
+	t.levels = 4;
+	t.haw = haw;
+	t.sl = sl;
+	t.big2m = true;
+	t.nxe = true;
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_int_eq(ik_pt_walk(w, &ik_test_mem, cases[i].iova, cases[i].access, &r), 0);
+		ck_assert_msg(r.fault == cases[i].f, "case %zu: fault %d, expected %d", i, (int)r.fault,
+			      (int)cases[i].f);
+		compare_walk(w, &t, cases[i].iova | off, cases[i].access);
+	}
+}
+
 START_TEST(walker_decodes_guest_sl_tables_and_their_faults)
 {
 	struct ik_test_pages gs = { 0 };
@@ -623,11 +654,10 @@ START_TEST(walker_decodes_guest_sl_tables_and_their_faults)
 	uint64_t ctx[2] = { ik_test_addr(l3) | 1, 2 /* AW 48-bit */ | (5u << 8) };
 	struct ik_pt_walker w;
 	struct ik_pt_walk_result r;
-	struct rw_tables t;
 	/* iova = (i3, i2, i1, i0) indices */
 #define IOVA(a, b, c, d) (((uint64_t)(a) << 39) | ((uint64_t)(b) << 30) | ((uint64_t)(c) << 21) | \
 			  ((uint64_t)(d) << 12))
-	static const struct { uint64_t iova; unsigned access; enum ik_pt_fault f; } cases[] = {
+	static const struct guest_case cases[] = {
 		{ IOVA(0, 0, 0, 1), IK_ACCESS_WRITE, IK_PT_FAULT_NONE },	/* RW 4K */
 		{ IOVA(0, 0, 0, 2), IK_ACCESS_READ, IK_PT_FAULT_NONE },		/* R 4K */
 		{ IOVA(0, 0, 0, 2), IK_ACCESS_WRITE, IK_PT_FAULT_PERMISSION },
@@ -667,20 +697,7 @@ START_TEST(walker_decodes_guest_sl_tables_and_their_faults)
 	/* l2[0] path also leads to l1[0..3] through l2[2] (read-only table) */
 
 	ck_assert_int_eq(ik_vtd_walker_from_context(&w, ctx, IK_VTD_FLAG_SP_2M, haw), 0);
-	memset(&t, 0, sizeof(t));
-	t.table_at = ref_table_at;
-	t.root = ik_test_addr(l3);
-	t.levels = 4;
-	t.haw = haw;
-	t.sl = true;
-	t.big2m = true;
-	t.nxe = true;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem, cases[i].iova, cases[i].access, &r), 0);
-		ck_assert_msg(r.fault == cases[i].f, "case %zu: fault %d, expected %d", i, (int)r.fault,
-			      (int)cases[i].f);
-		compare_walk(&w, &t, cases[i].iova | 0x123, cases[i].access);
-	}
+	guest_cases(&w, ik_test_addr(l3), haw, true, cases, IK_ARRAY_SIZE(cases), 0x123);
 	/* details of the good leaves */
 	ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem, IOVA(0, 0, 0, 1) | 0x10, IK_ACCESS_WRITE, &r), 0);
 	ck_assert_uint_eq(r.oa, 0x1010);
@@ -729,10 +746,9 @@ START_TEST(walker_decodes_guest_fl_tables_and_their_faults)
 	const uint64_t XD = 1ull << 63, TBL = P | W | US | A;
 	struct ik_pt_walker w;
 	struct ik_pt_walk_result r;
-	struct rw_tables t;
 #define IOVA(a, b, c, d) (((uint64_t)(a) << 39) | ((uint64_t)(b) << 30) | ((uint64_t)(c) << 21) | \
 			  ((uint64_t)(d) << 12))
-	static const struct { uint64_t iova; unsigned access; enum ik_pt_fault f; } cases[] = {
+	static const struct guest_case cases[] = {
 		{ IOVA(0, 0, 0, 1), IK_ACCESS_WRITE, IK_PT_FAULT_NONE },
 		{ IOVA(0, 0, 0, 2), IK_ACCESS_READ, IK_PT_FAULT_NONE },		/* read-only */
 		{ IOVA(0, 0, 0, 2), IK_ACCESS_WRITE, IK_PT_FAULT_PERMISSION },
@@ -772,20 +788,7 @@ START_TEST(walker_decodes_guest_fl_tables_and_their_faults)
 	l0[7] = 0x7000ull | P | US | PWT | PCD | 0x80 /* PAT */ | (0x7ull << 9) | (0x7ffull << 52);
 
 	ck_assert_int_eq(ik_vtd_walker_from_pasid(&w, pe, 0, haw), 0);
-	memset(&t, 0, sizeof(t));
-	t.table_at = ref_table_at;
-	t.root = ik_test_addr(l3);
-	t.levels = 4;
-	t.haw = haw;
-	t.sl = false;
-	t.big2m = true;
-	t.nxe = true;
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem, cases[i].iova, cases[i].access, &r), 0);
-		ck_assert_msg(r.fault == cases[i].f, "case %zu: fault %d, expected %d", i, (int)r.fault,
-			      (int)cases[i].f);
-		compare_walk(&w, &t, cases[i].iova | 0x321, cases[i].access);
-	}
+	guest_cases(&w, ik_test_addr(l3), haw, false, cases, IK_ARRAY_SIZE(cases), 0x321);
 	/* memory type: PAT index = PWT | PCD << 1 | PAT << 2 */
 	ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem, IOVA(0, 0, 0, 7), 0, &r), 0);
 	ck_assert_uint_eq(r.attr, 7);
