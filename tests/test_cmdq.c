@@ -2139,33 +2139,6 @@ START_TEST(sw_consumer_config_and_external_completion_write)
 }
 END_TEST
 
-/* A completion command (VT-d wait with SW, RISC-V IOFENCE.C with AV)
- * writing `data` at `addr`, straight from the command encoders (also for
- * addr 0, which encode_sync takes as "no write"). */
-static void mk_completion(const struct ik_cmdq_fmt *fmt, uint64_t *w, uint64_t addr, uint32_t data)
-{
-	if (fmt == &ik_cmdq_fmt_riscv) {
-		struct ik_riscv_cmd c;
-
-		memset(&c, 0, sizeof(c));
-		c.opcode = IK_RISCV_CMD_IOFENCE;
-		c.func3 = IK_RISCV_IOFENCE_C;
-		c.av = 1;
-		c.addr = addr;
-		c.data = data;
-		ck_assert_int_eq(ik_riscv_cmd_encode(&c, w), 0);
-	} else {
-		struct ik_vtd_desc d;
-
-		memset(&d, 0, sizeof(d));
-		d.type = IK_VTD_DESC_WAIT;
-		d.sw = 1;
-		d.status_addr = addr;
-		d.status_data = data;
-		ck_assert_int_eq(ik_vtd_desc_encode(&d, w, 2), 0);
-	}
-}
-
 /* Issue #13 item 1: a guest's wait descriptor (or RISC-V fence) may carry
  * any status address.  One near 2^64 made `addr + 4` wrap, so the consumer
  * wrote the status data before the ring.  Every address outside the ring
@@ -2208,7 +2181,9 @@ START_TEST(sw_consumer_status_address_anywhere_in_64_bits)
 			addr = ring_dma + sizeof(m.ring) - 4;	/* last word: in the ring */
 		else
 			addr = ring_dma + sizeof(m.ring);	/* one past: outside */
-		mk_completion(fmt, m.ring[0], addr, data);
+		/* straight from the command encoders (also for addr 0, which
+		 * encode_sync takes as "no write") */
+		ck_assert_int_eq(ik_test_wait_encode(fmt, addr, data, m.ring[0]), 0);
 		ext_addr = 0;
 		ext_val = 0;
 		ik_cmdq_sw_regs.write_prod(&sw, 1);

@@ -2066,53 +2066,6 @@ END_TEST
  * host memory at an address a guest (or a device table) names.
  */
 
-/* Encode a wait/sync entry of queue format `qfmt` whose completion store goes
- * to `addr`; -EINVAL when the format cannot express addr. */
-static int mk_wait(const struct ik_cmdq_fmt *qfmt, uint64_t addr, uint64_t w[4])
-{
-	memset(w, 0, 4 * sizeof(w[0]));
-	if (qfmt == &ik_cmdq_fmt_smmuv3) {
-		struct ik_smmu_cmd c;
-
-		memset(&c, 0, sizeof(c));
-		c.op = IK_SMMU_CMD_SYNC;
-		c.cs = IK_SMMU_SYNC_CS_IRQ;
-		c.msiaddr = addr;
-		c.msidata = 0x5a5a5a5a;
-		return ik_smmu_cmd_encode(&c, w);
-	}
-	if (qfmt == &ik_cmdq_fmt_riscv) {
-		struct ik_riscv_cmd c;
-
-		memset(&c, 0, sizeof(c));
-		c.opcode = IK_RISCV_CMD_IOFENCE;
-		c.func3 = IK_RISCV_IOFENCE_C;
-		c.av = 1;
-		c.addr = addr;
-		c.data = 0x5a5a5a5a;
-		return ik_riscv_cmd_encode(&c, w);
-	}
-	if (qfmt == &ik_cmdq_fmt_amd) {
-		struct ik_amd_cmd c;
-
-		memset(&c, 0, sizeof(c));
-		c.op = IK_AMD_CMD_COMPLETION_WAIT;
-		c.store = 1;
-		c.store_addr = addr;
-		c.store_data = 0x5a5a5a5a5a5a5a5aull;
-		return ik_amd_cmd_encode(&c, w);
-	} else {
-		struct ik_vtd_desc d;
-
-		memset(&d, 0, sizeof(d));
-		d.type = IK_VTD_DESC_WAIT;
-		d.sw = 1;
-		d.status_addr = addr;
-		d.status_data = 0x5a5a5a5a;
-		return ik_vtd_desc_encode(&d, w, qfmt->entry_size / 8u);
-	}
-}
-
 static const struct ik_cmdq_fmt *const host_qfmts[] = {
 	&ik_cmdq_fmt_smmuv3, &ik_cmdq_fmt_vtd128, &ik_cmdq_fmt_vtd256, &ik_cmdq_fmt_riscv,
 	&ik_cmdq_fmt_amd,
@@ -2152,7 +2105,7 @@ START_TEST(guest_completion_store_outside_the_ring_needs_a_hook)
 		/* cc.write32 left NULL: the default */
 		ck_assert_int_eq(ik_softiommu_cq_init(&cq, s, &cc), 0);
 		for (size_t a = 0; a < 2; a++) {
-			if (mk_wait(qfmt, addrs[a], w)) {
+			if (ik_test_wait_encode(qfmt, addrs[a], 0x5a5a5a5a5a5a5a5aull, w)) {
 				/* SMMUv3 and AMD cannot name an address above
 				 * 2^52; a VT-d or RISC-V guest can. */
 				ck_assert(qfmt == &ik_cmdq_fmt_smmuv3 || qfmt == &ik_cmdq_fmt_amd);
@@ -2175,7 +2128,7 @@ START_TEST(guest_completion_store_outside_the_ring_needs_a_hook)
 		/* The explicit identity hook: the store happens, as before. */
 		cc.write32 = ik_softiommu_host_write32;
 		ck_assert_int_eq(ik_softiommu_cq_init(&cq, s, &cc), 0);
-		ck_assert_int_eq(mk_wait(qfmt, addrs[0], w), 0);
+		ck_assert_int_eq(ik_test_wait_encode(qfmt, addrs[0], 0x5a5a5a5a5a5a5a5aull, w), 0);
 		victim[0] = victim[1] = 0x1111111111111111ull;
 		cq_put_and_poll(&cq, ring, qfmt, 0, w);
 		ck_assert_uint_eq(victim[0], qfmt == &ik_cmdq_fmt_amd ? 0x5a5a5a5a5a5a5a5aull

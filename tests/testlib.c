@@ -3,6 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <iommukit/pgtable.h>
+#include <iommukit/cmdq.h>
+#include <iommukit/cmd/smmuv3.h>
+#include <iommukit/cmd/vtd.h>
+#include <iommukit/cmd/riscv.h>
+#include <iommukit/cmd/amd.h>
 #include "testlib.h"
 
 double ik_test_scale(void)
@@ -146,4 +151,50 @@ void ik_test_pages_free(struct ik_test_pages *ps)
 {
 	while (ps->n > 0)
 		free(ps->page[--ps->n]);
+}
+
+int ik_test_wait_encode(const struct ik_cmdq_fmt *fmt, uint64_t addr, uint64_t data, uint64_t *w)
+{
+	if (fmt == &ik_cmdq_fmt_smmuv3) {
+		struct ik_smmu_cmd c;
+
+		memset(&c, 0, sizeof(c));
+		c.op = IK_SMMU_CMD_SYNC;
+		c.cs = IK_SMMU_SYNC_CS_IRQ;
+		c.msiaddr = addr;
+		c.msidata = (uint32_t)data;
+		return ik_smmu_cmd_encode(&c, w);
+	}
+	if (fmt == &ik_cmdq_fmt_vtd128 || fmt == &ik_cmdq_fmt_vtd256) {
+		struct ik_vtd_desc d;
+
+		memset(&d, 0, sizeof(d));
+		d.type = IK_VTD_DESC_WAIT;
+		d.sw = 1;
+		d.status_addr = addr;
+		d.status_data = (uint32_t)data;
+		return ik_vtd_desc_encode(&d, w, fmt->entry_size / 8u);
+	}
+	if (fmt == &ik_cmdq_fmt_riscv) {
+		struct ik_riscv_cmd c;
+
+		memset(&c, 0, sizeof(c));
+		c.opcode = IK_RISCV_CMD_IOFENCE;
+		c.func3 = IK_RISCV_IOFENCE_C;
+		c.av = 1;
+		c.addr = addr;
+		c.data = (uint32_t)data;
+		return ik_riscv_cmd_encode(&c, w);
+	}
+	if (fmt == &ik_cmdq_fmt_amd) {
+		struct ik_amd_cmd c;
+
+		memset(&c, 0, sizeof(c));
+		c.op = IK_AMD_CMD_COMPLETION_WAIT;
+		c.store = 1;
+		c.store_addr = addr;
+		c.store_data = data;
+		return ik_amd_cmd_encode(&c, w);
+	}
+	return -EINVAL;
 }

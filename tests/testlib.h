@@ -143,4 +143,18 @@ static inline uint64_t ik_test_addr(const void *p)
 	return (uintptr_t)p;
 }
 
+/*
+ * A guest's completion command for queue entry format `fmt`, through the
+ * command encoders (not the format's own encode_sync): SMMUv3 CMD_SYNC with
+ * CS = IRQ (MSI write of data's low 32 bits to addr), VT-d wait with SW = 1
+ * (status data = data's low 32 bits; 2 or 4 words by fmt->entry_size),
+ * RISC-V IOFENCE.C with AV = 1, AMD COMPLETION_WAIT with S = 1 (all 64 bits
+ * of data stored).  Returns the encoder's result: 0 with fmt->entry_size
+ * bytes of w written, or -EINVAL with w untouched where the command cannot
+ * hold addr (SMMUv3 and AMD at or above 2^52, misaligned addresses), and
+ * for an unknown fmt.
+ */
+struct ik_cmdq_fmt;
+int ik_test_wait_encode(const struct ik_cmdq_fmt *fmt, uint64_t addr, uint64_t data, uint64_t *w);
+
 #endif
