@@ -377,7 +377,8 @@ START_TEST(reference_walker_translates_engine_tables_as_requested)
 			struct ik_pt_walk_result res;
 			struct rv_result r = rv_walk(&t, q[k].iova + 0x18, RV_READ | RV_SMODE);
 
-			ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem, q[k].iova + 0x18, 0, &res), 0);
+			ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem, q[k].iova + 0x18, 0,
+						    &res), 0);
 			ck_assert_int_eq(res.fault, IK_PT_FAULT_NONE);
 			ck_assert_uint_eq(res.oa, q[k].pa + 0x18);
 			ck_assert_uint_eq(res.pgsize, r.pgsize);
@@ -483,8 +484,8 @@ START_TEST(walkers_agree_on_hand_built_entries_and_their_faults)
 			r = rv_walk(&t, va, cases[k].acc);
 			ck_assert_msg(r.fault == cases[k].want[gs], "gs %d case %u: ref %d want %d", gs,
 				      k, (int)r.fault, (int)cases[k].want[gs]);
-			ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem, va, lib_access_of(cases[k].acc),
-						    &res), 0);
+			ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem, va,
+						    lib_access_of(cases[k].acc), &res), 0);
 			ck_assert_msg(res.fault == lib_fault_of(r.fault), "gs %d case %u: lib %d ref %d",
 				      gs, k, (int)res.fault, (int)r.fault);
 			if (r.fault == RV_OK) {
@@ -499,8 +500,8 @@ START_TEST(walkers_agree_on_hand_built_entries_and_their_faults)
 		ck_assert_int_eq(res.fault, IK_PT_FAULT_ADDR_SIZE);
 		/* beyond the input width (first stage: not sign-extended) */
 		ck_assert_int_eq(rv_walk(&t, gs ? 1ull << 41 : 1ull << 38, RV_READ).fault, RV_INPUT);
-		ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem, gs ? 1ull << 41 : 1ull << 38, IK_ACCESS_READ,
-					    &res), 0);
+		ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem, gs ? 1ull << 41 : 1ull << 38,
+					    IK_ACCESS_READ, &res), 0);
 		ck_assert_int_eq(res.fault, IK_PT_FAULT_TRANSLATION);
 		free(root);
 		free(mid);
@@ -527,7 +528,8 @@ START_TEST(dirty_tracking_uses_d_and_the_unit_sets_it)
 		leaf = raw_entry(pt, 0x402000, 0);
 		ck_assert_uint_eq(*leaf & 0xc0, 0x40);	/* A preset, D clear */
 		/* a device write through the library's walker (SADE / GADE) */
-		ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem_hw, 0x402000, IK_ACCESS_WRITE, &res), 0);
+		ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem_hw, 0x402000, IK_ACCESS_WRITE,
+					    &res), 0);
 		ck_assert_int_eq(res.fault, IK_PT_FAULT_NONE);
 		ck_assert(res.dirty);
 		ck_assert_uint_eq(*leaf & 0xc0, 0xc0);
@@ -539,7 +541,8 @@ START_TEST(dirty_tracking_uses_d_and_the_unit_sets_it)
 		/* without updates enabled, the same clean leaf is an A/D fault */
 		w.geom.quirks &= ~IK_PT_QUIRK_DIRTY;
 		t.ade = false;
-		ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem_hw, 0x402000, IK_ACCESS_WRITE, &res), 0);
+		ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem_hw, 0x402000, IK_ACCESS_WRITE,
+					    &res), 0);
 		ck_assert_int_eq(res.fault, IK_PT_FAULT_ACCESS_FLAG);
 		ck_assert_int_eq(rv_walk(&t, 0x402000, RV_WRITE).fault, RV_AD);
 		ik_pgtable_destroy(pt);

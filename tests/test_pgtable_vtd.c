@@ -638,9 +638,10 @@ static void guest_cases(const struct ik_pt_walker *w, uint64_t root, unsigned ha
 	t.big2m = true;
 	t.nxe = true;
 	for (size_t i = 0; i < n; i++) {
-		ck_assert_int_eq(ik_pt_walk(w, &ik_test_mem, cases[i].iova, cases[i].access, &r), 0);
-		ck_assert_msg(r.fault == cases[i].f, "case %zu: fault %d, expected %d", i, (int)r.fault,
-			      (int)cases[i].f);
+		ck_assert_int_eq(ik_pt_walk(w, &ik_test_mem, cases[i].iova, cases[i].access,
+					    &r), 0);
+		ck_assert_msg(r.fault == cases[i].f, "case %zu: fault %d, expected %d", i,
+			      (int)r.fault, (int)cases[i].f);
 		compare_walk(w, &t, cases[i].iova | off, cases[i].access);
 	}
 }
@@ -699,12 +700,14 @@ START_TEST(walker_decodes_guest_sl_tables_and_their_faults)
 	ck_assert_int_eq(ik_vtd_walker_from_context(&w, ctx, IK_VTD_FLAG_SP_2M, haw), 0);
 	guest_cases(&w, ik_test_addr(l3), haw, true, cases, IK_ARRAY_SIZE(cases), 0x123);
 	/* details of the good leaves */
-	ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem, IOVA(0, 0, 0, 1) | 0x10, IK_ACCESS_WRITE, &r), 0);
+	ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem, IOVA(0, 0, 0, 1) | 0x10, IK_ACCESS_WRITE,
+				    &r), 0);
 	ck_assert_uint_eq(r.oa, 0x1010);
 	ck_assert_uint_eq(r.attr, 1);	/* SNP */
 	ck_assert_uint_eq(r.level, 0);
 	ck_assert_uint_eq(r.pte_addr, ik_test_addr(&l0[1]));
-	ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem, IOVA(0, 0, 2, 7) | 0x10, IK_ACCESS_READ, &r), 0);
+	ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem, IOVA(0, 0, 2, 7) | 0x10, IK_ACCESS_READ,
+				    &r), 0);
 	ck_assert_uint_eq(r.oa, 0x600000ull + 0x7010);
 	ck_assert_uint_eq(r.pgsize, SZ_2M);
 	ck_assert_uint_eq(r.level, 1);
@@ -741,7 +744,8 @@ START_TEST(walker_decodes_guest_fl_tables_and_their_faults)
 	uint64_t *l3 = ik_test_page(&gs), *l2 = ik_test_page(&gs), *l1 = ik_test_page(&gs);
 	uint64_t *l0 = ik_test_page(&gs);
 	const unsigned haw = 48;
-	uint64_t pe[8] = { 1 | (2u << 2) | (1u << 6), 9, ik_test_addr(l3) | (1u << 5), 0, 0, 0, 0, 0 };
+	uint64_t pe[8] = { 1 | (2u << 2) | (1u << 6), 9, ik_test_addr(l3) | (1u << 5),
+			   0, 0, 0, 0, 0 };
 	const uint64_t P = 1, W = 2, US = 4, PWT = 8, PCD = 16, A = 32, D = 64, PS = 128;
 	const uint64_t XD = 1ull << 63, TBL = P | W | US | A;
 	struct ik_pt_walker w;
@@ -849,8 +853,10 @@ START_TEST(walkers_from_programmed_entries_match_the_engine_walker)
 			for (int k = 0; k < 2; k++) {
 				const struct ik_pt_walker *x = k ? &c : &b;
 
-				ck_assert_int_eq(ik_pt_walk(&a, &ik_test_mem, iova, IK_ACCESS_READ, &ra), 0);
-				ck_assert_int_eq(ik_pt_walk(x, &ik_test_mem, iova, IK_ACCESS_READ, &rb), 0);
+				ck_assert_int_eq(ik_pt_walk(&a, &ik_test_mem, iova, IK_ACCESS_READ,
+							    &ra), 0);
+				ck_assert_int_eq(ik_pt_walk(x, &ik_test_mem, iova, IK_ACCESS_READ,
+							    &rb), 0);
 				ck_assert_int_eq(ra.fault, rb.fault);
 				ck_assert_uint_eq(ra.oa, rb.oa);
 				ck_assert_uint_eq(ra.prot, rb.prot);
@@ -879,11 +885,13 @@ START_TEST(sl_dirty_tracking_uses_the_d_bit_under_ssads)
 	ik_pgtable_walker(pt, &w);
 	/* device writes pages 3 and 5 and inside the 2M page, reads page 7 */
 	ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem_hw, base + 3 * SZ_4K, IK_ACCESS_WRITE, &r), 0);
-	ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem_hw, base + 5 * SZ_4K + 8, IK_ACCESS_WRITE, &r), 0);
+	ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem_hw, base + 5 * SZ_4K + 8, IK_ACCESS_WRITE,
+				    &r), 0);
 	ck_assert(r.dirty);
 	ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem_hw, base + 7 * SZ_4K, IK_ACCESS_READ, &r), 0);
 	ck_assert(!r.dirty);
-	ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem_hw, base + SZ_2M + 0x1234, IK_ACCESS_WRITE, &r), 0);
+	ck_assert_int_eq(ik_pt_walk(&w, &ik_test_mem_hw, base + SZ_2M + 0x1234, IK_ACCESS_WRITE,
+				    &r), 0);
 	/* A bit 8 and D bit 9, as the unit sets them */
 	ck_assert_uint_eq(*raw_entry(pt, base + 3 * SZ_4K, 0) & 0x300, 0x300);
 	ck_assert_uint_eq(*raw_entry(pt, base + 7 * SZ_4K, 0) & 0x300, 0x100);
