@@ -459,15 +459,21 @@ IK_API ik_u32 ik_amd_devtab_entries(const struct ik_amd_devtab *t);
  *   - one 64-bit word changes, or the entry does not translate now (V = 0,
  *     or blocked): words 3, 2, 1 first, then word 0 (V, TV, Mode, root, IR,
  *     IW), each a single 64-bit store, cleaned before the next step;
+ *   - becoming blocked: word 0 first, then words 1..3;
  *   - a translating entry with several words changing (break-before-make):
  *     word 0 becomes the blocked word (V | TV: no translation, no access,
- *     whatever the other words say), cleaned, INVALIDATE_DEVTAB_ENTRY and a
- *     wait; then words 3, 2, 1, cleaned, word 0, cleaned.  The device's DMA
- *     is refused in between;
- *   - then ik_amd_plan_change(chg) through fn: INVALIDATE_DEVTAB_ENTRY, the
- *     old DomainID's translations when the entry's DomainID now names
- *     another table, the device IOTLB when the old entry had I = 1, and a
- *     wait.
+ *     whatever the other words say), cleaned, and the old entry's plan
+ *     (below) issued and waited for; then words 3, 2, 1, cleaned, word 0,
+ *     cleaned, and INVALIDATE_DEVTAB_ENTRY with a wait.  The device's DMA is
+ *     refused in between;
+ *   - otherwise, after the stores, the plan: ik_amd_plan_change(chg) -
+ *     INVALIDATE_DEVTAB_ENTRY; the old DomainID's translations when the
+ *     device leaves that (DomainID, tables) pair (another DomainID, other
+ *     tables, or none: flush_domain); the device IOTLB when the old entry
+ *     had I = 1; a wait.
+ * A DomainID is a tag the caller owns: the IOMMU serves any device whose
+ * DTE names it from what it cached under it.  Reusing one for other tables
+ * needs its flush (flush_domain does it when the last DTE leaves).
  * fn NULL means "the IOMMU does not read this table now" (before it is
  * enabled): words are written in the same order, nothing is issued; *chg
  * (if chg is not NULL) still says what to invalidate.  Returns 0; -EINVAL
