@@ -879,7 +879,7 @@ static void sys_init(struct sys *y)
 	sc.flags = IK_SOFTIOMMU_CHECK;
 	sc.phys_to_host = ik_softiommu_host_identity;
 	ck_assert_int_eq(ik_softiommu_create(&sc, &y->s), 0);
-	y->ring = aligned_alloc(4096, 16u << 6);
+	y->ring = aligned_alloc(4096, 4096); /* 64 entries of 16 bytes, rounded up */
 	ck_assert_ptr_nonnull(y->ring);
 	memset(y->ring, 0, 16u << 6);
 	memset(&cc, 0, sizeof(cc));
