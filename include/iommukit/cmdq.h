@@ -176,7 +176,7 @@ struct ik_cmdq_sync_info {
  * writes (a no-op, a sync) and how a consumer recognises them.  Provided for
  * SMMUv3, VT-d, RISC-V and AMD below; a user may define more.  All functions
  * pure.  The queue itself knows no command set: each format provided here is
- * defined with its hardware's command codec, in src/cmd/cmd_<hw>.c.
+ * defined with its hardware's command codec, in src/cmd/cmd_HW.c (HW: smmuv3, vtd, riscv, amd).
  *   encode_nop(ent)          a command with no effect (replaces a bad entry)
  *   encode_sync(ent, addr, data)  a sync; addr != 0: on completion the
  *                            consumer writes the 32-bit `data` at device

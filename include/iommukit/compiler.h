@@ -16,7 +16,7 @@
 /* IK_API marks a function exported from libiommukit (the library is built with
  * -fvisibility=hidden).  A vendored build may define IK_API to nothing. */
 #ifndef IK_API
-#define IK_API __attribute__((visibility("default")))
+#define IK_API __attribute__((__visibility__("default")))
 #endif
 
 /* extern "C" around the declarations for C++, and a static assertion in either language. */
@@ -31,14 +31,14 @@
 #endif
 
 #define IK_INLINE static inline	/* a function defined in a header */
-#define IK_ALWAYS_INLINE static inline __attribute__((always_inline)) /* inlined whatever the
+#define IK_ALWAYS_INLINE static inline __attribute__((__always_inline__)) /* inlined whatever the
 									 optimisation level */
-#define IK_NOINLINE __attribute__((noinline))	/* never inlined */
-#define IK_UNUSED __attribute__((unused))	/* may be unused without a warning */
-#define IK_MUST_CHECK __attribute__((warn_unused_result))	/* the result must be used */
+#define IK_NOINLINE __attribute__((__noinline__))	/* never inlined */
+#define IK_UNUSED __attribute__((__unused__))	/* may be unused without a warning */
+#define IK_MUST_CHECK __attribute__((__warn_unused_result__))	/* the result must be used */
 #define IK_LIKELY(x) __builtin_expect(!!(x), 1)	/* branch hint: x is usually true */
 #define IK_UNLIKELY(x) __builtin_expect(!!(x), 0)	/* branch hint: x is usually false */
-#define IK_ALIGNED(n) __attribute__((aligned(n)))	/* align a type or object to n bytes */
+#define IK_ALIGNED(n) __attribute__((__aligned__(n)))	/* align a type or object to n bytes */
 
 /* Size of a cache line, for keeping hot shared fields apart. */
 #ifndef IK_CACHELINE

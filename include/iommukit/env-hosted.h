@@ -47,7 +47,7 @@ IK_API void ik_hosted_yield(void);
 /* initial-exec: a library that inlines this reads its copy at a fixed
  * offset from the thread pointer, where the default model for a shared
  * object calls __tls_get_addr() (more than the rcache hit it serves). */
-#define IK_HOSTED_TLS_IE_ __attribute__((tls_model("initial-exec")))
+#define IK_HOSTED_TLS_IE_ __attribute__((__tls_model__("initial-exec")))
 #else
 #define IK_HOSTED_TLS_IE_
 #endif
