@@ -649,10 +649,13 @@ static int pt_map_prepare(struct ik_pgtable *pt, ik_u64 iova, const struct ik_se
 		cur_mask = (1ull << (pt_shift(g, l) + pt_nbits(g, l))) - 1;
 		cur_base = p.iova & ~cur_mask;
 		idx = pt_index(g, p.iova, l);
-		/* Plain loads (vectorisable): only this request writes these
-		 * entries (disjoint ranges), and reads do not race reads. */
+		/* Only this request writes these entries (disjoint ranges).
+		 * Relaxed atomic loads, not plain ones: the caller's ordering
+		 * with the range's previous owner may be one a race detector
+		 * cannot see (the IOVA range caches' rseq fast path hands a
+		 * freed range to the next thread on that CPU). */
 		for (k = 0; k < p.count; k++)
-			acc |= t->cpu[idx + k];
+			acc |= pt_load(&t->cpu[idx + k]);
 		if (!acc)
 			continue;
 		for (k = 0; k < p.count; k++) {
@@ -964,15 +967,16 @@ IK_ALWAYS_INLINE bool pt_map_fast(struct ik_pgtable *pt, ik_u64 iova, ik_u64 pa,
 			return false;
 		t = pt_child(t, i);
 	}
-	/* Plain loads, as in pass 1: only this request writes these entries.
-	 * Four at a time, ORed as a tree: the chain of ORs, not the loads,
-	 * bounds a one-at-a-time loop. */
+	/* Relaxed loads, as in pass 1: only this request writes these
+	 * entries.  Four at a time, ORed as a tree: the chain of ORs, not the
+	 * loads, bounds a one-at-a-time loop. */
 	ents = t->cpu + idx;
 	n = (ik_u32)cnt;
 	for (k = 0; k + 4 <= n; k += 4, ents += 4)
-		acc |= (ents[0] | ents[1]) | (ents[2] | ents[3]);
+		acc |= (pt_load(&ents[0]) | pt_load(&ents[1])) |
+		       (pt_load(&ents[2]) | pt_load(&ents[3]));
 	for (; k < n; k++, ents++)
-		acc |= ents[0];
+		acc |= pt_load(&ents[0]);
 	if (acc)
 		return false;
 	p.iova = iova;
