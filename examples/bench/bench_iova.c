@@ -605,19 +605,6 @@ static int ab_load(const char *path, struct iova_ops *f)
 #endif
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-
-	return a < b ? -1 : a > b;
-}
-
-static double median_of(double *v, unsigned n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n ? v[n / 2] : 0;
-}
-
 static void ab_row(const struct bench_opts *o, const char *wl, const char *occ, const char *op,
 		   unsigned rounds, double base, double cur, double ratio)
 {
@@ -709,15 +696,15 @@ static int ab_workload(const struct bench_opts *o, const struct iova_ops *base,
 
 		err = ab_pass(o, base, cur, 1 - pass, end, target, maxsize, rounds, &out);
 		if (!err) {
-			r[pass][0] = median_of(out.ar, rounds);
-			r[pass][1] = median_of(out.fr, rounds);
+			r[pass][0] = bench_median(out.ar, rounds);
+			r[pass][1] = bench_median(out.fr, rounds);
 		}
 	}
 	if (!err) {
-		ab_row(o, wl, occ, "alloc", 2 * rounds, median_of(v + 6 * rounds, 2 * rounds),
-		       median_of(v + 8 * rounds, 2 * rounds), sqrt(r[0][0] * r[1][0]));
-		ab_row(o, wl, occ, "free", 2 * rounds, median_of(v, 2 * rounds),
-		       median_of(v + 2 * rounds, 2 * rounds), sqrt(r[0][1] * r[1][1]));
+		ab_row(o, wl, occ, "alloc", 2 * rounds, bench_median(v + 6 * rounds, 2 * rounds),
+		       bench_median(v + 8 * rounds, 2 * rounds), sqrt(r[0][0] * r[1][0]));
+		ab_row(o, wl, occ, "free", 2 * rounds, bench_median(v, 2 * rounds),
+		       bench_median(v + 2 * rounds, 2 * rounds), sqrt(r[0][1] * r[1][1]));
 	}
 	free(v);
 	return err;

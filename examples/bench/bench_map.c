@@ -615,19 +615,6 @@ static int ab_load(const char *path, struct pt_lib *l)
 #endif
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-
-	return a < b ? -1 : a > b;
-}
-
-static double median_of(double *v, unsigned n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n ? v[n / 2] : 0;
-}
-
 /* What one A/B measurement reports, per op (0 map, 1 unmap). */
 struct ab_res {
 	double base_ns[2], ns[2], ratio[2];
@@ -666,9 +653,9 @@ static int ab_measure(const struct map_opts *m, ab_fn fn, const void *arg, struc
 	}
 	api = &this_api;
 	for (k = 0; k < 2 && !ret; k++) {
-		out->base_ns[k] = median_of(v + (2 * k) * n, n);
-		out->ns[k] = median_of(v + (2 * k + 1) * n, n);
-		out->ratio[k] = median_of(v + (4 + k) * n, n);
+		out->base_ns[k] = bench_median(v + (2 * k) * n, n);
+		out->ns[k] = bench_median(v + (2 * k + 1) * n, n);
+		out->ratio[k] = bench_median(v + (4 + k) * n, n);
 	}
 	free(v);
 	return ret;
