@@ -143,6 +143,150 @@ START_TEST(null_pointer_arguments_are_einval)
 }
 END_TEST
 
+/* Brute force for ik_iovec_segs on small addresses: a page bitmap per segment. */
+START_TEST(iovec_segs_example_and_offsets)
+{
+	/* two buffers sharing page 1, one on the next page, a gap, one
+	 * unaligned buffer crossing a page boundary, an empty one, and one
+	 * below the current segment (a new segment, not merged backwards) */
+	static const struct ik_iovec iov[] = {
+		{ 0x1010, 0x100 }, { 0x1800, 0x10 }, { 0x2000, 0x1000 }, { 0x5ff0, 0x20 },
+		{ 0x9999, 0 }, { 0x1000, 0x1 },
+	};
+	struct ik_iovec segs[8];
+	ik_size seg_of[6];
+
+	ck_assert_int_eq(ik_iovec_segs(iov, 6, 0x1000, segs, 8, seg_of), 3);
+	ck_assert(segs[0].base == 0x1000 && segs[0].len == 0x2000);
+	ck_assert(segs[1].base == 0x5000 && segs[1].len == 0x2000);
+	ck_assert(segs[2].base == 0x1000 && segs[2].len == 0x1000);
+	ck_assert_uint_eq(seg_of[0], 0);
+	ck_assert_uint_eq(seg_of[1], 0);
+	ck_assert_uint_eq(seg_of[2], 0);
+	ck_assert_uint_eq(seg_of[3], 1);
+	ck_assert_uint_eq(seg_of[4], (ik_size)-1);
+	ck_assert_uint_eq(seg_of[5], 2);
+	/* counting only, and too little room: the count, and only what fits */
+	ck_assert_int_eq(ik_iovec_segs(iov, 6, 0x1000, NULL, 0, NULL), 3);
+	segs[1].base = 77;
+	ck_assert_int_eq(ik_iovec_segs(iov, 6, 0x1000, segs, 1, NULL), 3);
+	ck_assert(segs[0].base == 0x1000 && segs[0].len == 0x2000);
+	ck_assert_uint_eq(segs[1].base, 77);
+	ck_assert_int_eq(ik_iovec_segs(iov, 0, 0x1000, segs, 8, seg_of), 0);
+	ck_assert_int_eq(ik_iovec_segs(NULL, 0, 0x1000, NULL, 0, NULL), 0);
+	/* a larger page merges more */
+	ck_assert_int_eq(ik_iovec_segs(iov, 4, 0x10000, segs, 8, NULL), 1);
+	ck_assert(segs[0].base == 0 && segs[0].len == 0x10000);
+}
+END_TEST
+
+START_TEST(iovec_segs_reject_bad_input_and_write_nothing)
+{
+	struct ik_iovec iov[3] = { { 0x1000, 0x10 }, { 0x3000, 0x10 }, { 0, 0 } };
+	struct ik_iovec segs[4], segs0[4];
+	ik_size seg_of[3], seg_of0[3];
+
+	memset(segs, 0x5a, sizeof(segs));
+	memset(seg_of, 0x5a, sizeof(seg_of));
+	memcpy(segs0, segs, sizeof(segs));
+	memcpy(seg_of0, seg_of, sizeof(seg_of));
+	/* page size not a power of two */
+	ck_assert_int_eq(ik_iovec_segs(iov, 2, 0, segs, 4, seg_of), -EINVAL);
+	ck_assert_int_eq(ik_iovec_segs(iov, 2, 0x1800, segs, 4, seg_of), -EINVAL);
+	/* NULL arrays */
+	ck_assert_int_eq(ik_iovec_segs(NULL, 2, 0x1000, segs, 4, seg_of), -EINVAL);
+	ck_assert_int_eq(ik_iovec_segs(iov, 2, 0x1000, NULL, 4, seg_of), -EINVAL);
+	/* the last buffer wraps past 2^64: the good ones before it are not written */
+	iov[2].base = 0xfffffffffffff000ull;
+	iov[2].len = 0x1001;
+	ck_assert_int_eq(ik_iovec_segs(iov, 3, 0x1000, segs, 4, seg_of), -EINVAL);
+	ck_assert(memcmp(segs, segs0, sizeof(segs)) == 0);
+	ck_assert(memcmp(seg_of, seg_of0, sizeof(seg_of)) == 0);
+	/* ending exactly at 2^64 is fine */
+	iov[2].len = 0x1000;
+	ck_assert_int_eq(ik_iovec_segs(iov, 3, 0x1000, segs, 4, seg_of), 3);
+	ck_assert(segs[2].base == 0xfffffffffffff000ull && segs[2].len == 0x1000);
+	/* a segment of all 2^64 bytes has no length */
+	iov[0].base = 0;
+	iov[0].len = 0x10;
+	iov[1].base = 0x10;
+	iov[1].len = 0xfffffffffffffff0ull;
+	memcpy(segs0, segs, sizeof(segs));
+	memcpy(seg_of0, seg_of, sizeof(seg_of));
+	ck_assert_int_eq(ik_iovec_segs(iov, 2, 0x1000, segs, 4, seg_of), -EINVAL);
+	ck_assert(memcmp(segs, segs0, sizeof(segs)) == 0);
+	ck_assert(memcmp(seg_of, seg_of0, sizeof(seg_of)) == 0);
+	/* ...but one byte less is one segment */
+	iov[1].len--;
+	ck_assert_int_eq(ik_iovec_segs(iov, 2, 1, segs, 4, seg_of), 1);
+	ck_assert(segs[0].base == 0 && segs[0].len == IK_U64_MAX);
+}
+END_TEST
+
+/*
+ * Random buffers on a small address space against a page bitmap: every
+ * buffer lies inside its segment, segments are page-aligned, and in-order
+ * neighbours that touch or overlap were merged.
+ */
+START_TEST(iovec_segs_random_match_brute_force)
+{
+	struct ik_rng rng = { 7 };
+	long it, iters = ik_test_iters(2000);
+
+	for (it = 0; it < iters; it++) {
+		struct ik_iovec iov[16], segs[16];
+		ik_size seg_of[16], n = 1 + ik_rng_below(&rng, 16), i;
+		ik_u64 page = (ik_u64)1 << ik_rng_below(&rng, 5), addr = ik_rng_below(&rng, 64);
+		ik_s64 nr;
+
+		for (i = 0; i < n; i++) {
+			/* mostly ascending, sometimes jumping back */
+			if (ik_rng_below(&rng, 5) == 0)
+				addr = ik_rng_below(&rng, 64);
+			iov[i].base = addr;
+			iov[i].len = ik_rng_below(&rng, 4) ? ik_rng_below(&rng, 40) : 0;
+			addr += iov[i].len + ik_rng_below(&rng, 20);
+		}
+		nr = ik_iovec_segs(iov, n, page, segs, 16, seg_of);
+		IK_REQUIRE(nr >= 0 && nr <= (ik_s64)n);
+		for (ik_s64 k = 0; k < nr; k++)
+			IK_REQUIRE(segs[k].base % page == 0 && segs[k].len % page == 0 && segs[k].len);
+		for (i = 0; i < n; i++) {
+			const struct ik_iovec *s;
+
+			if (iov[i].len == 0) {
+				IK_REQUIRE(seg_of[i] == (ik_size)-1);
+				continue;
+			}
+			IK_REQUIRE(seg_of[i] < (ik_size)nr);
+			s = &segs[seg_of[i]];
+			IK_REQUIRE(iov[i].base >= s->base && iov[i].base + iov[i].len <= s->base + s->len);
+		}
+		/* merging is exactly the rule: the next non-empty buffer goes to
+		 * the same segment iff its aligned start is in [seg start, seg end] */
+		{
+			ik_size prev = (ik_size)-1;
+
+			for (i = 0; i < n; i++) {
+				ik_u64 lo;
+
+				if (iov[i].len == 0)
+					continue;
+				lo = iov[i].base / page * page;
+				if (prev == (ik_size)-1)
+					IK_REQUIRE(seg_of[i] == 0);
+				else if (lo >= segs[seg_of[prev]].base &&
+					 lo <= segs[seg_of[prev]].base + segs[seg_of[prev]].len)
+					IK_REQUIRE(seg_of[i] == seg_of[prev]);
+				else
+					IK_REQUIRE(seg_of[i] == seg_of[prev] + 1);
+				prev = i;
+			}
+		}
+	}
+}
+END_TEST
+
 Suite *ik_test_suite(void)
 {
 	Suite *s = suite_create("batch");
@@ -153,6 +297,9 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, random_runs_match_brute_force);
 	tcase_add_test(tc, segments_coalesce_and_reject_overflow);
 	tcase_add_test(tc, null_pointer_arguments_are_einval);
+	tcase_add_test(tc, iovec_segs_example_and_offsets);
+	tcase_add_test(tc, iovec_segs_reject_bad_input_and_write_nothing);
+	tcase_add_test(tc, iovec_segs_random_match_brute_force);
 	suite_add_tcase(s, tc);
 	return s;
 }

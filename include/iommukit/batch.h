@@ -16,6 +16,9 @@
  *   segment  a physically contiguous byte range (paddr, len); a segment list
  *            is mapped back to back in IOVA space by ik_pgtable_map_sg().
  *
+ * Userspace drivers that map virtual ranges (VFIO type1) rather than physical
+ * pages use ik_iovec_segs(): buffers in, page-aligned virtual segments out.
+ *
  * All functions are O(n) in their input, allocate nothing, and touch only the
  * arrays passed in.
  *
@@ -80,6 +83,51 @@ IK_API ik_s64 ik_segs_from_runs(const struct ik_pfn_run *runs, ik_size nruns,
  * Cost: one pass.
  */
 IK_API ik_size ik_segs_coalesce(struct ik_seg *segs, ik_size n);
+
+/*
+ * A byte range of a virtual address space, as a struct iovec describes one
+ * (iov_base, iov_len) but in fixed-width integers: the input and the output
+ * of ik_iovec_segs().
+ */
+struct ik_iovec {
+	ik_u64 base;	/* address of the first byte */
+	ik_u64 len;	/* length in bytes */
+};
+
+/*
+ * ik_iovec_segs - the fewest page-aligned virtual segments that cover a list
+ * of buffers, for interfaces that map virtual ranges one call per range
+ * (VFIO's VFIO_IOMMU_MAP_DMA takes a page-aligned vaddr, iova and size; a
+ * userspace driver maps each segment at an IOVA range of its own, and finds
+ * each buffer's IOVA from its offset in its segment).
+ *
+ * Each non-empty iov[i] covers [base rounded down to page_size, base + len
+ * rounded up to page_size).  The buffers are taken in order, never sorted:
+ * a buffer whose aligned range starts inside or right after the current
+ * segment, and not below the segment's start, extends that segment (two
+ * buffers sharing a page, or one starting on the page after the other
+ * ends, need one segment); any other buffer starts a new segment.  Sort the
+ * buffers by address first for the fewest segments; buffers that overlap
+ * out of order get overlapping segments (which VFIO accepts: one page may
+ * be mapped at several IOVAs).  Empty buffers (len 0) are skipped.
+ *
+ * seg_of, when not NULL, has room for n entries: seg_of[i] is the index of
+ * the segment that holds iov[i] (iov[i] starts iov[i].base - segs[k].base
+ * bytes into segment k), or (ik_size)-1 for an empty buffer.
+ *
+ * Writes at most `max_segs` segments to `segs` and returns the number of
+ * segments the input needs (which may exceed max_segs: then only the first
+ * max_segs were written; call again with room for the returned count).
+ * `segs` may be NULL when max_segs is 0 (a call that only counts).
+ *
+ * Errors (as a negative ik_s64; nothing is written to segs or seg_of):
+ * -EINVAL when page_size is not a power of two, iov is NULL with n > 0, segs
+ * is NULL with max_segs > 0, a buffer wraps past 2^64 (base + len > 2^64),
+ * or a segment would cover all 2^64 bytes (its length does not fit).
+ * Cost: two passes over iov (one validates, one writes), O(n).
+ */
+IK_API ik_s64 ik_iovec_segs(const struct ik_iovec *iov, ik_size n, ik_u64 page_size,
+			    struct ik_iovec *segs, ik_size max_segs, ik_size *seg_of);
 
 IK_END_DECLS
 

@@ -65,3 +65,64 @@ ik_size ik_segs_coalesce(struct ik_seg *segs, ik_size n)
 	}
 	return out;
 }
+
+/*
+ * One pass of ik_iovec_segs: with write false it only validates (and
+ * counts); with write true it fills segs (up to max_segs) and seg_of.
+ * Segments are kept as [first, last] byte addresses, so that a segment
+ * reaching the top of the space needs no end past 2^64.
+ */
+static ik_s64 iovec_pass(const struct ik_iovec *iov, ik_size n, ik_u64 mask, bool write,
+			 struct ik_iovec *segs, ik_size max_segs, ik_size *seg_of)
+{
+	ik_u64 first = 0, last = 0;
+	ik_size i, nr = 0;
+
+	for (i = 0; i < n; i++) {
+		ik_u64 lo, hi;
+
+		if (iov[i].len == 0) {
+			if (write && seg_of)
+				seg_of[i] = (ik_size)-1;
+			continue;
+		}
+		if (iov[i].len - 1 > IK_U64_MAX - iov[i].base)
+			return -EINVAL;	/* wraps past 2^64 */
+		lo = iov[i].base & ~mask;
+		hi = (iov[i].base + (iov[i].len - 1)) | mask;
+		if (nr > 0 && lo >= first && (last == IK_U64_MAX || lo <= last + 1)) {
+			if (hi > last)
+				last = hi;
+		} else {
+			if (write && nr > 0 && nr <= max_segs) {
+				segs[nr - 1].base = first;
+				segs[nr - 1].len = last - first + 1;
+			}
+			nr++;
+			first = lo;
+			last = hi;
+		}
+		if (first == 0 && last == IK_U64_MAX)
+			return -EINVAL;	/* 2^64 bytes: the length does not fit */
+		if (write && seg_of)
+			seg_of[i] = nr - 1;
+	}
+	if (write && nr > 0 && nr <= max_segs) {
+		segs[nr - 1].base = first;
+		segs[nr - 1].len = last - first + 1;
+	}
+	return (ik_s64)nr;
+}
+
+ik_s64 ik_iovec_segs(const struct ik_iovec *iov, ik_size n, ik_u64 page_size,
+		     struct ik_iovec *segs, ik_size max_segs, ik_size *seg_of)
+{
+	ik_s64 nr;
+
+	if (page_size == 0 || (page_size & (page_size - 1)) || (!iov && n) || (!segs && max_segs))
+		return -EINVAL;
+	nr = iovec_pass(iov, n, page_size - 1, false, segs, max_segs, seg_of);
+	if (nr < 0)
+		return nr;
+	return iovec_pass(iov, n, page_size - 1, true, segs, max_segs, seg_of);
+}
