@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+/*
+ * /init of vfio-edu's guest (examples/vfio-edu/guest.sh): a static program,
+ * the only process of the VM.  It
+ *   1. mounts /proc, /sys and devtmpfs on /dev;
+ *   2. loads the VFIO modules from the initramfs root in dependency order
+ *      (irqbypass, vfio, vfio_iommu_type1 allow_unsafe_interrupts=1,
+ *      vfio-pci-core, vfio-pci), compressed .ko.xz as the kernel decompresses
+ *      them itself (finit_module's MODULE_INIT_COMPRESSED_FILE);
+ *   3. finds QEMU's edu device (1234:11e8) in sysfs and binds it to vfio-pci
+ *      (driver_override, drivers_probe);
+ *   4. runs /vfio-edu ADDR, every line of its output prefixed;
+ *   5. looks in the kernel log for the IOMMU's report of the DMA fault that
+ *      vfio-edu provokes (a DMAR fault naming the device), and prints it;
+ *   6. powers off.
+ * Every line meant for guest.sh starts with "vfio-edu-guest: " (TAP lines
+ * and "# " comments after the prefix); the kernel's own console output goes
+ * around them.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/klog.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#define P "vfio-edu-guest: "
+#ifndef MODULE_INIT_COMPRESSED_FILE
+#define MODULE_INIT_COMPRESSED_FILE 4
+#endif
+
+static unsigned n;
+
+static void tap(int ok, const char *what, const char *detail)
+{
+	printf(P "%s %u - %s%s%s\n", ok ? "ok" : "not ok", ++n, what, detail ? ": " : "",
+	       detail ? detail : "");
+	fflush(stdout);
+}
+
+static void off(void)
+{
+	printf(P "done\n");
+	fflush(stdout);
+	sync();
+	reboot(RB_POWER_OFF);
+	_exit(1);
+}
+
+static int load(const char *file, const char *params)
+{
+	int fd = open(file, O_RDONLY | O_CLOEXEC), r;
+
+	if (fd < 0)
+		return -errno;
+	r = (int)syscall(SYS_finit_module, fd, params, MODULE_INIT_COMPRESSED_FILE);
+	r = r == 0 || errno == EEXIST ? 0 : -errno;
+	close(fd);
+	return r;
+}
+
+static int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), r = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, s, strlen(s)) != (ssize_t)strlen(s))
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+static unsigned read_hex(const char *path)
+{
+	char buf[32] = "";
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	if (read(fd, buf, sizeof(buf) - 1) < 0)
+		buf[0] = 0;
+	close(fd);
+	return (unsigned)strtoul(buf, NULL, 16);
+}
+
+static int find_edu(char *addr, size_t size)
+{
+	DIR *d = opendir("/sys/bus/pci/devices");
+	struct dirent *de;
+	char path[300];
+	int found = 0;
+
+	if (!d)
+		return 0;
+	while (!found && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/vendor", de->d_name);
+		if (read_hex(path) != 0x1234)
+			continue;
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/device", de->d_name);
+		if (read_hex(path) != 0x11e8)
+			continue;
+		if (strlen(de->d_name) < size) {
+			memcpy(addr, de->d_name, strlen(de->d_name) + 1);
+			found = 1;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+/* Run /vfio-edu ADDR; its lines prefixed.  Returns its exit status or -1. */
+static int run_vfio_edu(const char *addr)
+{
+	char line[1024];
+	int pfd[2], st = 0;
+	pid_t pid;
+	FILE *in;
+
+	if (pipe(pfd) < 0)
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		dup2(pfd[1], 1);
+		dup2(pfd[1], 2);
+		close(pfd[0]);
+		close(pfd[1]);
+		execl("/vfio-edu", "vfio-edu", addr, (char *)NULL);
+		printf("not ok 1 - exec /vfio-edu: %s\n", strerror(errno));
+		_exit(127);
+	}
+	close(pfd[1]);
+	in = fdopen(pfd[0], "r");
+	while (in && fgets(line, sizeof(line), in)) {
+		printf(P "vfio-edu: %s", line);
+		fflush(stdout);
+	}
+	if (in)
+		fclose(in);
+	if (waitpid(pid, &st, 0) < 0)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+int main(void)
+{
+	static const struct {
+		const char *file, *params;
+	} mods[] = {
+		{ "/irqbypass.ko.xz", "" },
+		{ "/vfio.ko.xz", "" },
+		{ "/vfio_iommu_type1.ko.xz", "allow_unsafe_interrupts=1" },
+		{ "/vfio-pci-core.ko.xz", "" },
+		{ "/vfio-pci.ko.xz", "" },
+	};
+	static char logbuf[1 << 20];
+	char addr[300], path[400], link[300], short_addr[300], msg[400];
+	int r, len, faults = 0;
+	ssize_t l;
+
+	mkdir("/proc", 0755);
+	mkdir("/sys", 0755);
+	mkdir("/dev", 0755);
+	mount("proc", "/proc", "proc", 0, NULL);
+	mount("sysfs", "/sys", "sysfs", 0, NULL);
+	mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf(P "# init started\n");
+
+	for (size_t i = 0; i < sizeof(mods) / sizeof(mods[0]); i++) {
+		r = load(mods[i].file, mods[i].params);
+		snprintf(msg, sizeof(msg), "%s", r ? strerror(-r) : "loaded");
+		tap(r == 0, mods[i].file + 1, msg);
+		if (r)
+			off();
+	}
+	if (!find_edu(addr, sizeof(addr))) {
+		tap(0, "edu (1234:11e8) is on the PCI bus", "not found");
+		off();
+	}
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/driver_override", addr);
+	r = write_file(path, "vfio-pci");
+	if (!r)
+		r = write_file("/sys/bus/pci/drivers_probe", addr);
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/driver", addr);
+	l = readlink(path, link, sizeof(link) - 1);
+	link[l > 0 ? l : 0] = 0;
+	tap(r == 0 && strstr(link, "/vfio-pci") != NULL, "edu bound to vfio-pci", addr);
+	if (r || !strstr(link, "/vfio-pci"))
+		off();
+
+	r = run_vfio_edu(addr);
+	snprintf(msg, sizeof(msg), "exit status %d", r);
+	tap(r == 0, "vfio-edu passed", msg);
+
+	/* The IOMMU driver's fault report, e.g. "DMAR: [DMA Write NO_PASID]
+	 * Request device [00:03.0] fault addr 0x..." (bus:dev.fn without the
+	 * domain).  Another IOMMU driver's report must name the device too. */
+	memcpy(short_addr, strlen(addr) > 5 ? addr + 5 : addr, strlen(addr) + 1 - (strlen(addr) > 5 ? 5 : 0));
+	len = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, logbuf, sizeof(logbuf) - 1);
+	if (len > 0) {
+		logbuf[len] = 0;
+		for (char *s = logbuf, *e; *s; s = e ? e + 1 : s + strlen(s)) {
+			e = strchr(s, '\n');
+			if (e)
+				*e = 0;
+			if (strcasestr(s, "fault") && strstr(s, short_addr)) {
+				printf(P "# kernel: %s\n", s);
+				faults++;
+			}
+		}
+	}
+	snprintf(msg, sizeof(msg), "%d line(s) naming %s", faults, short_addr);
+	tap(faults > 0, "the kernel logged the IOMMU fault of the DMA after unmap", msg);
+	off();
+	return 0;
+}
