@@ -9,7 +9,8 @@
  *      them itself (finit_module's MODULE_INIT_COMPRESSED_FILE);
  *   3. finds QEMU's edu device (1234:11e8) in sysfs and binds it to vfio-pci
  *      (driver_override, drivers_probe);
- *   4. runs /vfio-edu ADDR, every line of its output prefixed;
+ *   4. runs /vfio-edu ADDR, every line of its output prefixed (with the
+ *      options that the kernel command line's vfio_edu_arg=X words give);
  *   5. looks in the kernel log for the IOMMU's report of the DMA fault that
  *      vfio-edu provokes (a DMAR fault naming the device), and prints it;
  *   6. powers off.
@@ -119,13 +120,29 @@ static int find_edu(char *addr, size_t size)
 	return found;
 }
 
-/* Run /vfio-edu ADDR; its lines prefixed.  Returns its exit status or -1. */
+/* Run /vfio-edu [args] ADDR, the args from the kernel command line's
+ * vfio_edu_arg=X words (guest.sh's IK_VFIO_ARGS); its lines prefixed.
+ * Returns its exit status or -1. */
 static int run_vfio_edu(const char *addr)
 {
-	char line[1024];
-	int pfd[2], st = 0;
+	static char cmdline[4096];
+	char line[1024], *argv[64], *save = NULL, *w;
+	int pfd[2], st = 0, fd, argc = 0;
+	ssize_t len;
 	pid_t pid;
 	FILE *in;
+
+	argv[argc++] = "vfio-edu";
+	fd = open("/proc/cmdline", O_RDONLY | O_CLOEXEC);
+	len = fd < 0 ? -1 : read(fd, cmdline, sizeof(cmdline) - 1);
+	if (fd >= 0)
+		close(fd);
+	cmdline[len > 0 ? len : 0] = 0;
+	for (w = strtok_r(cmdline, " \n", &save); w && argc < 62; w = strtok_r(NULL, " \n", &save))
+		if (!strncmp(w, "vfio_edu_arg=", 13))
+			argv[argc++] = w + 13;
+	argv[argc++] = (char *)addr;
+	argv[argc] = NULL;
 
 	if (pipe(pfd) < 0)
 		return -1;
@@ -137,7 +154,7 @@ static int run_vfio_edu(const char *addr)
 		dup2(pfd[1], 2);
 		close(pfd[0]);
 		close(pfd[1]);
-		execl("/vfio-edu", "vfio-edu", addr, (char *)NULL);
+		execv("/vfio-edu", argv);
 		printf("not ok 1 - exec /vfio-edu: %s\n", strerror(errno));
 		_exit(127);
 	}

@@ -26,6 +26,9 @@
 #   IK_VFIO_KERNEL_DEB       a linux-image-*-amd64-unsigned .deb to use instead
 #                            of downloading one
 #   IK_VFIO_REQUIRE=1        missing tools or packages fail instead of skipping
+#   IK_VFIO_ARGS             options for vfio-edu in the guest (words without
+#                            spaces, e.g. "--timeout-ms 1" to see a DMA wait
+#                            time out), passed as vfio_edu_arg=X kernel words
 #
 # Host tools: bash, apt-get, dpkg-deb, tar, gcc with a static libc
 # (libc6-dev), linux-libc-dev (<linux/vfio.h>), qemu-system-x86, timeout.
@@ -111,11 +114,13 @@ esac
 "$out/build/mkcpio" "$out/initramfs.cpio" "$@" || exit 1
 
 # ---- 3. boot
+extra=
+for a in ${IK_VFIO_ARGS:-}; do extra="$extra vfio_edu_arg=$a"; done
 tb=$SECONDS
 timeout "$tmo" qemu-system-x86_64 -M q35 -m 512 -smp 1 -nographic -no-reboot -nic none \
 	-device intel-iommu,intremap=off -device edu \
 	-kernel "$kernel" -initrd "$out/initramfs.cpio" \
-	-append "console=ttyS0 intel_iommu=on intremap=off panic=-1 quiet" \
+	-append "console=ttyS0 intel_iommu=on intremap=off panic=-1 quiet$extra" \
 	> "$out/console.log" 2>&1
 qrc=$?
 echo "# time: boot and checks $((SECONDS - tb)) s (QEMU exit status $qrc)"
