@@ -225,7 +225,11 @@ int main(void)
 	/* The IOMMU driver's fault report, e.g. "DMAR: [DMA Write NO_PASID]
 	 * Request device [00:03.0] fault addr 0x..." (bus:dev.fn without the
 	 * domain).  Another IOMMU driver's report must name the device too. */
-	memcpy(short_addr, strlen(addr) > 5 ? addr + 5 : addr, strlen(addr) + 1 - (strlen(addr) > 5 ? 5 : 0));
+	{
+		size_t skip = strlen(addr) > 5 ? 5 : 0; /* "dddd:" */
+
+		memcpy(short_addr, addr + skip, strlen(addr) + 1 - skip);
+	}
 	len = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, logbuf, sizeof(logbuf) - 1);
 	if (len > 0) {
 		logbuf[len] = 0;

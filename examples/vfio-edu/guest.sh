@@ -87,8 +87,9 @@ fi
 [ -r "$deb" ] || skip_all "no kernel package $deb"
 kdir=$out/kernel
 rm -rf "$kdir" && mkdir -p "$kdir"
-dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$kdir" --wildcards './boot/vmlinuz-*' \
-	$(for m in $mods; do echo "./lib/modules/*/kernel/$m.ko*"; done) 2> "$out/unpack.log" ||
+pats=('./boot/vmlinuz-*')
+for m in $mods; do pats+=("./lib/modules/*/kernel/$m.ko*"); done
+dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$kdir" --wildcards "${pats[@]}" 2> "$out/unpack.log" ||
 	skip_all "cannot unpack $deb ($(tail -n 1 "$out/unpack.log"))"
 kernel=$(ls "$kdir"/boot/vmlinuz-* | head -n 1)
 echo "# kernel: $(basename "$deb")"

@@ -53,8 +53,9 @@
  * A DMA that does not finish within --timeout-ms is a failed check.
  *
  * Build: examples/vfio-edu/Makefile (gcc -static, the library's sources
- * compiled in), or `make` in the project (examples/vfio-edu/vfio-edu, static,
- * where <linux/vfio.h> exists).  README.md beside this file says more;
+ * compiled in), or `make` in the project (examples/vfio-edu/vfio-edu, linked
+ * -all-static with libiommukit.a, where <linux/vfio.h> exists and no
+ * sanitizer is configured).  README.md beside this file says more;
  * examples/vfio-edu/guest.sh runs it in a Debian guest under QEMU.
  */
 #define _GNU_SOURCE
@@ -351,7 +352,8 @@ static size_t iova_ranges(struct edu *e, struct vfe_range *out, size_t max, uint
 	}
 	if (!check(r == 0, "VFIO_IOMMU_GET_INFO: %zu usable IOVA range(s) in the IOVA_RANGE capability",
 		   nr))
-		bail("malformed IOVA_RANGE capability: %s", strerror(-r));
+		bail("cannot use the IOVA_RANGE capability (%s): %s",
+		     r == -E2BIG ? "more ranges than this program takes" : "malformed", strerror(-r));
 	for (size_t i = 0; i < nr; i++)
 		diag("usable IOVA range %zu: 0x%" PRIx64 "-0x%" PRIx64, i, out[i].start, out[i].end);
 	return nr;
