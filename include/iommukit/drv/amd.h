@@ -22,9 +22,21 @@
  *   GCR3 tables    struct ik_amd_gcr3tab: PASID -> guest table root;
  *   planner        ik_amd_plan_unmap / _range / _map / _change: pure
  *                  functions from a gather or a change to commands;
- *                  ik_amd_plan_issue() runs a plan on an ik_cmdq.
- * Later sections of this header (not in this release): the MMIO register
- * file and bring-up, the event log, the ACPI IVRS table.
+ *                  ik_amd_plan_issue() runs a plan on an ik_cmdq;
+ *   registers      offsets and bits of the MMIO register file, the
+ *                  Extended Feature Register decoded (ik_amd_hwcaps_decode);
+ *   command buffer struct ik_amd_cmdbuf + ik_amd_cmdbuf_regs: the ik_cmdq
+ *                  register hooks (head/tail, CmdBufRun error recovery);
+ *   event and PPR logs  ik_amd_event_decode / ik_amd_ppr_decode: a log
+ *                  entry's fields, pure;
+ *   IVRS           ik_amd_ivrs_parse: the ACPI table's IOMMUs and DeviceID
+ *                  ranges from its bytes (hostile input);
+ *   the unit       struct ik_amd: bring-up (device table, command buffer,
+ *                  event log, PPR log, the enable sequence), disable, the
+ *                  logs popped, using all of the above.
+ * docs/amd-bringup.md walks through a bring-up with this API, in the code
+ * of the hardware-in-the-loop checks (examples/baremetal/hil_amd.c) that run
+ * it on QEMU 7.2's amd-iommu.
  *
  * Glossary (AMD pub. 48882's words)
  *   DeviceID    the requester: bus << 8 | devfn (one PCI segment); indexes
@@ -87,8 +99,20 @@
  *   ik_amd_gcr3tab_set / _clear / _read    nothing else on the same table
  *   ik_amd_plan_issue                      anything (the queue is lock-free)
  *   *_init / *_fini                        nothing else on the object
+ *   ik_amd_hwcaps_decode, ik_amd_event_     anything (pure)
+ *   decode, ik_amd_ppr_decode,
+ *   ik_amd_ivrs_parse, name functions
+ *   ik_amd_cmdbuf_regs hooks               each other, as struct ik_cmdq_regs
+ *                                          requires
+ *   ik_amd_issue, ik_amd_queue users       each other, and device table
+ *                                          updates
+ *   ik_amd_event_pop, ik_amd_ppr_pop       one at a time per log; with the
+ *                                          rest
+ *   ik_amd_create, _enable, _disable,      nothing else on the unit
+ *   _destroy
  * Callbacks: the issue function of ik_amd_devtab_write() is called from the
- * writing thread, with no iommukit lock held.
+ * writing thread, with no iommukit lock held.  Nothing else calls back into
+ * the caller except the ik_mmio, ik_dma_mem and allocator hooks.
  *
  * docs/fmt-amd.md lists what is and is not supported.  Pointer arguments
  * follow the rule of <iommukit/env.h> ("Conventions: pointer arguments").
@@ -569,6 +593,435 @@ IK_API int ik_amd_gcr3tab_clear(struct ik_amd_gcr3tab *t, ik_u32 pasid, struct i
 /* The last-level entry of `pasid` (0 where no lower table exists).
  * -EINVAL for NULL arguments or a pasid out of range.  O(1). */
 IK_API int ik_amd_gcr3tab_read(const struct ik_amd_gcr3tab *t, ik_u32 pasid, ik_u64 *entry);
+
+/* ================================================================ registers */
+
+/*
+ * MMIO register file (pub. 48882 "MMIO Registers"): 64-bit registers at
+ * these offsets from the base the IVRS table gives (IVHD IOMMU Base
+ * Address; 16 KiB at least).
+ */
+#define IK_AMD_REG_DEVTAB_BASE 0x0000u	/* Device Table Base Address */
+#define IK_AMD_REG_CMDBUF_BASE 0x0008u	/* Command Buffer Base Address */
+#define IK_AMD_REG_EVTLOG_BASE 0x0010u	/* Event Log Base Address */
+#define IK_AMD_REG_CONTROL 0x0018u	/* IOMMU Control */
+#define IK_AMD_REG_EXCL_BASE 0x0020u	/* Exclusion Range Base */
+#define IK_AMD_REG_EXCL_LIMIT 0x0028u	/* Exclusion Range Limit */
+#define IK_AMD_REG_EFR 0x0030u		/* Extended Feature Register */
+#define IK_AMD_REG_PPRLOG_BASE 0x0038u	/* PPR Log Base Address */
+#define IK_AMD_REG_CMDBUF_HEAD 0x2000u	/* Command Buffer Head Pointer */
+#define IK_AMD_REG_CMDBUF_TAIL 0x2008u	/* Command Buffer Tail Pointer */
+#define IK_AMD_REG_EVTLOG_HEAD 0x2010u	/* Event Log Head Pointer */
+#define IK_AMD_REG_EVTLOG_TAIL 0x2018u	/* Event Log Tail Pointer */
+#define IK_AMD_REG_STATUS 0x2020u	/* IOMMU Status */
+#define IK_AMD_REG_PPRLOG_HEAD 0x2030u	/* PPR Log Head Pointer */
+#define IK_AMD_REG_PPRLOG_TAIL 0x2038u	/* PPR Log Tail Pointer */
+
+/* Command buffer, event log and PPR log base registers: base [51:12], Len
+ * [59:56] = log2 of the entries (16 bytes each), 8..15 (256..32768). */
+#define IK_AMD_RING_ADDR_MASK 0x000ffffffffff000ull	/* [51:12] */
+#define IK_AMD_RING_LEN_SHIFT 56	/* [59:56] log2(entries) */
+#define IK_AMD_RING_LOG2_MIN 8u	/* the smallest ring: 256 entries (4 KiB) */
+#define IK_AMD_RING_LOG2_MAX 15u	/* the largest: 32768 entries (512 KiB) */
+/* Head and tail pointers: the byte offset of an entry, bits [18:4]. */
+#define IK_AMD_PTR_MASK 0x7fff0u
+#define IK_AMD_PTR_SHIFT 4u
+
+/* IOMMU Control register bits (the ones iommukit writes or reads). */
+#define IK_AMD_CTRL_IOMMU_EN ((ik_u64)1 << 0)	/* IommuEn: translation on */
+#define IK_AMD_CTRL_HT_TUN_EN ((ik_u64)1 << 1)	/* HtTunEn */
+#define IK_AMD_CTRL_EVTLOG_EN ((ik_u64)1 << 2)	/* EventLogEn */
+#define IK_AMD_CTRL_EVT_INT_EN ((ik_u64)1 << 3)	/* EventIntEn */
+#define IK_AMD_CTRL_COMWAIT_INT_EN ((ik_u64)1 << 4)	/* ComWaitIntEn */
+#define IK_AMD_CTRL_COHERENT ((ik_u64)1 << 10)	/* Coherent */
+#define IK_AMD_CTRL_CMDBUF_EN ((ik_u64)1 << 12)	/* CmdBufEn */
+#define IK_AMD_CTRL_PPRLOG_EN ((ik_u64)1 << 13)	/* PPRLogEn */
+#define IK_AMD_CTRL_PPR_INT_EN ((ik_u64)1 << 14)	/* PPRIntEn */
+#define IK_AMD_CTRL_PPR_EN ((ik_u64)1 << 15)	/* PPREn: peripheral page requests */
+#define IK_AMD_CTRL_GT_EN ((ik_u64)1 << 16)	/* GTEn: guest translation */
+
+/* IOMMU Status register bits; RW1C: the overflow and interrupt bits. */
+#define IK_AMD_STS_EVT_OVERFLOW (1u << 0)	/* EventOverflow (RW1C) */
+#define IK_AMD_STS_EVT_INT (1u << 1)	/* EventLogInt (RW1C) */
+#define IK_AMD_STS_COMWAIT_INT (1u << 2)	/* ComWaitInt (RW1C) */
+#define IK_AMD_STS_EVTLOG_RUN (1u << 3)	/* EventLogRun */
+#define IK_AMD_STS_CMDBUF_RUN (1u << 4)	/* CmdBufRun */
+#define IK_AMD_STS_PPR_OVERFLOW (1u << 5)	/* PprOverflow (RW1C) */
+#define IK_AMD_STS_PPR_INT (1u << 6)	/* PprInt (RW1C) */
+#define IK_AMD_STS_PPRLOG_RUN (1u << 7)	/* PprLogRun */
+
+/* ring value of a base register: addr (4 KiB aligned) | log2 entries. */
+IK_INLINE ik_u64 ik_amd_ring_reg(ik_u64 addr, unsigned log2_entries)
+{
+	return (addr & IK_AMD_RING_ADDR_MASK) | (ik_u64)(log2_entries & 0xfu)
+		<< IK_AMD_RING_LEN_SHIFT;
+}
+
+/*
+ * struct ik_amd_hwcaps - the Extended Feature Register decoded (field names
+ * as pub. 48882's; bools are single bits; efr as read).  Positions:
+ *   0 PreFSup  1 PPRSup  2 XTSup  3 NXSup  4 GTSup  6 IASup  7 GASup
+ *   8 HESup  9 PCSup  11:10 HATS  13:12 GATS  15:14 GLXSup  17:16 SmiFSup
+ *   20:18 SmiFRC  23:21 GAMSup  36:32 PASmax  37 USSup  39:38 DevTblSegSup
+ *   48 GIoSup  49 HASup  50 EPHSup  52 HDSup
+ * Derived: host_levels = HATS + 4 (the deepest host table Mode; HATS 11b
+ * is reserved and decodes to 0), guest_levels = GATS + 4 (likewise;
+ * amd-v2 tables), glx_max = GLXSup (0..2: GCR3 table levels - 1),
+ * pasid_bits = PASmax + 1 (0 when GTSup is clear).
+ */
+struct ik_amd_hwcaps {
+	ik_u64 efr;	/* as read */
+	bool pref, ppr, xt, nx, gt, ia, ga, he, pc, us, gio, ha, eph, hd; /* *Sup bits */
+	ik_u8 hats, gats, glx_sup, smif_sup, smif_rc, gam_sup, pasmax, devtblseg; /* fields */
+	ik_u8 host_levels;	/* HATS + 4, 0 if reserved */
+	ik_u8 guest_levels;	/* GATS + 4, 0 if reserved */
+	ik_u8 pasid_bits;	/* PASmax + 1 with GTSup, else 0 */
+};
+
+/* ik_amd_hwcaps_decode - fill *out from the EFR value.  -EINVAL for a NULL
+ * out.  Pure, O(1). */
+IK_API int ik_amd_hwcaps_decode(ik_u64 efr, struct ik_amd_hwcaps *out);
+
+/* ================================================================ command buffer */
+
+/*
+ * struct ik_amd_cmdbuf - the register side of a command buffer, as struct
+ * ik_cmdq_regs hooks (ik_amd_cmdbuf_regs, regs_ctx = the ik_amd_cmdbuf);
+ * the queue needs IK_CMDQ_CFG_NO_WRAP (the pointers carry no wrap bit: one
+ * slot stays empty) and ik_cmdq_fmt_amd:
+ *   read_cons  Status first, then Head >> 4 masked to the ring.  The mask
+ *              is needed on QEMU 7.2, whose Head reads as the buffer's
+ *              length (one past the last slot) right after it executed
+ *              the last slot, until it wraps at the next command; on the
+ *              specification's IOMMU it changes nothing.  When the buffer
+ *              was started (ik_amd_cmdbuf_start()) and Status.CmdBufRun
+ *              reads 0, the IOMMU stopped at Head on an
+ *              ILLEGAL_COMMAND_ERROR or a COMMAND_HARDWARE_ERROR (it logs
+ *              which in the event log): reported as IK_CMDQ_CERROR_ILL,
+ *              so the queue replaces the command with its no-op (a
+ *              COMPLETION_WAIT without store) and its issuer gets -EIO.
+ *   write_prod Tail = index << 4.
+ *   ack_error  Control.CmdBufEn cleared and set again (written in two
+ *              stores): the IOMMU resumes fetching at Head, and CmdBufRun
+ *              is 1 again; the command buffer's other registers are not
+ *              touched.
+ * Fields are private except errors (CmdBufRun stops seen).
+ */
+struct ik_amd_cmdbuf {
+	const struct ik_mmio *mmio;	/* private: the IOMMU's registers */
+	ik_u32 mask;	/* private: entries - 1 */
+	bool started;	/* private: CmdBufRun must read 1 */
+	ik_u64 errors;	/* CmdBufRun stops reported to the queue */
+};
+
+/* The struct ik_cmdq_regs hooks of a struct ik_amd_cmdbuf. */
+IK_API extern const struct ik_cmdq_regs ik_amd_cmdbuf_regs;
+
+/*
+ * ik_amd_cmdbuf_init - set up *cb for a buffer of 2^log2_entries commands
+ * (IK_AMD_RING_LOG2_MIN..MAX), registers through mmio (not copied: it must
+ * outlive cb).  Touches no register; the hooks report no error until
+ * ik_amd_cmdbuf_start().  -EINVAL for a NULL cb or mmio or a size out of
+ * range.  O(1).
+ */
+IK_API int ik_amd_cmdbuf_init(struct ik_amd_cmdbuf *cb, const struct ik_mmio *mmio,
+			      unsigned log2_entries);
+/* The buffer runs (Control.CmdBufEn set and CmdBufRun seen): from now on a
+ * CmdBufRun of 0 is a stop on an error.  ik_amd_cmdbuf_stop(): it no longer
+ * runs.  Neither touches a register. */
+IK_API void ik_amd_cmdbuf_start(struct ik_amd_cmdbuf *cb);
+IK_API void ik_amd_cmdbuf_stop(struct ik_amd_cmdbuf *cb);
+
+/* ================================================================ event and PPR logs */
+
+/* Event codes (EventCode, bits [63:60] of an event log entry). */
+#define IK_AMD_EVT_ILLEGAL_DEV_TABLE_ENTRY 0x1u
+#define IK_AMD_EVT_IO_PAGE_FAULT 0x2u
+#define IK_AMD_EVT_DEV_TAB_HARDWARE_ERROR 0x3u
+#define IK_AMD_EVT_PAGE_TAB_HARDWARE_ERROR 0x4u
+#define IK_AMD_EVT_ILLEGAL_COMMAND_ERROR 0x5u
+#define IK_AMD_EVT_COMMAND_HARDWARE_ERROR 0x6u
+#define IK_AMD_EVT_IOTLB_INV_TIMEOUT 0x7u
+#define IK_AMD_EVT_INVALID_DEVICE_REQUEST 0x8u
+#define IK_AMD_EVT_INVALID_PPR_REQUEST 0x9u
+#define IK_AMD_EVT_EVENT_COUNTER_ZERO 0xau
+
+/*
+ * struct ik_amd_event - one event log entry (16 bytes: rec[0] = bits 63:0,
+ * rec[1] = bits 127:64) decoded.  Layout (pub. 48882 "Event Log"; a field
+ * is filled only for the codes that define it, else 0):
+ *   DeviceID   [15:0]        codes 1, 2, 3, 4, 7, 8, 9
+ *   PASID      [19:16] (PASID[19:16]) and [47:32] (PASID[15:0]): codes 1,
+ *              2, 4, 8, 9 with GN = 1
+ *   DomainID   [47:32]       codes 2 and 4 with GN = 0
+ *   flags      [59:48]       codes 1, 2, 3, 4, 8, 9 (raw, 12 bits), named:
+ *              GN [48]  NX [49]  US [50]  I [51]  PR [52]  RW [53]  PE [54]
+ *              RZ [55]  TR [56]; hardware-error Type [58:57] (codes 3, 4
+ *              and 6: 00b master abort, 01b target abort, 10b data error);
+ *              INVALID_DEVICE_REQUEST Type [59:57]
+ *   EventCode  [63:60]
+ *   address    [127:64]: the faulting address (1, 2, 8, 9), the DTE's or
+ *              table entry's system physical address (3, 4), the command's
+ *              (5, 6), the INVALIDATE_IOTLB_PAGES' (7); low bits as logged
+ * write = RW (1: a write, 0: a read), present = PR (the page was present:
+ * a permission fault), intr = I (an interrupt request).
+ */
+struct ik_amd_event {
+	ik_u8 code;	/* IK_AMD_EVT_* */
+	ik_u16 devid;	/* DeviceID */
+	ik_u16 domid;	/* DomainID (GN = 0 page faults and page-table errors) */
+	ik_u32 pasid;	/* PASID (GN = 1) */
+	ik_u16 flags;	/* bits 59:48 as logged, for the codes that define them */
+	bool gn, nx, us, intr, present, write, pe, rz, tr;	/* the named flags */
+	ik_u8 type;	/* hardware-error / invalid-request Type */
+	ik_u64 addr;	/* bits 127:64 */
+	bool overflow;	/* ik_amd_event_pop(): the log overflowed before this entry */
+};
+
+/*
+ * ik_amd_event_decode - decode one entry into *e.  -ENOENT for an entry of
+ * EventCode 0 (an empty slot; *e zeroed), -EINVAL for a code the
+ * specification does not define above (0xb..0xf: *e untouched) or a NULL
+ * argument.  Pure, O(1).
+ */
+IK_API int ik_amd_event_decode(const ik_u64 rec[2], struct ik_amd_event *e);
+/* The event code's name ("IO_PAGE_FAULT"), or NULL. */
+IK_API const char *ik_amd_event_name(unsigned code);
+
+/*
+ * struct ik_amd_ppr - one PPR log entry (a PCIe page request) decoded.
+ * Layout (16 bytes): DeviceID [15:0], PASID[15:0] [31:16], Tag [40:32],
+ * PASID[19:16] [45:42], flags [59:48] (raw; named: exec [49], read [50],
+ * write [53], user [54], priv [55], gn [56]: a PASID is present), PPRCode
+ * [63:60] (1: PAGE_SERVICE_REQUEST), address [127:64] (bits 63:12 of the
+ * page; the low bits as logged).
+ */
+struct ik_amd_ppr {
+	ik_u8 code;	/* PPRCode */
+	ik_u16 devid;	/* DeviceID */
+	ik_u16 tag;	/* PRG index tag (9 bits) */
+	ik_u32 pasid;	/* PASID (gn) */
+	ik_u16 flags;	/* bits 59:48 as logged */
+	bool exec, read, write, user, priv, gn;	/* named flags */
+	ik_u64 addr;	/* bits 127:64 */
+	bool overflow;	/* ik_amd_ppr_pop(): the log overflowed before this entry */
+};
+#define IK_AMD_PPR_PAGE_SERVICE_REQUEST 0x1u	/* PPRCode of a page request */
+
+/* ik_amd_ppr_decode - decode one PPR log entry: -ENOENT for PPRCode 0 (*p
+ * zeroed), -EINVAL for another code than 1 or a NULL argument (*p
+ * untouched).  Pure, O(1). */
+IK_API int ik_amd_ppr_decode(const ik_u64 rec[2], struct ik_amd_ppr *p);
+
+/* ================================================================ ACPI IVRS */
+
+/*
+ * The IVRS table (I/O Virtualization Reporting Structure, pub. 48882
+ * "ACPI Tables"): the 36-byte ACPI header, IVinfo [36..40), 8 reserved
+ * bytes, then from byte 48 blocks of Type [0], Flags [1], Length [2..4):
+ *   IVHD (types 10h, 11h, 40h): one IOMMU: DeviceID [4..6) (the IOMMU's
+ *        own), Capability Offset [6..8), IOMMU Base Address [8..16), PCI
+ *        Segment [16..18), IOMMU Info [18..20), IOMMU Feature Info /
+ *        Attributes [20..24); types 11h and 40h also EFR Register Image
+ *        [24..32) and a reserved (EFR2) quadword: a 24- or 40-byte header,
+ *        then device entries: 4 bytes for types 00h..3Fh, 8 bytes for
+ *        40h..7Fh, for F0h (ACPI HID) 22 bytes + the UID length at [21];
+ *        the ones that name DeviceIDs: 01h all, 02h select, 03h..04h start
+ *        and end of a range, 42h alias select (source DeviceID at [5..7)),
+ *        43h alias range start, 46h extended select, 47h extended range
+ *        start, 48h special device (DeviceID at [5..7), variety [7]).
+ *   IVMD (types 20h, 21h, 22h) and unknown types: skipped by Length.
+ * Every multi-byte field is little-endian.
+ *
+ * ik_amd_ivrs_parse() reads only [table, table + len): every length is
+ * checked against what is left before it is used (overflow-safe), and the
+ * output is written only once the whole table is known to be well formed.
+ * A firmware that describes one IOMMU with both a type 10h and a type 11h
+ * block (QEMU, most BIOSes) yields two units with the same base: a driver
+ * picks the highest type it understands (11h or 40h carry the EFR image).
+ */
+struct ik_amd_ivrs_unit {
+	ik_u8 type;	/* 0x10, 0x11 or 0x40 */
+	ik_u8 flags;	/* the block's Flags */
+	ik_u16 devid;	/* the IOMMU's own DeviceID */
+	ik_u16 cap_off;	/* its capability block's offset in config space */
+	ik_u16 segment;	/* PCI segment group */
+	ik_u16 info;	/* IOMMU Info (MSI number, UnitID) */
+	ik_u32 attr;	/* IOMMU Feature Info (10h) / Attributes (11h, 40h) */
+	ik_u64 base;	/* IOMMU Base Address: the register file */
+	ik_u64 efr;	/* EFR Register Image (11h, 40h; 0 for 10h) */
+	bool have_efr;	/* type 11h or 40h */
+};
+
+/* A run of DeviceIDs an IVHD says its IOMMU serves: [first, last], with the
+ * entry's DTE Setting byte; alias entries give the DeviceID the IOMMU sees
+ * (alias) for the run, else alias = first.. (alias_valid false). */
+struct ik_amd_ivrs_range {
+	ik_u16 first, last;	/* DeviceIDs, inclusive */
+	ik_u16 alias;	/* alias entries: the source DeviceID the IOMMU sees */
+	bool alias_valid;	/* an alias entry */
+	ik_u8 setting;	/* DTE Setting (INITPass, EIntPass, NMIPass, SysMgt, Lint0/1) */
+	ik_u8 unit;	/* index of its IVHD in units[] */
+	ik_u8 kind;	/* the device entry type (0x01, 0x02, 0x03, 0x42, ...) */
+};
+
+/*
+ * struct ik_amd_ivrs - the parse result: caller arrays units[max_units]
+ * and ranges[max_ranges] (either may be NULL with max 0: only counted).
+ * ik_amd_ivrs_parse() sets ivinfo, nunits and nranges (the table's counts,
+ * also when they exceed the arrays) and fills min(n, max) entries.
+ */
+struct ik_amd_ivrs {
+	ik_u32 ivinfo;	/* IVinfo: EFRSup [0], GVA size [7:5], PA size [14:8], VA size [21:15] */
+	struct ik_amd_ivrs_unit *units;	/* caller array, or NULL */
+	unsigned max_units, nunits;	/* its size; IVHD blocks in the table */
+	struct ik_amd_ivrs_range *ranges;	/* caller array, or NULL */
+	unsigned max_ranges, nranges;	/* its size; DeviceID runs in the table */
+};
+
+/*
+ * ik_amd_ivrs_parse - parse the IVRS table at [table, table + len).
+ * Returns 0, or -ENOSPC when a count exceeds its array (the arrays hold
+ * the first entries, the counts are the table's); -EINVAL, *out's counts
+ * and arrays untouched: NULL table or out, an array NULL with a nonzero
+ * max, len below 48 or the header's Length other than len, a signature
+ * other than "IVRS", a checksum that does not sum to 0, a block whose
+ * Length is below 4 (or below its type's header) or runs past the table, a
+ * device entry that runs past its block, a range end without a start (or
+ * a start not ended before the next start or the block's end), a range
+ * end below its start, more than 255 IVHD blocks.  O(len).
+ */
+IK_API int ik_amd_ivrs_parse(const void *table, ik_size len, struct ik_amd_ivrs *out);
+
+/* ================================================================ the unit */
+
+/*
+ * struct ik_amd_config - for ik_amd_create():
+ *   mmio, dma   the IOMMU's registers and DMA memory (both copied);
+ *   alloc       bookkeeping memory (NULL: the env's);
+ *   max_devid   the highest DeviceID the device table serves (0..65535;
+ *               from the IVRS ranges);
+ *   oas         table, buffer and log memory below 2^oas, 32..52 (0: 52);
+ *   cmd_log2, evt_log2, ppr_log2  command buffer, event log and PPR log of
+ *               2^n entries, IK_AMD_RING_LOG2_MIN..MAX (0: the minimum, 8);
+ *   flags       IK_AMD_CFG_*;
+ *   timeout_ns  bound of every register wait and command wait (0: 1 s).
+ */
+struct ik_amd_config {
+	const struct ik_mmio *mmio;	/* registers (copied) */
+	const struct ik_dma_mem *dma;	/* DMA memory (copied) */
+	const struct ik_allocator *alloc;	/* bookkeeping; NULL: the env's */
+	ik_u32 max_devid;	/* the highest DeviceID served */
+	unsigned oas;	/* memory below 2^oas (0: 52) */
+	unsigned cmd_log2, evt_log2, ppr_log2;	/* ring sizes (0: 8) */
+	ik_u32 flags;	/* IK_AMD_CFG_* */
+	ik_u64 timeout_ns;	/* wait bound (0: 1 s) */
+};
+#define IK_AMD_CFG_NO_PPR 0x1u	/* no PPR log even where EFR.PPRSup says there is one */
+
+struct ik_amd;	/* opaque */
+
+/*
+ * ik_amd_create - read the EFR through cfg->mmio (no register is written),
+ * allocate the driver object and the device table (ik_amd_devtab_init():
+ * every entry blocked), so that entries can be written before enable.
+ * Errors, *out untouched and nothing allocated: -EINVAL (NULL cfg or out,
+ * no mmio read32/write32, no dma alloc/free, max_devid above 65535, oas
+ * outside 32..52, a ring size out of range, unknown flags); -ENOMEM /
+ * -ERANGE (memory).
+ */
+IK_API int ik_amd_create(const struct ik_amd_config *cfg, struct ik_amd **out);
+/*
+ * ik_amd_destroy - ik_amd_disable() if this object enabled the IOMMU, then
+ * free everything.  If the IOMMU does not let go (the Run bits stay set),
+ * the memory it may still read is left allocated (leaked) rather than freed
+ * under it.  NULL is ignored.
+ */
+IK_API void ik_amd_destroy(struct ik_amd *u);
+/* The decoded EFR (valid from create on). */
+IK_API const struct ik_amd_hwcaps *ik_amd_caps(const struct ik_amd *u);
+/* The device table: write DTEs with ik_amd_devtab_write(ik_amd_devtab(u),
+ * devid, dte, ik_amd_issue_cmdq, ik_amd_queue(u), &chg) once enabled, with
+ * fn NULL before. */
+IK_API struct ik_amd_devtab *ik_amd_devtab(struct ik_amd *u);
+
+/*
+ * ik_amd_enable - bring the IOMMU up, in this order:
+ *   1. refuse (-EBUSY) when Control shows IommuEn or CmdBufEn (someone
+ *      else's, or this object's: ik_amd_disable() first);
+ *   2. allocate the command buffer (and its ik_cmdq: ik_cmdq_fmt_amd,
+ *      IK_CMDQ_CFG_NO_WRAP | IK_CMDQ_CFG_MSI: each COMPLETION_WAIT stores
+ *      into its own slot), the event log and, with EFR.PPRSup and without
+ *      IK_AMD_CFG_NO_PPR, the PPR log: all zeroed and cleaned;
+ *   3. Device Table Base = the table (ik_amd_devtab_reg()); Command Buffer
+ *      Base = buffer | ComLen, Head = Tail = 0; Event Log Base = log |
+ *      EventLen, Head = Tail = 0; the PPR log likewise; Status's RW1C bits
+ *      cleared;
+ *   4. Control |= CmdBufEn | EventLogEn (| PPRLogEn) (interrupt enables
+ *      left clear: iommukit polls), then Control |= IommuEn, then wait for
+ *      Status.CmdBufRun and EventLogRun (and PprLogRun).  QEMU 7.2 runs the
+ *      command buffer and the event log only while IommuEn is set, so the
+ *      Run bits are waited for after it: with every DTE blocked (create)
+ *      or written by the caller, nothing translates through a stale cache
+ *      meanwhile except what step 5 flushes;
+ *   5. INVALIDATE_IOMMU_ALL (EFR.IASup) or, without it,
+ *      INVALIDATE_DEVTAB_ENTRY for every DeviceID of the table, and a
+ *      COMPLETION_WAIT.
+ * Errors: -EBUSY (see 1); -ENOMEM, -ERANGE (memory); -ETIMEDOUT (a Run bit
+ * did not follow, or the invalidation did not complete); -EIO (the IOMMU
+ * stopped on it).  On error the IOMMU is switched off again (Control as it
+ * was) and the memory of step 2 freed - unless the IOMMU does not let go
+ * (then it stays allocated: see ik_amd_destroy()).
+ */
+IK_API int ik_amd_enable(struct ik_amd *u);
+/*
+ * ik_amd_disable - a COMPLETION_WAIT (nothing pending), then Control's
+ * IommuEn, CmdBufEn, EventLogEn, PPRLogEn, PPREn cleared in one write, and
+ * a wait for the Run bits to clear.  Works on an IOMMU someone else
+ * enabled.  The device table stays (a later enable uses it with its
+ * entries); the rings are freed.  0 or -ETIMEDOUT (rings then kept).
+ */
+IK_API int ik_amd_disable(struct ik_amd *u);
+/* The command queue of an enabled unit (NULL otherwise): ik_cmdq_fmt_amd
+ * entries (ik_amd_cmd_encode()). */
+IK_API struct ik_cmdq *ik_amd_queue(struct ik_amd *u);
+/*
+ * ik_amd_issue - encode n decoded commands and issue them in order, then a
+ * COMPLETION_WAIT and wait for it when sync.  0; -EINVAL (NULL u, c NULL
+ * with n > 0, n > IK_AMD_PLAN_MAX * 4, a command that does not encode:
+ * nothing issued); -ENODEV (not enabled); the queue's errors (-ETIMEDOUT;
+ * -EIO: the IOMMU stopped on one of them, see struct ik_amd_cmdbuf).
+ */
+IK_API int ik_amd_issue(struct ik_amd *u, const struct ik_amd_cmd *c, unsigned n, bool sync);
+
+/*
+ * ik_amd_event_pop - the oldest entry of the event log (Head to Tail),
+ * decoded into *e (e->overflow: Status.EventOverflow was set - entries
+ * were lost; it is cleared and the log restarted: EventLogEn cleared and
+ * set, Head = Tail = 0, after the entries still in it are popped), then
+ * Head moves past it.  0; -ENOENT (log empty); -EIO (Head or Tail beyond
+ * the log - a hostile or broken IOMMU: nothing moved - or an entry whose
+ * code the specification does not define: it is skipped); -ENODEV (not
+ * enabled); -EINVAL (NULL arguments).  The entry is read after
+ * ik_dma_mem.clean (which must also invalidate on a non-coherent machine)
+ * and zeroed after.  O(1).
+ */
+IK_API int ik_amd_event_pop(struct ik_amd *u, struct ik_amd_event *e);
+/* ik_amd_ppr_pop - the same for the PPR log (Status.PprOverflow, PPRLogEn):
+ * -ENODEV also when the unit has no PPR log. */
+IK_API int ik_amd_ppr_pop(struct ik_amd *u, struct ik_amd_ppr *p);
+/* True when the unit runs a PPR log (EFR.PPRSup, not IK_AMD_CFG_NO_PPR, enabled). */
+IK_API bool ik_amd_has_ppr(const struct ik_amd *u);
+
+/* Counters since create. */
+struct ik_amd_stats {
+	ik_u64 events;	/* event log entries popped */
+	ik_u64 pprs;	/* PPR log entries popped */
+	ik_u64 overflows;	/* EventOverflow / PprOverflow seen and cleared */
+	ik_u64 cmd_stops;	/* CmdBufRun stops (command errors) recovered */
+};
+/* Snapshot; -EINVAL for NULL arguments. */
+IK_API int ik_amd_get_stats(const struct ik_amd *u, struct ik_amd_stats *st);
 
 IK_END_DECLS
 
