@@ -11,6 +11,9 @@
 #   q35-vtd-aw48   qemu-system-x86_64 -M q35 -device intel-iommu,aw-bits=48
 #   q35-vtd-sm48   the same with x-scalable-mode=on (ECAP.SMTS: the scalable-
 #                  mode checks run; in the others they report SKIP)
+#   q35-amd        qemu-system-x86_64 -M q35 -device amd-iommu (the AMD
+#                  checks, hil_amd.c; QEMU 7.2's departures from the AMD
+#                  specification are named in their results)
 #
 # each with QEMU's edu device as the DMA master.  Per configuration one more
 # result says whether the run was complete: the image's plan line, every
@@ -24,7 +27,7 @@
 # which makes them failures.  Environment:
 #   IK_HIL=0            skip everything (one SKIP line)
 #   IK_HIL_REQUIRE=1    missing tools fail instead of skipping
-#   IK_HIL_CONFIGS      the configurations to run (default: all four)
+#   IK_HIL_CONFIGS      the configurations to run (default: all five)
 #   IK_HIL_TIMEOUT      seconds per QEMU run (default 60)
 #   IK_HIL_OUT          build and log directory (default ./_hil; kept, so
 #                       the next run rebuilds only what changed)
@@ -36,7 +39,7 @@ top=$(cd "$top_srcdir" && pwd)
 out=${IK_HIL_OUT:-$(pwd)/_hil}
 tmo=${IK_HIL_TIMEOUT:-60}
 require=${IK_HIL_REQUIRE:-0}
-configs=${IK_HIL_CONFIGS:-"virt-smmuv3 q35-vtd-aw39 q35-vtd-aw48 q35-vtd-sm48"}
+configs=${IK_HIL_CONFIGS:-"virt-smmuv3 q35-vtd-aw39 q35-vtd-aw48 q35-vtd-sm48 q35-amd"}
 summary=0
 [ "${1:-}" = --summary ] && summary=1
 n=0 pass=0 fail=0 skip=0
@@ -84,13 +87,19 @@ qemu_cmd() {
 			-nodefaults -display none -no-reboot -serial "file:$3" \
 			-device "intel-iommu,aw-bits=$aw" -device "$edu" \
 			-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
-			-kernel "$2" -append "hil.aw-bits=$aw" ;;
+			-kernel "$2" -append "hil.iommu=vtd hil.aw-bits=$aw" ;;
 	q35-vtd-sm48)
 		printf '%s\n' qemu-system-x86_64 -M q35 -accel tcg -cpu qemu64 -smp 1 -m 128M \
 			-nodefaults -display none -no-reboot -serial "file:$3" \
 			-device "intel-iommu,aw-bits=48,x-scalable-mode=on" -device "$edu" \
 			-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
-			-kernel "$2" -append "hil.aw-bits=48" ;;
+			-kernel "$2" -append "hil.iommu=vtd hil.aw-bits=48" ;;
+	q35-amd)
+		printf '%s\n' qemu-system-x86_64 -M q35 -accel tcg -cpu qemu64 -smp 1 -m 128M \
+			-nodefaults -display none -no-reboot -serial "file:$3" \
+			-device amd-iommu -device "$edu" \
+			-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
+			-kernel "$2" -append "hil.iommu=amd" ;;
 	esac
 }
 

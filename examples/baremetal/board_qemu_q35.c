@@ -20,19 +20,25 @@
  *             only for a BAR it left empty;
  *   IOMMU     the VT-d remapping unit's registers at 0xfed90000
  *             (Q35_HOST_BRIDGE_IOMMU_ADDR in QEMU 7.2's intel_iommu.h),
- *             cross-checked against the DRHD of the ACPI DMAR table;
+ *             cross-checked against the DRHD of the ACPI DMAR table
+ *             (-device intel-iommu); or the AMD IOMMU's at 0xfed80000
+ *             (AMDVI_BASE_ADDR in QEMU 7.2's amd_iommu.h), cross-checked
+ *             against the IVHD of the ACPI IVRS table, parsed with
+ *             ik_amd_ivrs_parse() (-device amd-iommu);
  *   cmdline   the Multiboot command line (-append), "hil.aw-bits=N" among
  *             others.
  * The identity map (start_qemu_q35.S) makes every address above usable as
  * a pointer; exceptions go to hil_board_trap(), which prints and stops.
  */
 #include <iommukit/env.h>
+#include <iommukit/drv/amd.h>
 #include "bm_hw.h"
 #include "hil.h"
 
 #define Q35_COM1 0x3f8
 #define Q35_DEBUG_EXIT 0xf4
 #define Q35_VTD_BASE 0xfed90000ull
+#define Q35_AMD_BASE 0xfed80000ull
 #define Q35_ECAM_DEFAULT 0xb0000000ull
 #define Q35_PCI_MEM_BASE 0xc0000000ull
 #define Q35_PCI_MEM_END 0xfec00000ull
@@ -192,11 +198,13 @@ static ik_u32 rd32(const volatile ik_u8 *p)
 	return (ik_u32)p[0] | (ik_u32)p[1] << 8 | (ik_u32)p[2] << 16 | (ik_u32)p[3] << 24;
 }
 
-static ik_u64 acpi_dmar_base(void)
+/* The ACPI table with signature `sig` (through the RSDP and the RSDT), its
+ * length in *len; NULL if there is none. */
+static const volatile ik_u8 *acpi_table(const char *sig, ik_u32 *len)
 {
 	const volatile ik_u8 *rsdp = NULL, *rsdt, *t;
 	ik_uptr a;
-	ik_u32 n, i, len, off;
+	ik_u32 n, i, rlen;
 
 	/* The RSDP: 16-byte aligned in 0xe0000..0xfffff ("RSD PTR "). */
 	for (a = 0xe0000; a < 0x100000; a += 16) {
@@ -208,36 +216,70 @@ static ik_u64 acpi_dmar_base(void)
 		}
 	}
 	if (!rsdp)
-		return 0;
+		return NULL;
 	rsdt = (const volatile ik_u8 *)(ik_uptr)rd32(rsdp + 16);
 	if (!sig_is(rsdt, "RSDT", 4))
-		return 0;
-	len = rd32(rsdt + 4);
-	if (len < 36 || len > 65536)
-		return 0;
-	n = (len - 36) / 4;
+		return NULL;
+	rlen = rd32(rsdt + 4);
+	if (rlen < 36 || rlen > 65536)
+		return NULL;
+	n = (rlen - 36) / 4;
 	for (i = 0; i < n; i++) {
 		t = (const volatile ik_u8 *)(ik_uptr)rd32(rsdt + 36 + 4 * i);
-		if (!sig_is(t, "DMAR", 4))
+		if (!sig_is(t, sig, 4))
 			continue;
-		len = rd32(t + 4);
-		if (len > 65536)
-			return 0;
-		/* Remapping structures from offset 48: type (16 bits), length
-		 * (16 bits); a DRHD (type 0) has its register base at +8. */
-		for (off = 48; off + 16 <= len;) {
-			ik_u32 type = (ik_u32)t[off] | (ik_u32)t[off + 1] << 8;
-			ik_u32 slen = (ik_u32)t[off + 2] | (ik_u32)t[off + 3] << 8;
+		*len = rd32(t + 4);
+		return *len <= 65536 ? t : NULL;
+	}
+	return NULL;
+}
 
-			if (slen < 4 || slen > len - off)
-				return 0;
-			if (type == 0 && slen >= 16)
-				return rd32(t + off + 8) | (ik_u64)rd32(t + off + 12) << 32;
-			off += slen;
-		}
+/* The DMAR table's first DRHD register base. */
+static ik_u64 acpi_dmar_base(void)
+{
+	ik_u32 len = 0, off;
+	const volatile ik_u8 *t = acpi_table("DMAR", &len);
+
+	if (!t)
 		return 0;
+	/* Remapping structures from offset 48: type (16 bits), length (16
+	 * bits); a DRHD (type 0) has its register base at +8. */
+	for (off = 48; off + 16 <= len;) {
+		ik_u32 type = (ik_u32)t[off] | (ik_u32)t[off + 1] << 8;
+		ik_u32 slen = (ik_u32)t[off + 2] | (ik_u32)t[off + 3] << 8;
+
+		if (slen < 4 || slen > len - off)
+			return 0;
+		if (type == 0 && slen >= 16)
+			return rd32(t + off + 8) | (ik_u64)rd32(t + off + 12) << 32;
+		off += slen;
 	}
 	return 0;
+}
+
+/* The IVRS table's first IVHD register base, through the library's parser
+ * (which checks the table's checksum and every length). */
+static ik_u64 acpi_ivrs_base(struct hil_board *b)
+{
+	struct ik_amd_ivrs_unit units[4];
+	struct ik_amd_ivrs iv;
+	ik_u32 len = 0;
+	const volatile ik_u8 *t = acpi_table("IVRS", &len);
+	int err;
+
+	if (!t)
+		return 0;
+	IK_ENV_MEMSET(&iv, 0, sizeof(iv));
+	iv.units = units;
+	iv.max_units = 4;
+	err = ik_amd_ivrs_parse((const void *)(ik_uptr)t, len, &iv);
+	if ((err && err != -ENOSPC) || !iv.nunits) {
+		hil_diag("q35: ACPI IVRS table refused by ik_amd_ivrs_parse: %s", ik_strerror(err));
+		return 0;
+	}
+	b->acpi_ivrs = (const void *)(ik_uptr)t;
+	b->acpi_ivrs_len = len;
+	return units[0].base;
 }
 
 /* The Multiboot command line (information flags bit 2, pointer at +16). */
@@ -265,13 +307,23 @@ void hil_board_init(struct hil_board *b)
 	ecam_init(&b->pci);
 	b->pci.mem_next = Q35_PCI_MEM_BASE;
 	b->pci.mem_end = Q35_PCI_MEM_END;
-	/* No DMAR table: no -device intel-iommu (the registers then read 0). */
+	/* No DMAR table: no -device intel-iommu (the registers then read 0);
+	 * an IVRS table: -device amd-iommu. */
 	b->iommu_base_fw = acpi_dmar_base();
 	b->iommu_base_fw_src = "ACPI DMAR DRHD";
 	b->iommu_kind = b->iommu_base_fw ? HIL_IOMMU_VTD : HIL_IOMMU_NONE;
 	b->iommu_base = (ik_uptr)Q35_VTD_BASE;
+	if (!b->iommu_base_fw) {
+		b->iommu_base_fw = acpi_ivrs_base(b);
+		if (b->iommu_base_fw) {
+			b->iommu_base_fw_src = "ACPI IVRS IVHD";
+			b->iommu_kind = HIL_IOMMU_AMD;
+			b->iommu_base = (ik_uptr)Q35_AMD_BASE;
+		}
+	}
 	if (!b->iommu_base_fw)
-		hil_diag("q35: no ACPI DMAR table: is -device intel-iommu given?");
+		hil_diag("q35: no ACPI DMAR or IVRS table: is -device intel-iommu or amd-iommu "
+			 "given?");
 	hil_diag("q35: TSC %llu kHz (calibrated against the PIT), multiboot magic %#x",
 		 (unsigned long long)(tsc_hz / 1000), hil_mb_magic);
 }

@@ -42,11 +42,16 @@
  *           baseline suite, then the suite of its machine's IOMMU, if built.
  *
  * Adding checks: the SMMUv3 checks live in hil_smmuv3.c (compiled for
- * aarch64 only), the VT-d checks in hil_vtd.c (x86-64 only).  Each defines
- * its suite as
- *     const struct hil_suite hil_suite_smmuv3 = HIL_SUITE("smmuv3", checks);
- *     const struct hil_suite hil_suite_vtd = HIL_SUITE("vtd", checks);
- * and the Makefile compiles and registers the file when it exists.
+ * aarch64 only), the VT-d checks in hil_vtd.c and the AMD IOMMU checks in
+ * hil_amd.c (x86-64 only).  Each defines its suite for its IOMMU kind as
+ *     const struct hil_suite hil_suite_vtd =
+ *             HIL_SUITE_FOR(HIL_IOMMU_VTD, "vtd", checks);
+ * and the Makefile compiles and registers the file when it exists.  The
+ * runner runs the suites of no kind (the baseline) and the one of the
+ * IOMMU the board found; the plan line counts exactly those.  A command
+ * line "hil.iommu=NAME" (vtd, amd, smmuv3) says which IOMMU the machine
+ * must have: another one (or none) bails out, so that a configuration
+ * cannot pass by running no IOMMU checks at all.
  *
  * Synchronization: single CPU, single thread.  Nothing here is reentrant;
  * checks run one after another.
@@ -174,6 +179,7 @@ enum hil_iommu_kind {
 	HIL_IOMMU_NONE = 0,
 	HIL_IOMMU_SMMUV3,		/* Arm SMMUv3 (IHI 0070) */
 	HIL_IOMMU_VTD,			/* Intel VT-d remapping unit */
+	HIL_IOMMU_AMD,			/* AMD IOMMU (pub. 48882) */
 };
 
 /* The board's description of its machine (board_qemu_*.c). */
@@ -185,6 +191,8 @@ struct hil_board {
 	ik_uptr iommu_base;		/* the IOMMU's register base, identity-mapped */
 	ik_u64 iommu_base_fw;		/* where the firmware tables put it; 0: unknown */
 	const char *iommu_base_fw_src;	/* which tables ("ACPI DMAR", "device tree") */
+	const void *acpi_ivrs;		/* the ACPI IVRS table (AMD IOMMU), or NULL */
+	ik_u32 acpi_ivrs_len;		/* its length in bytes */
 };
 
 /* Outcome of the running check; HIL_CHECK() and friends fill it in. */
@@ -211,6 +219,8 @@ struct hil {
 	ik_u64 iommu_base_fw;		/* as the firmware tables say; 0: unknown */
 	const char *iommu_base_fw_src;
 	struct ik_mmio iommu;		/* valid when iommu_kind != HIL_IOMMU_NONE */
+	const void *acpi_ivrs;		/* the board's, for the AMD checks */
+	ik_u32 acpi_ivrs_len;
 	ik_u64 timeout_ns;		/* default bound for one edu DMA: 2 s */
 	struct hil_result r;		/* the running check's outcome */
 };
@@ -231,14 +241,20 @@ struct hil_suite {
 	const char *name;
 	const struct hil_check *checks;
 	unsigned n;
+	enum hil_iommu_kind kind;	/* runs only with this IOMMU; NONE: always */
 };
 
-#define HIL_SUITE(name, checks) { (name), (checks), sizeof(checks) / sizeof((checks)[0]) }
+#define HIL_SUITE(name, checks) \
+	{ (name), (checks), sizeof(checks) / sizeof((checks)[0]), HIL_IOMMU_NONE }
+#define HIL_SUITE_FOR(kind, name, checks) \
+	{ (name), (checks), sizeof(checks) / sizeof((checks)[0]), (kind) }
 
-/* The suites (hil_base.c; hil_smmuv3.c and hil_vtd.c where they exist). */
+/* The suites (hil_base.c; hil_smmuv3.c, hil_vtd.c and hil_amd.c where they
+ * exist). */
 extern const struct hil_suite hil_suite_base;
 extern const struct hil_suite hil_suite_smmuv3;
 extern const struct hil_suite hil_suite_vtd;
+extern const struct hil_suite hil_suite_amd;
 
 /* Record a failure of the running check (the first one counts). */
 void hil_fail(struct hil *h, const char *file, int line, const char *expr);

@@ -17,6 +17,7 @@
 #include <iommukit/drv/io.h>
 #include <iommukit/pgtable.h>
 #include <iommukit/fmt/vtd.h>
+#include <iommukit/drv/amd.h>
 #include "hil.h"
 
 /* ---------------------------------------------------------------- PCI, edu */
@@ -347,11 +348,27 @@ static void vtd_id(struct hil *h)
 	}
 }
 
+/* AMD: the Extended Feature Register, decoded by the library. */
+static void amd_id(struct hil *h)
+{
+	struct ik_amd_hwcaps c;
+	ik_u64 efr = ik_mmio_read64(&h->iommu, IK_AMD_REG_EFR);
+
+	HIL_CHECK_EQ(h, ik_amd_hwcaps_decode(efr, &c), 0);
+	hil_diag("AMD IOMMU EFR %#018llx: PPRSup %u GTSup %u IASup %u GASup %u HESup %u PCSup %u "
+		 "HATS %u (%u levels) GATS %u GLXSup %u PASmax %u", (unsigned long long)efr, c.ppr,
+		 c.gt, c.ia, c.ga, c.he, c.pc, c.hats, c.host_levels, c.gats, c.glx_sup, c.pasmax);
+	HIL_CHECK(h, efr != 0 && efr != IK_U64_MAX);
+	HIL_CHECK(h, c.host_levels >= 4);	/* Mode 4 tables at least */
+}
+
 static void iommu_id_registers(struct hil *h, const void *arg)
 {
 	(void)arg;
 	if (h->iommu_kind == HIL_IOMMU_SMMUV3)
 		smmuv3_id(h);
+	else if (h->iommu_kind == HIL_IOMMU_AMD)
+		amd_id(h);
 	else
 		vtd_id(h);
 }
@@ -370,6 +387,12 @@ static void iommu_off_at_boot(struct hil *h, const void *arg)
 		HIL_CHECK_EQ(h, ik_mmio_read32(m, SMMU_CR0) & 1, 0);	/* SMMUEN */
 		HIL_CHECK_EQ(h, ik_mmio_read32(m, SMMU_CR0ACK) & 1, 0);
 		HIL_CHECK_EQ(h, gbpa >> 20 & 1, 0);	/* GBPA.ABORT 0: bypass */
+	} else if (h->iommu_kind == HIL_IOMMU_AMD) {
+		ik_u64 ctrl = ik_mmio_read64(m, IK_AMD_REG_CONTROL);
+
+		hil_diag("AMD IOMMU Control %#llx Status %#x", (unsigned long long)ctrl,
+			 ik_mmio_read32(m, IK_AMD_REG_STATUS));
+		HIL_CHECK_EQ(h, ctrl & IK_AMD_CTRL_IOMMU_EN, 0);
 	} else {
 		ik_u32 gsts = ik_mmio_read32(m, VTD_GSTS);
 
@@ -403,6 +426,8 @@ static void vtd_caps_accepted(struct hil *h, const void *arg)
 	int err;
 
 	(void)arg;
+	if (h->iommu_kind == HIL_IOMMU_AMD)
+		HIL_SKIP(h, "the machine's IOMMU is an AMD IOMMU");
 	HIL_CHECK(h, h->iommu_kind == HIL_IOMMU_VTD);
 	cap = ik_mmio_read64(&h->iommu, VTD_CAP);
 	ecap = ik_mmio_read64(&h->iommu, VTD_ECAP);

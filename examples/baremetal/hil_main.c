@@ -9,7 +9,10 @@
  * image's bm_main.c is not linked in).
  *
  * TAP output:
- *   1..N                                  (N: every check of every suite)
+ *   # diagnostics of the board and the setup
+ *   1..N                                  (N: every check of the suites that
+ *                                         run: the baseline and the suite of
+ *                                         the IOMMU the board found)
  *   # diagnostics ...
  *   ok 1 - base: pci_finds_edu
  *   not ok 2 - base: ...                  followed by "# file:line: ..."
@@ -34,6 +37,9 @@ static const struct hil_suite *const suites[] = {
 #endif
 #ifdef HIL_HAVE_VTD
 	&hil_suite_vtd,
+#endif
+#ifdef HIL_HAVE_AMD
+	&hil_suite_amd,
 #endif
 };
 
@@ -380,6 +386,8 @@ static const char *kind_name(enum hil_iommu_kind k)
 		return "smmuv3";
 	case HIL_IOMMU_VTD:
 		return "vtd";
+	case HIL_IOMMU_AMD:
+		return "amd";
 	default:
 		return "none";
 	}
@@ -402,6 +410,8 @@ static void setup(struct hil *h, const struct hil_board *b)
 	h->iommu_base = b->iommu_base;
 	h->iommu_base_fw = b->iommu_base_fw;
 	h->iommu_base_fw_src = b->iommu_base_fw_src;
+	h->acpi_ivrs = b->acpi_ivrs;
+	h->acpi_ivrs_len = b->acpi_ivrs_len;
 	if (b->iommu_kind != HIL_IOMMU_NONE &&
 	    ik_mmio_direct_init(&h->iommu, (volatile void *)b->iommu_base) != 0)
 		h->iommu_kind = HIL_IOMMU_NONE;
@@ -431,22 +441,61 @@ static void setup(struct hil *h, const struct hil_board *b)
 		 h->edu.bar0_assigned ? "assigned by the harness" : "assigned by the firmware");
 }
 
+/* A suite runs on every machine (kind NONE) or with its IOMMU. */
+static bool suite_runs(const struct hil_suite *su, const struct hil *h)
+{
+	return su->kind == HIL_IOMMU_NONE || su->kind == h->iommu_kind;
+}
+
+/* hil.iommu=NAME on the command line: does the machine have that IOMMU?
+ * (true without the key) */
+static bool iommu_as_asked(const struct hil *h)
+{
+	const char *want, *got = kind_name(h->iommu_kind);
+	ik_size wlen, k = 0;
+	char w[16];
+
+	want = hil_cmdline_get(h, "hil.iommu", &wlen);
+	if (!want)
+		return true;
+	while (got[k] && k < wlen && got[k] == want[k])
+		k++;
+	if (k == wlen && !got[k])
+		return true;
+	for (k = 0; k < wlen && k + 1 < sizeof(w); k++)
+		w[k] = want[k];
+	w[k] = '\0';
+	hil_printf("Bail out! the command line asks for IOMMU \"%s\", the machine has %s\n", w,
+		   got);
+	return false;
+}
+
 int bm_main(void)
 {
 	static struct hil h;	/* static: the stack stays small */
 	struct hil_board b;
 	unsigned s, i, n = 0, idx = 0, passed = 0, failed = 0, skipped = 0;
 
-	for (s = 0; s < IK_ARRAY_SIZE(suites); s++)
-		n += suites[s]->n;
-	hil_printf("1..%u\n", n);
 	IK_ENV_MEMSET(&b, 0, sizeof(b));
 	hil_board_init(&b);
 	hil_diag("iommukit %s hardware-in-the-loop harness, env " IK_ENV_NAME, ik_version());
 	setup(&h, &b);
+	if (!iommu_as_asked(&h))
+		return 2;
+	for (s = 0; s < IK_ARRAY_SIZE(suites); s++) {
+		if (suite_runs(suites[s], &h))
+			n += suites[s]->n;
+		else
+			hil_diag("hil: suite %s not run: the machine's IOMMU is %s", suites[s]->name,
+				 kind_name(h.iommu_kind));
+	}
+	hil_printf("1..%u\n", n);
 
 	for (s = 0; s < IK_ARRAY_SIZE(suites); s++) {
 		const struct hil_suite *su = suites[s];
+
+		if (!suite_runs(su, &h))
+			continue;
 
 		for (i = 0; i < su->n; i++) {
 			const struct hil_check *c = &su->checks[i];

@@ -1400,4 +1400,5 @@ static const struct hil_check checks[] = {
 	  &st_after_2lvl, N },
 };
 
-const struct hil_suite hil_suite_smmuv3 = HIL_SUITE("smmuv3", checks);
+const struct hil_suite hil_suite_smmuv3 =
+	HIL_SUITE_FOR(HIL_IOMMU_SMMUV3, "smmuv3", checks);

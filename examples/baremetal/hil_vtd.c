@@ -1469,4 +1469,4 @@ static const struct hil_check checks[] = {
 	  HIL_NEEDS_EDU | HIL_NEEDS_IOMMU },
 };
 
-const struct hil_suite hil_suite_vtd = HIL_SUITE("vtd", checks);
+const struct hil_suite hil_suite_vtd = HIL_SUITE_FOR(HIL_IOMMU_VTD, "vtd", checks);
