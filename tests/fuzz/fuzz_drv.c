@@ -41,9 +41,19 @@
  *     successful bring-up left the unit enabled as documented; after
  *     destroy nothing is left allocated (bookkeeping and DMA memory),
  *     except what VT-d documents it leaks from a unit that would not let go.
+ *   - AMD: the ACPI IVRS parser on hostile tables (raw bytes, or a well
+ *     formed table with a few bytes changed and the checksum repaired),
+ *     read from a heap copy of exactly its length (ASan sees any read
+ *     beyond): -EINVAL leaves the output and its arrays byte for byte
+ *     unchanged, success gives ranges with first <= last naming a unit that
+ *     exists and counts no smaller than what was filled; event and PPR
+ *     records and the EFR of arbitrary bits decode as the header says
+ *     (undefined codes refused, fields only for the codes that define
+ *     them).
  */
 #include <iommukit/drv/smmuv3.h>
 #include <iommukit/drv/vtd.h>
+#include <iommukit/drv/amd.h>
 #include <iommukit/fmt/lpae.h>
 #include <iommukit/fmt/vtd.h>
 #include "fuzzlib.h"
@@ -1778,6 +1788,159 @@ static void op_vtd_dev(struct fz *f)
 		 VR(IK_VTD_REG_GSTS));
 }
 
+/* ================================================================ AMD */
+
+/* A small well-formed IVRS table: one IVHD of `type` with a range, a
+ * select and an alias entry; bytes then changed by the input. */
+static size_t ivrs_build(uint8_t *t, uint8_t type)
+{
+	size_t n = 48, h = n, hl = type == 0x10 ? 24 : 40;
+
+	memset(t, 0, 256);
+	memcpy(t, "IVRS", 4);
+	t[h] = type;
+	t[h + 8] = 0x00;
+	t[h + 10] = 0xd8;	/* base 0xfed80000 */
+	t[h + 11] = 0xfe;
+	n += hl;
+	t[n] = 0x03; t[n + 1] = 0x00; n += 4;		/* start of range 0 */
+	t[n] = 0x04; t[n + 1] = 0xff; n += 4;		/* end of range 0xff */
+	t[n] = 0x02; t[n + 1] = 0x18; n += 4;		/* select 0x18 */
+	t[n] = 0x42; t[n + 1] = 0x20; t[n + 5] = 0x21; n += 8;	/* alias */
+	t[h + 2] = (uint8_t)(n - h);
+	t[4] = (uint8_t)n;
+	return n;
+}
+
+static void ivrs_sum(uint8_t *t, size_t n)
+{
+	uint8_t s = 0;
+
+	if (n < 10)
+		return;
+	t[9] = 0;
+	for (size_t i = 0; i < n; i++)
+		s = (uint8_t)(s + t[i]);
+	t[9] = (uint8_t)(0 - s);
+}
+
+static void op_amd(struct fz *f)
+{
+	uint8_t buf[256], *copy;
+	size_t n;
+	struct ik_amd_ivrs_unit units[3], u0[3];
+	struct ik_amd_ivrs_range rg[5], r0[5];
+	struct ik_amd_ivrs out, o0;
+	ik_u64 rec[2];
+	struct ik_amd_event e, e0;
+	struct ik_amd_ppr p, p0;
+	struct ik_amd_hwcaps c;
+	int r;
+
+	switch (fz_u8(f) % 3) {
+	case 0: /* raw bytes */
+		n = fz_u8(f);
+		for (size_t i = 0; i < n; i++)
+			buf[i] = fz_u8(f);
+		if (fz_bool(f))
+			ivrs_sum(buf, n);
+		break;
+	default: { /* a good table, mutated, checksum repaired */
+		unsigned k = fz_u8(f) % 8;
+
+		n = ivrs_build(buf, fz_bool(f) ? 0x10 : 0x11);
+		while (k--)
+			buf[36 + fz_below(f, n - 36)] = fz_u8(f);
+		if (fz_bool(f))
+			n = 36 + fz_below(f, n - 35);	/* maybe truncated */
+		ivrs_sum(buf, n);
+		break;
+	}
+	}
+	copy = malloc(n ? n : 1);
+	FZ_CHECK(copy != NULL, "malloc");
+	memcpy(copy, buf, n);
+	memset(units, 0xa5, sizeof(units));
+	memset(rg, 0x5a, sizeof(rg));
+	memcpy(u0, units, sizeof(units));
+	memcpy(r0, rg, sizeof(rg));
+	memset(&out, 0x77, sizeof(out));
+	out.units = fz_bool(f) ? units : NULL;
+	out.max_units = out.units ? 1 + fz_below(f, 3) : 0;
+	out.ranges = fz_bool(f) ? rg : NULL;
+	out.max_ranges = out.ranges ? 1 + fz_below(f, 5) : 0;
+	o0 = out;
+	r = ik_amd_ivrs_parse(copy, n, &out);
+	free(copy);
+	FZ_CHECK(r == 0 || r == -EINVAL || r == -ENOSPC, "ivrs_parse returned %d", r);
+	if (r == -EINVAL) {
+		FZ_CHECK(!memcmp(&out, &o0, sizeof(out)) && !memcmp(units, u0, sizeof(units)) &&
+				 !memcmp(rg, r0, sizeof(rg)),
+			 "ivrs_parse -EINVAL wrote its output");
+	} else {
+		unsigned fu = out.nunits < out.max_units ? out.nunits : out.max_units;
+		unsigned fr = out.nranges < out.max_ranges ? out.nranges : out.max_ranges;
+
+		FZ_CHECK((r == -ENOSPC) == (out.nunits > out.max_units ||
+					     out.nranges > out.max_ranges),
+			 "ivrs_parse -ENOSPC iff a count exceeds its array");
+		FZ_CHECK(n >= 48 && out.nunits <= 255, "ivrs_parse accepted %zu bytes, %u units",
+			 n, out.nunits);
+		for (unsigned i = 0; i < fu; i++)
+			FZ_CHECK(units[i].type == 0x10 || units[i].type == 0x11 ||
+					 units[i].type == 0x40,
+				 "unit type %#x", units[i].type);
+		for (unsigned i = 0; i < fr; i++)
+			FZ_CHECK(rg[i].first <= rg[i].last && rg[i].unit < out.nunits,
+				 "range %u: %#x..%#x unit %u of %u", i, rg[i].first, rg[i].last,
+				 rg[i].unit, out.nunits);
+		for (unsigned i = fu; i < 3; i++)
+			FZ_CHECK(!memcmp(&units[i], &u0[i], sizeof(units[i])), "unit %u beyond", i);
+		for (unsigned i = fr; i < 5; i++)
+			FZ_CHECK(!memcmp(&rg[i], &r0[i], sizeof(rg[i])), "range %u beyond", i);
+	}
+
+	/* Records and the EFR. */
+	rec[0] = fz_edgy(f);
+	rec[1] = fz_u64(f);
+	memset(&e, 0x3c, sizeof(e));
+	e0 = e;
+	r = ik_amd_event_decode(rec, &e);
+	if (FLD(rec[0], 63, 60) > 0xa) {
+		FZ_CHECK(r == -EINVAL && !memcmp(&e, &e0, sizeof(e)), "event code %llu: %d",
+			 (unsigned long long)FLD(rec[0], 63, 60), r);
+	} else if (!FLD(rec[0], 63, 60)) {
+		FZ_CHECK(r == -ENOENT && e.code == 0 && e.addr == 0, "empty event: %d", r);
+	} else {
+		FZ_CHECK(r == 0 && e.code == FLD(rec[0], 63, 60) && e.addr == rec[1] &&
+				 !e.overflow,
+			 "event decode %d", r);
+		FZ_CHECK(e.devid == 0 || e.devid == (ik_u16)rec[0], "event devid");
+		FZ_CHECK(e.flags == 0 || e.flags == FLD(rec[0], 59, 48), "event flags");
+		FZ_CHECK(!(e.domid && e.pasid), "event has both a DomainID and a PASID");
+		FZ_CHECK(e.write == (e.flags >> 5 & 1) && e.gn == (e.flags & 1),
+			 "event RW/GN off their flag bits");
+		FZ_CHECK(ik_amd_event_name(e.code) != NULL, "no name for %u", e.code);
+	}
+	memset(&p, 0x3c, sizeof(p));
+	p0 = p;
+	r = ik_amd_ppr_decode(rec, &p);
+	if (FLD(rec[0], 63, 60) > 1)
+		FZ_CHECK(r == -EINVAL && !memcmp(&p, &p0, sizeof(p)), "ppr code: %d", r);
+	else if (FLD(rec[0], 63, 60) == 1)
+		FZ_CHECK(r == 0 && p.devid == (ik_u16)rec[0] && p.tag == FLD(rec[0], 40, 32) &&
+				 p.pasid == (FLD(rec[0], 45, 42) << 16 | FLD(rec[0], 31, 16)) &&
+				 p.addr == rec[1],
+			 "ppr decode");
+	else
+		FZ_CHECK(r == -ENOENT, "empty ppr: %d", r);
+	FZ_CHECK(ik_amd_hwcaps_decode(rec[1], &c) == 0 && c.efr == rec[1] &&
+			 c.ppr == FLD(rec[1], 1, 1) && c.hats == FLD(rec[1], 11, 10) &&
+			 c.pasmax == FLD(rec[1], 36, 32) &&
+			 c.pasid_bits == (FLD(rec[1], 4, 4) ? FLD(rec[1], 36, 32) + 1 : 0),
+		 "efr decode");
+}
+
 /* ================================================================ main */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -1786,7 +1949,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	fz_init(&f, data, size);
 	for (unsigned step = 0; step < 64 && fz_left(&f); step++) {
-		switch (fz_u8(&f) % 8) {
+		switch (fz_u8(&f) % 9) {
 		case 0: op_idr(&f); break;
 		case 1: op_ste(&f); break;
 		case 2: op_cd(&f); break;
@@ -1795,6 +1958,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		case 5: op_vtd_plan(&f); break;
 		case 6: op_smmu_dev(&f); return 0;
 		case 7: op_vtd_dev(&f); return 0;
+		case 8: op_amd(&f); break;
 		}
 	}
 	return 0;
