@@ -854,8 +854,9 @@ struct ik_amd_ivrs_unit {
 };
 
 /* A run of DeviceIDs an IVHD says its IOMMU serves: [first, last], with the
- * entry's DTE Setting byte; alias entries give the DeviceID the IOMMU sees
- * (alias) for the run, else alias = first.. (alias_valid false). */
+ * entry's DTE Setting byte.  Alias entries (42h, 43h) give the DeviceID the
+ * IOMMU sees for the whole run (alias, alias_valid true); for the others
+ * alias = first and alias_valid is false. */
 struct ik_amd_ivrs_range {
 	ik_u16 first, last;	/* DeviceIDs, inclusive */
 	ik_u16 alias;	/* alias entries: the source DeviceID the IOMMU sees */
@@ -889,7 +890,10 @@ struct ik_amd_ivrs {
  * Length is below 4 (or below its type's header) or runs past the table, a
  * device entry that runs past its block, a range end without a start (or
  * a start not ended before the next start or the block's end), a range
- * end below its start, more than 255 IVHD blocks.  O(len).
+ * end below its start, more than 255 IVHD blocks.  O(len).  The table is
+ * read twice (check, then fill): bytes that change during the call (a
+ * guest's memory) may give -EINVAL after part of the arrays was written;
+ * copy such a table first.
  */
 IK_API int ik_amd_ivrs_parse(const void *table, ik_size len, struct ik_amd_ivrs *out);
 
