@@ -29,8 +29,9 @@
  * Where QEMU 7.2 departs from pub. 48882 the check asserts what QEMU does,
  * names the departure in its TAP description ("QEMU 7.2 departs: ...")
  * and prints it as "# QEMU 7.2 departs from the spec: ..."; the unit tests
- * (tests/test_drv_amd.c, a register model of the specification's IOMMU)
- * check the specification's behaviour instead:
+ * (tests/test_drv_amd.c: a register model of the specification's IOMMU,
+ * and the soft IOMMU walking what the DTE says) check the specification's
+ * behaviour instead:
  *   - it never writes the event log (no IO_PAGE_FAULT or any other record
  *     can be checked here: Event Log Tail stays 0);
  *   - it raises no fault for a not-present PTE;
