@@ -963,11 +963,11 @@ IK_API struct ik_amd_devtab *ik_amd_devtab(struct ik_amd *u);
  *      cleared;
  *   4. Control |= CmdBufEn | EventLogEn (| PPRLogEn) (interrupt enables
  *      left clear: iommukit polls), then Control |= IommuEn, then wait for
- *      Status.CmdBufRun and EventLogRun (and PprLogRun).  QEMU 7.2 runs the
- *      command buffer and the event log only while IommuEn is set, so the
- *      Run bits are waited for after it: with every DTE blocked (create)
- *      or written by the caller, nothing translates through a stale cache
- *      meanwhile except what step 5 flushes;
+ *      Status.CmdBufRun and EventLogRun (and PprLogRun).  The Run bits are
+ *      waited for after IommuEn, not before: an IOMMU may start its rings
+ *      only once it is enabled (QEMU 7.2 is understood to).  With every
+ *      DTE blocked (create) or written by the caller, nothing translates
+ *      through a stale cache meanwhile except what step 5 flushes;
  *   5. INVALIDATE_IOMMU_ALL (EFR.IASup) or, without it,
  *      INVALIDATE_DEVTAB_ENTRY for every DeviceID of the table, and a
  *      COMPLETION_WAIT.
