@@ -37,8 +37,8 @@ struct walk {
 	unsigned nunits, nranges;
 };
 
-static void add_range(struct walk *w, ik_u32 first, ik_u32 last, ik_u32 alias, bool alias_valid,
-		      ik_u8 setting, ik_u8 kind)
+static void ivrs_add_range(struct walk *w, ik_u32 first, ik_u32 last, ik_u32 alias, bool alias_valid,
+			   ik_u8 setting, ik_u8 kind)
 {
 	if (w->emit && w->nranges < w->out->max_ranges) {
 		struct ik_amd_ivrs_range *r = &w->out->ranges[w->nranges];
@@ -86,23 +86,23 @@ static int ivhd_entries(struct walk *w, const ik_u8 *p, ik_size len)
 		case 0x01: /* all */
 			if (open)
 				return -EINVAL;
-			add_range(w, 0, IK_AMD_MAX_DEVID, 0, false, e[3], t);
+			ivrs_add_range(w, 0, IK_AMD_MAX_DEVID, 0, false, e[3], t);
 			break;
 		case 0x02: /* select */
 		case 0x46: /* extended select */
 			if (open)
 				return -EINVAL;
-			add_range(w, le16(e + 1), le16(e + 1), 0, false, e[3], t);
+			ivrs_add_range(w, le16(e + 1), le16(e + 1), 0, false, e[3], t);
 			break;
 		case 0x42: /* alias select */
 			if (open)
 				return -EINVAL;
-			add_range(w, le16(e + 1), le16(e + 1), le16(e + 5), true, e[3], t);
+			ivrs_add_range(w, le16(e + 1), le16(e + 1), le16(e + 5), true, e[3], t);
 			break;
 		case 0x48: /* special device (IOAPIC, HPET) */
 			if (open)
 				return -EINVAL;
-			add_range(w, le16(e + 5), le16(e + 5), 0, false, e[3], t);
+			ivrs_add_range(w, le16(e + 5), le16(e + 5), 0, false, e[3], t);
 			break;
 		case 0x03: /* start of range */
 		case 0x43: /* alias start of range */
@@ -120,7 +120,7 @@ static int ivhd_entries(struct walk *w, const ik_u8 *p, ik_size len)
 			if (!open || le16(e + 1) < start)
 				return -EINVAL;
 			open = false;
-			add_range(w, start, le16(e + 1), alias, alias_valid, setting, kind);
+			ivrs_add_range(w, start, le16(e + 1), alias, alias_valid, setting, kind);
 			break;
 		default: /* 00h padding, reserved and ACPI HID entries: no DeviceID run */
 			break;
