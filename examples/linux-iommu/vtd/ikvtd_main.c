@@ -22,6 +22,13 @@
  *              flush_all, invalidation descriptors and waits, faults)
  *   edu_test   write 1: an edu DMA through its domain (must arrive), then
  *              one from an unmapped IOVA (must fault once); read: the result
+ *   unregister write 1: give every device back (iommu_device_unregister:
+ *              each is detached, its context entry cleared, its domains
+ *              freed) so that the module can be unloaded - the core holds
+ *              a module reference per device it probed.  Refused (-EBUSY,
+ *              with the device named in the log) while a translated device
+ *              has a driver bound: its DMA addresses are IOVAs of a domain
+ *              that would go away under it.
  *
  * See docs/guide-kernel.md for a walkthrough.
  */
@@ -63,6 +70,7 @@ struct ikvtd_stats {
 	atomic64_t map_calls, map_pages, unmap_calls, unmap_pages;
 	atomic64_t sync_map, iotlb_sync, flush_all;
 	atomic64_t cmds, syncs, faults, issue_errors;
+	atomic64_t sync_map_cmds, sync_map_syncs;	/* of which iotlb_sync_map's */
 	atomic64_t pages_live;
 };
 
@@ -174,13 +182,24 @@ static void ikvtd_dma_clean(void *ctx, const void *cpu, u64 dma, size_t size)
 
 /* ---------------------------------------------------------------- invalidation */
 
+/*
+ * Issue a plan with local interrupts off: the queue is lock-free across
+ * CPUs, but an issuer interrupted between reserving its slots and
+ * publishing them would leave an issuer in the interrupt handler (an NVMe
+ * completion unmapping its buffers) waiting for slots that cannot be
+ * published until the handler returns - a wait that ends only in the
+ * queue's timeout.
+ */
 static int ikvtd_issue(const struct ik_vtd_plan *p)
 {
+	unsigned long flags;
 	int err;
 
 	if (!p->n && !p->sync && !p->wbf)
 		return 0;
+	local_irq_save(flags);
 	err = ik_vtd_plan_issue(unit->u, p);
+	local_irq_restore(flags);
 	if (err) {
 		atomic64_inc(&unit->st.issue_errors);
 		pr_err_ratelimited("invalidation failed: %d\n", err);
@@ -449,7 +468,14 @@ static int ikvtd_iotlb_sync_map(struct iommu_domain *dom, unsigned long iova, si
 	atomic64_inc(&unit->st.sync_map);
 	err = ik_vtd_plan_map(ik_vtd_caps(unit->u), ik_vtd_plan_flags(unit->u), &d->t, iova, size,
 			      &p);
-	return err ? err : ikvtd_issue(&p);
+	if (!err)
+		err = ikvtd_issue(&p);
+	if (!err) {
+		atomic64_add(p.n, &unit->st.sync_map_cmds);
+		if (p.sync)
+			atomic64_inc(&unit->st.sync_map_syncs);
+	}
+	return err;
 }
 
 static void ikvtd_flush_iotlb_all(struct iommu_domain *dom)
@@ -573,10 +599,9 @@ static struct iommu_ops ikvtd_ops = {
 	.identity_domain = &ikvtd_identity,
 	.blocked_domain = &ikvtd_blocked,
 	.release_domain = &ikvtd_blocked,
-	/* No owner: the core would take a module reference per probed device
-	 * and the module could never be unloaded; ikvtd_exit() unregisters
-	 * (which releases every device) before the code goes away. */
-	.owner = NULL,
+	/* The core holds a module reference per probed device: rmmod is
+	 * refused until debugfs "unregister" has released them all. */
+	.owner = THIS_MODULE,
 };
 
 /* ---------------------------------------------------------------- edu test */
@@ -631,7 +656,9 @@ static void ikvtd_edu_test(void)
 		goto out_put;
 	}
 	pci_set_master(pdev);
-	bar = pci_iomap(pdev, 0, 0);
+	/* edu drops address bits above its 28-bit DMA mask. */
+	err = dma_set_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(28));
+	bar = err ? NULL : pci_iomap(pdev, 0, 0);
 	dom = iommu_get_domain_for_dev(&pdev->dev);
 	if (!bar || !dom || !(dom->type & __IOMMU_DOMAIN_PAGING)) {
 		snprintf(unit->edu_result, sizeof(unit->edu_result),
@@ -696,8 +723,11 @@ static int ikvtd_stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "unmap_calls %lld\nunmap_pages %lld\n",
 		   (long long)atomic64_read(&s->unmap_calls),
 		   (long long)atomic64_read(&s->unmap_pages));
-	seq_printf(m, "sync_map %lld\niotlb_sync %lld\nflush_all %lld\n",
-		   (long long)atomic64_read(&s->sync_map), (long long)atomic64_read(&s->iotlb_sync),
+	seq_printf(m, "sync_map %lld\nsync_map_cmds %lld\nsync_map_syncs %lld\n",
+		   (long long)atomic64_read(&s->sync_map),
+		   (long long)atomic64_read(&s->sync_map_cmds),
+		   (long long)atomic64_read(&s->sync_map_syncs));
+	seq_printf(m, "iotlb_sync %lld\nflush_all %lld\n", (long long)atomic64_read(&s->iotlb_sync),
 		   (long long)atomic64_read(&s->flush_all));
 	seq_printf(m, "cmds %lld\nsyncs %lld\nfaults %lld\nissue_errors %lld\npages_live %lld\n",
 		   (long long)atomic64_read(&s->cmds), (long long)atomic64_read(&s->syncs),
@@ -722,6 +752,49 @@ static const struct file_operations ikvtd_edu_fops = {
 	.owner = THIS_MODULE,
 	.read = ikvtd_edu_read,
 	.write = ikvtd_edu_write,
+};
+
+static int ikvtd_busy_dev(struct device *dev, void *data)
+{
+	struct ikvtd_dev *info;
+
+	if (!dev->iommu || dev->iommu->iommu_dev != &unit->iommu)
+		return 0;
+	info = dev_iommu_priv_get(dev);
+	if (dev->driver && info && info->attached &&
+	    info->attached->type != IOMMU_DOMAIN_IDENTITY) {
+		pr_warn("unregister refused: %s is bound to %s and translated\n", dev_name(dev),
+			dev->driver->name);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+static ssize_t ikvtd_unregister_write(struct file *f, const char __user *ubuf, size_t len,
+				      loff_t *off)
+{
+	int err;
+
+	mutex_lock(&unit->lock);
+	if (!unit->registered) {
+		mutex_unlock(&unit->lock);
+		return len;
+	}
+	err = bus_for_each_dev(&pci_bus_type, NULL, NULL, ikvtd_busy_dev);
+	if (!err)
+		unit->registered = false;
+	mutex_unlock(&unit->lock);
+	if (err)
+		return err;
+	/* Outside unit->lock: release_device takes it. */
+	iommu_device_unregister(&unit->iommu);
+	pr_info("unregistered: every device released, the module may be unloaded\n");
+	return len;
+}
+
+static const struct file_operations ikvtd_unregister_fops = {
+	.owner = THIS_MODULE,
+	.write = ikvtd_unregister_write,
 };
 
 /* ---------------------------------------------------------------- load/unload */
@@ -877,6 +950,7 @@ static int __init ikvtd_init(void)
 	unit->dbg = debugfs_create_dir("ikvtd", NULL);
 	debugfs_create_file("stats", 0444, unit->dbg, NULL, &ikvtd_stats_fops);
 	debugfs_create_file("edu_test", 0600, unit->dbg, NULL, &ikvtd_edu_fops);
+	debugfs_create_file("unregister", 0200, unit->dbg, NULL, &ikvtd_unregister_fops);
 	schedule_delayed_work(&unit->fault_work, msecs_to_jiffies(IKVTD_FAULT_POLL_MS));
 	ikvtd_ops.pgsize_bitmap = SZ_4K | SZ_2M | SZ_1G;
 	err = iommu_device_sysfs_add(&unit->iommu, NULL, NULL, "ikvtd0");
@@ -903,9 +977,10 @@ fail:
 
 static void __exit ikvtd_exit(void)
 {
-	/* Every device goes back to no IOMMU: release_device clears its
-	 * context entry, the core frees its domains. */
-	iommu_device_unregister(&unit->iommu);
+	/* Reached only when no device holds a module reference: "unregister"
+	 * released them (or none was ever probed). */
+	if (unit->registered)
+		iommu_device_unregister(&unit->iommu);
 	iommu_device_sysfs_remove(&unit->iommu);
 	cancel_delayed_work_sync(&unit->fault_work);
 	debugfs_remove_recursive(unit->dbg);

@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only
+#
+# guest.sh - the VT-d Linux guest checks of issue 24, end to end:
+#   1. apt-get download (into $OUT/debs, nothing installed) Debian 12's
+#      newest linux-image-6.12.*+deb12-amd64-unsigned and the matching
+#      linux-headers (-amd64, -common) and linux-kbuild; unpack them with
+#      dpkg-deb -x; point the headers' Makefile at the unpacked -common
+#      package (it names /usr/src by absolute path);
+#   2. build ikvtd.ko against them (-Werror, BTF for modules off: no pahole
+#      needed) and a static /init (guest-init.c), and pack an initramfs with
+#      ikvtd.ko and the kernel's nvme-auth, nvme-core and nvme modules;
+#   3. boot qemu-system-x86_64 -M q35 with -device intel-iommu,intremap=off,
+#      an NVMe disk and edu, kernel arguments intel_iommu=off intremap=off,
+#      three times (TCG; each boot under a timeout):
+#        cm-off-lazy    caching-mode=off, iommu.strict=0 (the core's flush queue)
+#        cm-on-strict   caching-mode=on,  iommu.strict=1
+#        in-tree        caching-mode=on, the in-tree driver: intel_iommu=on
+#                       iommu.strict=1, no ikvtd
+#      In each: 16 MiB random O_DIRECT write + read back (checksum); with
+#      ikvtd also the map-sync check, the edu test (DMA through the domain,
+#      then a DMA to an unmapped IOVA: one decoded fault), nvme removal and
+#      ikvtd unload (translation and QI off, no DMA page left);
+#   4. QEMU's trace events (vtd_inv_desc*) count the invalidation
+#      descriptors and waits the unit executed over each whole boot; the
+#      table at the end gives I/O time and commands/syncs per MiB of I/O
+#      for both drivers.
+# Prints one TAP line per check, then "# PASS: N" / "# FAIL: N"; exit 1 if a
+# check failed, 77 with one "# SKIP" line when the packages or QEMU cannot be
+# had.  Host tools: gcc with a static libc (libc6-dev), make, apt-get,
+# dpkg-deb, xz, qemu-system-x86 (7.2).  Environment: IK_LVTD_OUT (default
+# _build-lvtd in the tree), IK_LVTD_TIMEOUT (seconds per boot, default 300).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../../.." && pwd)
+out=${IK_LVTD_OUT:-$top/_build-lvtd}
+tmo=${IK_LVTD_TIMEOUT:-300}
+pass=0 fail=0 n=0
+ok() { n=$((n + 1)); pass=$((pass + 1)); echo "ok $n - $*"; }
+notok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $*"; }
+skip() { echo "# SKIP $*"; exit 77; }
+finish() {
+	echo "# time: total $SECONDS s"
+	echo "1..$n"
+	echo "# PASS: $pass"
+	echo "# FAIL: $fail"
+	[ "$fail" -eq 0 ]
+	exit
+}
+mkdir -p "$out/debs"
+command -v qemu-system-x86_64 > /dev/null || skip "qemu-system-x86_64 is not installed"
+command -v apt-get > /dev/null && command -v dpkg-deb > /dev/null || skip "no apt-get/dpkg-deb"
+
+# ---- 1. packages
+ver=$(apt-cache search --names-only '^linux-image-6\.12\.[0-9]+\+deb12-amd64-unsigned$' 2> /dev/null |
+	sed -n 's/^linux-image-\(6\.12\.[0-9]*+deb12\)-amd64-unsigned .*/\1/p' | sort -V | tail -1)
+[ -n "$ver" ] || skip "apt knows no linux-image-6.12.*+deb12-amd64-unsigned (bookworm-security/backports in sources?)"
+krel=$ver-amd64
+pkgs="linux-image-$krel-unsigned linux-headers-$krel linux-headers-$ver-common linux-kbuild-$ver"
+(
+	cd "$out/debs" || exit 1
+	for p in $pkgs; do
+		ls "$p"_*.deb > /dev/null 2>&1 || apt-get download -q "$p" || exit 1
+	done
+) > "$out/apt.log" 2>&1 || { tail -n 3 "$out/apt.log" | sed 's/^/#   /'; skip "cannot download $pkgs"; }
+root=$out/root
+if [ ! -f "$root/.done-$ver" ]; then
+	rm -rf "$root" && mkdir -p "$root"
+	for p in $pkgs; do dpkg-deb -x "$out/debs/$p"_*.deb "$root" || skip "cannot unpack $p"; done
+	touch "$root/.done-$ver"
+fi
+kdir=$root/usr/src/linux-headers-$krel
+sed -i "s|^include /usr/src/|include $root/usr/src/|" "$kdir/Makefile"
+kernel=$root/boot/vmlinuz-$krel
+echo "# kernel $krel (packages in $out/debs)"
+
+# ---- 2. module, /init, initramfs
+if make -C "$here" KDIR="$kdir" BUILD="$out/mod" -j2 > "$out/kbuild.log" 2>&1 && [ -f "$out/mod/ikvtd.ko" ]; then
+	ok "ikvtd.ko builds against linux-headers-$krel with -Werror"
+	if grep -E 'warning:|WARNING:' "$out/kbuild.log" | sed 's/^/#   /' | grep .; then
+		notok "ikvtd.ko build prints no warning (modpost included)"
+	else
+		ok "ikvtd.ko build prints no warning (modpost included)"
+	fi
+else
+	notok "ikvtd.ko builds against linux-headers-$krel with -Werror"
+	tail -n 30 "$out/kbuild.log" | sed 's/^/#   /'
+	finish
+fi
+mkdir -p "$out/boot"
+gcc -static -O2 -Wall -Wextra -o "$out/boot/init" "$here/guest-init.c" &&
+	gcc -O2 -Wall -Wextra -o "$out/boot/mkcpio" "$top/examples/linux-module/boot/mkcpio.c" ||
+	{ notok "guest /init and mkcpio build (static libc: libc6-dev)"; finish; }
+mdir=$root/lib/modules/$krel/kernel/drivers/nvme
+for m in common/nvme-auth host/nvme-core host/nvme; do
+	xz -dc "$mdir/$m.ko.xz" > "$out/boot/$(basename "$m").ko" || { notok "unpack $m.ko"; finish; }
+done
+"$out/boot/mkcpio" "$out/boot/initramfs.cpio" init="$out/boot/init" ikvtd.ko="$out/mod/ikvtd.ko" \
+	nvme-auth.ko="$out/boot/nvme-auth.ko" nvme-core.ko="$out/boot/nvme-core.ko" \
+	nvme.ko="$out/boot/nvme.ko" || { notok "initramfs"; finish; }
+truncate -s 64M "$out/boot/nvme.img"
+
+# ---- 3. boots
+# boot NAME CM APPEND: console in $out/NAME.log, QEMU trace in $out/NAME.trace.
+boot() {
+	local name=$1 cm=$2 append=$3 t0=$SECONDS
+	rm -f "$out/$name.trace"
+	timeout "$tmo" qemu-system-x86_64 -M q35 -m 512 -smp 2 -nographic -no-reboot -nic none \
+		-vga none -device intel-iommu,intremap=off,caching-mode="$cm" \
+		-drive file="$out/boot/nvme.img",if=none,id=nvm,format=raw \
+		-device nvme,drive=nvm,serial=ikvtd,addr=03.0 -device edu,addr=04.0 \
+		-kernel "$kernel" -initrd "$out/boot/initramfs.cpio" \
+		-trace 'vtd_inv_desc*' -trace pci_cfg_read -D "$out/$name.trace" \
+		-append "console=ttyS0 quiet panic=-1 $append" > "$out/$name.log" 2>&1
+	local rc=$?
+	tr -d '\r' < "$out/$name.log" > "$out/$name.clog"
+	echo "# boot $name: $((SECONDS - t0)) s, qemu status $rc"
+	[ "$rc" -ne 124 ] || notok "$name: guest powered off before the ${tmo}s timeout"
+	sed -n 's/^.*IKT: \(not ok\|ok\) - /\1 - /p' "$out/$name.clog" | while IFS= read -r l; do
+		echo "$l"
+	done > "$out/$name.tap"
+	local got=0 line
+	while IFS= read -r line; do
+		got=1
+		case $line in
+		"ok - "*) ok "$name: ${line#ok - }" ;;
+		*) notok "$name: ${line#not ok - }" ;;
+		esac
+	done < "$out/$name.tap"
+	[ "$got" -eq 1 ] || { notok "$name: guest produced no result"; tail -n 20 "$out/$name.clog" | sed 's/^/#   /'; }
+	grep -a 'IKT: #' "$out/$name.clog" | sed "s/^.*IKT: # /#   $name: /"
+	if grep -aE 'BUG:|Oops|WARNING:|Call Trace|general protection|Kernel panic' "$out/$name.clog" |
+		sed 's/^/#   /' | grep .; then
+		notok "$name: the kernel logged no warning, BUG or oops"
+	else
+		ok "$name: the kernel logged no warning, BUG or oops"
+	fi
+}
+io_ms() { sed -n 's/^.*IKT: io .*total_ms \([0-9.]*\).*/\1/p' "$out/$1.clog" | head -1; }
+stat_io() { sed -n "s/^.*IKT: stat $2 \([0-9-]*\) .*/\1/p" "$out/$1.clog" | head -1; }
+
+base="intel_iommu=off intremap=off ikt=ikvtd"
+boot cm-off-lazy off "$base iommu.strict=0"
+grep -aq 'nvme domain: DMA-FQ' "$out/cm-off-lazy.clog" && ok "cm-off-lazy: nvme's default domain is DMA-FQ (deferred flush)" ||
+	notok "cm-off-lazy: nvme's default domain is DMA-FQ (deferred flush)"
+boot cm-on-strict on "$base iommu.strict=1"
+grep -aq 'nvme domain: DMA$' "$out/cm-on-strict.clog" && ok "cm-on-strict: nvme's default domain is DMA (strict)" ||
+	notok "cm-on-strict: nvme's default domain is DMA (strict)"
+for b in cm-off-lazy cm-on-strict; do
+	nf=$(grep -ac 'ikvtd: DMA fault:' "$out/$b.clog")
+	[ "$nf" -eq 1 ] && ok "$b: the fault was reported exactly once" ||
+		notok "$b: the fault was reported exactly once (got $nf)"
+	grep -a 'ikvtd: DMA fault:' "$out/$b.clog" | sed "s/^.*ikvtd: /#   $b: /"
+	if grep -aq 'ikvtd: unit off: GSTS 0x[0-9a-f]* (TE 0, QIES 0), 0 DMA pages still allocated' "$out/$b.clog"; then
+		ok "$b: after unload translation and QI are off and no DMA page is left"
+	else
+		notok "$b: after unload translation and QI are off and no DMA page is left"
+	fi
+	grep -a 'ikvtd: unit off' "$out/$b.clog" | sed "s/^.*ikvtd: /#   $b: /"
+done
+boot in-tree on "intel_iommu=on intremap=off iommu.strict=1 ikt=intree"
+grep -aq 'nvme domain: DMA$' "$out/in-tree.clog" &&
+	ok "in-tree: the in-tree driver translates nvme (strict DMA domain)" ||
+	notok "in-tree: the in-tree driver translates nvme (strict DMA domain)"
+
+# ---- 4. the table
+# qwin NAME: "commands waits" QEMU executed in the I/O window (between the
+# guest's edu config reads at 0xf8 and 0xfc).
+qwin() {
+	awk '/^pci_cfg_read edu .*@0xf8 / { w = 1; next }
+	     /^pci_cfg_read edu .*@0xfc / { w = 0; next }
+	     w && /^vtd_inv_desc invalidate desc type / { if ($5 == "wait") s++; else c++ }
+	     END { printf "%d %d\n", c, s }' "$out/$1.trace"
+}
+mib() { awk -v c="$1" 'BEGIN { printf "%.1f", c / 32 }'; }
+echo "# I/O: 16 MiB written + 16 MiB read (32 MiB) with O_DIRECT.  qemu_*: the descriptors QEMU's"
+echo "# intel-iommu executed in the I/O window (trace events vtd_inv_desc, between the guest's marker"
+echo "# reads of edu's config space); ikvtd_*: the module's own counters over the same window."
+printf '#   %-13s %8s %14s %15s %15s %16s\n' run io_ms qemu_cmds/MiB qemu_syncs/MiB ikvtd_cmds/MiB ikvtd_syncs/MiB
+for b in cm-off-lazy cm-on-strict in-tree; do
+	[ -f "$out/$b.trace" ] || continue
+	set -- $(qwin "$b")
+	ic=$(stat_io "$b" cmds) is=$(stat_io "$b" syncs)
+	printf '#   %-13s %8s %14s %15s %15s %16s\n' "$b" "$(io_ms "$b")" "$(mib "$1")" "$(mib "$2")" \
+		"${ic:+$(mib "$ic")}" "${is:+$(mib "$is")}"
+done
+finish
