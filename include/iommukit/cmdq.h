@@ -72,6 +72,13 @@
  * entries it has not yet covered; waiters yield to it meanwhile, and issuers
  * that do not wait are not delayed at all.
  *
+ * Interrupts.  A yield cannot help a producer that an interrupt handler
+ * interrupted on the same CPU: if the handler issues with IK_CMDQ_SYNC (a
+ * kernel's DMA unmap in a device's completion interrupt does), its sync
+ * sits behind the interrupted producer's unpublished entries and waits
+ * until -ETIMEDOUT.  Where handlers issue, issue with local interrupts off
+ * (Linux: local_irq_save() around the issue; examples/linux-iommu/vtd).
+ *
  * Waiting.  A waiter spins with IK_ENV_CPU_RELAX() - first 1, 2, 4, 8
  * pauses, then in steps of 8 with one IK_ENV_TIME_NS() read each - until
  * the wait has spun for the queue's spin budget, and only then calls
