@@ -5,7 +5,8 @@
  * /ikvtd.ko first (before any NVMe module), ikt=intree leaves the in-tree
  * driver (intel_iommu=on) in charge.  Then it loads the NVMe modules, writes
  * a random 16 MiB pattern to /dev/nvme0n1 with O_DIRECT and reads it back
- * (checksum), and with ikvtd: prints the driver's counters for the I/O,
+ * (checksum), runs the dma-map benchmark (ikdmabench.ko) on edu, and with
+ * ikvtd: prints the driver's counters for the I/O,
  * runs the edu test (a DMA through the domain, then one to an unmapped
  * IOVA that must fault once), removes nvme and unloads ikvtd.  Every line
  * for guest.sh starts with "IKT: "; results are "IKT: ok - ..." or
@@ -221,9 +222,15 @@ int main(void)
 	marker(0xfc);
 	result(err, "16 MiB random pattern written with O_DIRECT and read back, checksum equal");
 	printf("IKT: io write_ms %.1f read_ms %.1f total_ms %.1f\n", wms, rms, wms + rms);
+	if (ours)
+		read_stats(&s1);
+	err = load("/ikdmabench.ko");
+	result(!err, "dma-map benchmark (ikdmabench.ko) ran on edu%s%s", err ? ": " : "",
+	       err ? strerror(err) : "");
+	if (!err)
+		syscall(SYS_delete_module, "ikdmabench", O_NONBLOCK);
 	if (!ours)
 		goto off;
-	read_stats(&s1);
 	for (i = 0; i < s1.n; i++)
 		printf("IKT: stat %s %lld %lld\n", s1.name[i], s1.v[i] - stat_of(&s0, s1.name[i]),
 		       s1.v[i]);
