@@ -65,12 +65,30 @@ static bool strict_only;
 module_param(strict_only, bool, 0444);
 MODULE_PARM_DESC(strict_only, "do not offer deferred flush (lazy) to the core");
 
-/* Counters: relaxed, read by debugfs. */
+/* Counters, per CPU (a locked add on every map and unmap would cost more
+ * than it tells); debugfs sums them.  pages_live is a plain atomic: it
+ * changes only with table and queue pages. */
+enum ikvtd_counter {
+	C_MAP_CALLS, C_MAP_PAGES, C_UNMAP_CALLS, C_UNMAP_PAGES,
+	C_SYNC_MAP, C_SYNC_MAP_CMDS, C_SYNC_MAP_SYNCS,	/* iotlb_sync_map and what it issued */
+	C_IOTLB_SYNC, C_FLUSH_ALL,
+	C_CMDS, C_SYNCS, C_FAULTS, C_ISSUE_ERRORS,
+	C_NR
+};
+
+static const char *const ikvtd_counter_names[C_NR] = {
+	"map_calls", "map_pages", "unmap_calls", "unmap_pages",
+	"sync_map", "sync_map_cmds", "sync_map_syncs",
+	"iotlb_sync", "flush_all",
+	"cmds", "syncs", "faults", "issue_errors",
+};
+
+struct ikvtd_pcpu {
+	u64 v[C_NR];
+};
+
 struct ikvtd_stats {
-	atomic64_t map_calls, map_pages, unmap_calls, unmap_pages;
-	atomic64_t sync_map, iotlb_sync, flush_all;
-	atomic64_t cmds, syncs, faults, issue_errors;
-	atomic64_t sync_map_cmds, sync_map_syncs;	/* of which iotlb_sync_map's */
+	struct ikvtd_pcpu __percpu *pc;
 	atomic64_t pages_live;
 };
 
@@ -96,6 +114,19 @@ struct ikvtd_unit {
 };
 
 static struct ikvtd_unit *unit;
+
+#define CNT_ADD(c, n) this_cpu_add(unit->st.pc->v[c], (n))
+#define CNT_INC(c) CNT_ADD(c, 1)
+
+static u64 cnt_read(enum ikvtd_counter c)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += per_cpu_ptr(unit->st.pc, cpu)->v[c];
+	return sum;
+}
 
 struct ikvtd_domain {
 	struct iommu_domain dom;
@@ -201,13 +232,13 @@ static int ikvtd_issue(const struct ik_vtd_plan *p)
 	err = ik_vtd_plan_issue(unit->u, p);
 	local_irq_restore(flags);
 	if (err) {
-		atomic64_inc(&unit->st.issue_errors);
+		CNT_INC(C_ISSUE_ERRORS);
 		pr_err_ratelimited("invalidation failed: %d\n", err);
 		return err;
 	}
-	atomic64_add(p->n, &unit->st.cmds);
+	CNT_ADD(C_CMDS, p->n);
 	if (p->sync)
-		atomic64_inc(&unit->st.syncs);
+		CNT_INC(C_SYNCS);
 	return 0;
 }
 
@@ -275,7 +306,7 @@ static void ikvtd_fault_service(void)
 	for (i = 0; i < nfr && ik_vtd_fault_pop(unit->u, &f) == 0; i++) {
 		const char *why = ik_vtd_fault_reason_name(f.reason);
 
-		atomic64_inc(&unit->st.faults);
+		CNT_INC(C_FAULTS);
 		pr_warn("DMA fault: %02x:%02x.%u %s addr %#llx reason %#x (%s)%s\n", f.sid >> 8,
 			(f.sid >> 3) & 0x1f, f.sid & 7, f.write ? "write" : "read",
 			(unsigned long long)f.addr, f.reason, why ? why : "unknown",
@@ -404,10 +435,10 @@ static int ikvtd_map_pages(struct iommu_domain *dom, unsigned long iova, phys_ad
 	if (!ip)
 		return -EINVAL;
 	err = ik_pgtable_map_pages(d->pt, iova, paddr, pgsize, pgcount, ip);
-	atomic64_inc(&unit->st.map_calls);
+	CNT_INC(C_MAP_CALLS);
 	if (err)
 		return err;
-	atomic64_add(pgsize * pgcount >> PAGE_SHIFT, &unit->st.map_pages);
+	CNT_ADD(C_MAP_PAGES, pgsize * pgcount >> PAGE_SHIFT);
 	*mapped = pgsize * pgcount;
 	return 0;
 }
@@ -427,10 +458,10 @@ static size_t ikvtd_unmap_pages(struct iommu_domain *dom, unsigned long iova, si
 
 	ik_gather_init(&g);
 	n = ik_pgtable_unmap(d->pt, iova, (u64)pgsize * pgcount, &g);
-	atomic64_inc(&unit->st.unmap_calls);
+	CNT_INC(C_UNMAP_CALLS);
 	if (n <= 0)
 		return 0;
-	atomic64_add((u64)n >> PAGE_SHIFT, &unit->st.unmap_pages);
+	CNT_ADD(C_UNMAP_PAGES, (u64)n >> PAGE_SHIFT);
 	if (g.nr_tables || g.walk) {
 		if (!ik_vtd_plan_unmap(ik_vtd_caps(unit->u), ik_vtd_plan_flags(unit->u), &d->t, &g, &p))
 			ikvtd_issue(&p);
@@ -449,7 +480,7 @@ static void ikvtd_iotlb_sync(struct iommu_domain *dom, struct iommu_iotlb_gather
 
 	if (kg->end < kg->start)
 		return;
-	atomic64_inc(&unit->st.iotlb_sync);
+	CNT_INC(C_IOTLB_SYNC);
 	ik_gather_init(&g);
 	ik_gather_add(&g, kg->start, (u64)kg->end - kg->start + 1, PAGE_SIZE);
 	if (!ik_vtd_plan_unmap(ik_vtd_caps(unit->u), ik_vtd_plan_flags(unit->u), &d->t, &g, &p))
@@ -465,15 +496,15 @@ static int ikvtd_iotlb_sync_map(struct iommu_domain *dom, unsigned long iova, si
 	struct ik_vtd_plan p;
 	int err;
 
-	atomic64_inc(&unit->st.sync_map);
+	CNT_INC(C_SYNC_MAP);
 	err = ik_vtd_plan_map(ik_vtd_caps(unit->u), ik_vtd_plan_flags(unit->u), &d->t, iova, size,
 			      &p);
 	if (!err)
 		err = ikvtd_issue(&p);
 	if (!err) {
-		atomic64_add(p.n, &unit->st.sync_map_cmds);
+		CNT_ADD(C_SYNC_MAP_CMDS, p.n);
 		if (p.sync)
-			atomic64_inc(&unit->st.sync_map_syncs);
+			CNT_INC(C_SYNC_MAP_SYNCS);
 	}
 	return err;
 }
@@ -483,7 +514,7 @@ static void ikvtd_flush_iotlb_all(struct iommu_domain *dom)
 	struct ikvtd_domain *d = to_ikd(dom);
 	struct ik_vtd_plan p;
 
-	atomic64_inc(&unit->st.flush_all);
+	CNT_INC(C_FLUSH_ALL);
 	if (!ik_vtd_plan_range(ik_vtd_caps(unit->u), ik_vtd_plan_flags(unit->u), &d->t, 0,
 			       1ull << unit->ias, true, &p))
 		ikvtd_issue(&p);
@@ -687,12 +718,12 @@ static void ikvtd_edu_test(void)
 		goto out;
 	}
 	ikvtd_fault_service();
-	f0 = atomic64_read(&unit->st.faults);
+	f0 = cnt_read(C_FAULTS);
 	err = edu_dma(bar, EDU_FAULT_IOVA, EDU_BUF, 64, 0);
 	ikvtd_fault_service();
 	msleep(3 * IKVTD_FAULT_POLL_MS);
 	ikvtd_fault_service();
-	f1 = atomic64_read(&unit->st.faults);
+	f1 = cnt_read(C_FAULTS);
 	snprintf(unit->edu_result, sizeof(unit->edu_result),
 		 "%s: mapped DMA ok (iova %#llx), unmapped read: dma %d, %lld fault(s) reported\n",
 		 !err && f1 - f0 == 1 ? "pass" : "fail", (unsigned long long)a_dma, err,
@@ -714,25 +745,13 @@ out_put:
 
 static int ikvtd_stats_show(struct seq_file *m, void *v)
 {
-	struct ikvtd_stats *s = &unit->st;
-	const struct ik_vtd_hwcaps *c = ik_vtd_caps(unit->u);
+	int c;
 
-	seq_printf(m, "caching_mode %u\n", c->cm ? 1 : 0);
-	seq_printf(m, "map_calls %lld\nmap_pages %lld\n", (long long)atomic64_read(&s->map_calls),
-		   (long long)atomic64_read(&s->map_pages));
-	seq_printf(m, "unmap_calls %lld\nunmap_pages %lld\n",
-		   (long long)atomic64_read(&s->unmap_calls),
-		   (long long)atomic64_read(&s->unmap_pages));
-	seq_printf(m, "sync_map %lld\nsync_map_cmds %lld\nsync_map_syncs %lld\n",
-		   (long long)atomic64_read(&s->sync_map),
-		   (long long)atomic64_read(&s->sync_map_cmds),
-		   (long long)atomic64_read(&s->sync_map_syncs));
-	seq_printf(m, "iotlb_sync %lld\nflush_all %lld\n", (long long)atomic64_read(&s->iotlb_sync),
-		   (long long)atomic64_read(&s->flush_all));
-	seq_printf(m, "cmds %lld\nsyncs %lld\nfaults %lld\nissue_errors %lld\npages_live %lld\n",
-		   (long long)atomic64_read(&s->cmds), (long long)atomic64_read(&s->syncs),
-		   (long long)atomic64_read(&s->faults), (long long)atomic64_read(&s->issue_errors),
-		   (long long)atomic64_read(&s->pages_live));
+	seq_printf(m, "caching_mode %u\n", ik_vtd_caps(unit->u)->cm ? 1 : 0);
+	for (c = 0; c < C_NR; c++)
+		seq_printf(m, "%s %llu\n", ikvtd_counter_names[c],
+			   (unsigned long long)cnt_read((enum ikvtd_counter)c));
+	seq_printf(m, "pages_live %lld\n", (long long)atomic64_read(&unit->st.pages_live));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(ikvtd_stats);
@@ -879,6 +898,7 @@ static void ikvtd_teardown(void)
 		!!(gsts & IK_VTD_GSTS_TES), !!(gsts & IK_VTD_GSTS_QIES), (long long)live);
 	iounmap(unit->regs);
 	ida_destroy(&unit->dids);
+	free_percpu(unit->st.pc);
 }
 
 static int __init ikvtd_init(void)
@@ -899,6 +919,11 @@ static int __init ikvtd_init(void)
 	unit = kzalloc(sizeof(*unit), GFP_KERNEL);
 	if (!unit)
 		return -ENOMEM;
+	unit->st.pc = alloc_percpu(struct ikvtd_pcpu);
+	if (!unit->st.pc) {
+		kfree(unit);
+		return -ENOMEM;
+	}
 	mutex_init(&unit->lock);
 	ida_init(&unit->dids);
 	spin_lock_init(&unit->fault_lock);
@@ -906,6 +931,7 @@ static int __init ikvtd_init(void)
 	unit->reg_phys = base;
 	unit->regs = ioremap(base, PAGE_SIZE);
 	if (!unit->regs) {
+		free_percpu(unit->st.pc);
 		kfree(unit);
 		return -ENOMEM;
 	}
