@@ -12,17 +12,21 @@
 #      ikvtd.ko and the kernel's nvme-auth, nvme-core and nvme modules;
 #   3. boot qemu-system-x86_64 -M q35 with -device intel-iommu,intremap=off,
 #      an NVMe disk and edu, kernel arguments intel_iommu=off intremap=off,
-#      four times (TCG; each boot under a timeout):
+#      five times (TCG; each boot under a timeout):
 #        cm-off-lazy    caching-mode=off, iommu.strict=0 (the core's flush queue)
 #        cm-on-strict   caching-mode=on,  iommu.strict=1
+#        sm-cm-on-strict  the same in scalable mode (x-scalable-mode=on,
+#                       ikvtd scalable=1)
 #        in-tree        caching-mode=on, the in-tree driver: intel_iommu=on
 #                       iommu.strict=1, no ikvtd
 #        in-tree-lazy   caching-mode=off, the in-tree driver, iommu.strict=0
 #      In each: 16 MiB random O_DIRECT write + read back (checksum), the
 #      dma-map benchmark (ikdmabench.ko: dma_map_single, dma_map_sg); with
-#      ikvtd also the map-sync check, the edu test (DMA through the domain,
-#      then a DMA to an unmapped IOVA: one decoded fault), nvme removal and
-#      ikvtd unload (translation and QI off, no DMA page left);
+#      ikvtd also the map-sync check, the edu test (DMA through the domain;
+#      a DMA to an unmapped IOVA and one into a buffer unmapped while the
+#      DMA was pending: one decoded fault each, the buffer untouched), the
+#      refused unregister while nvme is bound, nvme removal and ikvtd unload
+#      (translation and QI off, no DMA page left);
 #   4. QEMU's trace events (vtd_inv_desc*) count the invalidation
 #      descriptors and waits the unit executed over each whole boot; the
 #      table at the end gives I/O time and commands/syncs per MiB of I/O
@@ -117,12 +121,12 @@ done
 truncate -s 64M "$out/boot/nvme.img"
 
 # ---- 3. boots
-# boot NAME CM APPEND: console in $out/NAME.log, QEMU trace in $out/NAME.trace.
+# boot NAME IOMMU-OPTS APPEND: console in $out/NAME.log, QEMU trace in $out/NAME.trace.
 boot() {
-	local name=$1 cm=$2 append=$3 t0=$SECONDS
+	local name=$1 vtd=$2 append=$3 t0=$SECONDS
 	rm -f "$out/$name.trace"
 	timeout "$tmo" qemu-system-x86_64 -M q35 -m 512 -smp 2 -nographic -no-reboot -nic none \
-		-vga none -device intel-iommu,intremap=off,caching-mode="$cm" \
+		-vga none -device intel-iommu,intremap=off,"$vtd" \
 		-drive file="$out/boot/nvme.img",if=none,id=nvm,format=raw \
 		-device nvme,drive=nvm,serial=ikvtd,addr=03.0 -device edu,addr=04.0 \
 		-kernel "$kernel" -initrd "$out/boot/initramfs.cpio" \
@@ -156,16 +160,20 @@ io_ms() { sed -n 's/^.*IKT: io .*total_ms \([0-9.]*\).*/\1/p' "$out/$1.clog" | h
 stat_io() { sed -n "s/^.*IKT: stat $2 \([0-9-]*\) .*/\1/p" "$out/$1.clog" | head -1; }
 
 base="intel_iommu=off intremap=off ikt=ikvtd"
-boot cm-off-lazy off "$base iommu.strict=0"
+boot cm-off-lazy caching-mode=off "$base iommu.strict=0"
 grep -aq 'nvme domain: DMA-FQ' "$out/cm-off-lazy.clog" && ok "cm-off-lazy: nvme's default domain is DMA-FQ (deferred flush)" ||
 	notok "cm-off-lazy: nvme's default domain is DMA-FQ (deferred flush)"
-boot cm-on-strict on "$base iommu.strict=1"
+boot cm-on-strict caching-mode=on "$base iommu.strict=1"
 grep -aq 'nvme domain: DMA$' "$out/cm-on-strict.clog" && ok "cm-on-strict: nvme's default domain is DMA (strict)" ||
 	notok "cm-on-strict: nvme's default domain is DMA (strict)"
-for b in cm-off-lazy cm-on-strict; do
+boot sm-cm-on-strict x-scalable-mode=on,caching-mode=on "$base iommu.strict=1 ikp=scalable=1"
+grep -aq 'ikvtd: unit at .* scalable mode' "$out/sm-cm-on-strict.clog" &&
+	ok "sm-cm-on-strict: ikvtd ran the unit in scalable mode (PASID entries, 256-bit descriptors)" ||
+	notok "sm-cm-on-strict: ikvtd ran the unit in scalable mode (PASID entries, 256-bit descriptors)"
+for b in cm-off-lazy cm-on-strict sm-cm-on-strict; do
 	nf=$(grep -ac 'ikvtd: DMA fault:' "$out/$b.clog")
-	[ "$nf" -eq 1 ] && ok "$b: the fault was reported exactly once" ||
-		notok "$b: the fault was reported exactly once (got $nf)"
+	[ "$nf" -eq 2 ] && ok "$b: each of the 2 faulting DMAs was reported exactly once" ||
+		notok "$b: each of the 2 faulting DMAs was reported exactly once (got $nf records)"
 	grep -a 'ikvtd: DMA fault:' "$out/$b.clog" | sed "s/^.*ikvtd: /#   $b: /"
 	if grep -aq 'ikvtd: unit off: GSTS 0x[0-9a-f]* (TE 0, QIES 0), 0 DMA pages still allocated' "$out/$b.clog"; then
 		ok "$b: after unload translation and QI are off and no DMA page is left"
@@ -174,11 +182,11 @@ for b in cm-off-lazy cm-on-strict; do
 	fi
 	grep -a 'ikvtd: unit off' "$out/$b.clog" | sed "s/^.*ikvtd: /#   $b: /"
 done
-boot in-tree on "intel_iommu=on intremap=off iommu.strict=1 ikt=intree"
+boot in-tree caching-mode=on "intel_iommu=on intremap=off iommu.strict=1 ikt=intree"
 grep -aq 'nvme domain: DMA$' "$out/in-tree.clog" &&
 	ok "in-tree: the in-tree driver translates nvme (strict DMA domain)" ||
 	notok "in-tree: the in-tree driver translates nvme (strict DMA domain)"
-boot in-tree-lazy off "intel_iommu=on intremap=off iommu.strict=0 ikt=intree"
+boot in-tree-lazy caching-mode=off "intel_iommu=on intremap=off iommu.strict=0 ikt=intree"
 grep -aq 'nvme domain: DMA-FQ' "$out/in-tree-lazy.clog" &&
 	ok "in-tree-lazy: the in-tree driver translates nvme (DMA-FQ domain)" ||
 	notok "in-tree-lazy: the in-tree driver translates nvme (DMA-FQ domain)"
@@ -196,16 +204,16 @@ mib() { awk -v c="$1" 'BEGIN { printf "%.1f", c / 32 }'; }
 echo "# I/O: 16 MiB written + 16 MiB read (32 MiB) with O_DIRECT.  qemu_*: the descriptors QEMU's"
 echo "# intel-iommu executed in the I/O window (trace events vtd_inv_desc, between the guest's marker"
 echo "# reads of edu's config space); ikvtd_*: the module's own counters over the same window."
-printf '#   %-13s %8s %14s %15s %15s %16s\n' run io_ms qemu_cmds/MiB qemu_syncs/MiB ikvtd_cmds/MiB ikvtd_syncs/MiB
-for b in cm-off-lazy in-tree-lazy cm-on-strict in-tree; do
+printf '#   %-16s %8s %14s %15s %15s %16s\n' run io_ms qemu_cmds/MiB qemu_syncs/MiB ikvtd_cmds/MiB ikvtd_syncs/MiB
+for b in cm-off-lazy in-tree-lazy cm-on-strict sm-cm-on-strict in-tree; do
 	[ -f "$out/$b.trace" ] || continue
 	set -- $(qwin "$b")
 	ic=$(stat_io "$b" cmds) is=$(stat_io "$b" syncs)
-	printf '#   %-13s %8s %14s %15s %15s %16s\n' "$b" "$(io_ms "$b")" "$(mib "$1")" "$(mib "$2")" \
+	printf '#   %-16s %8s %14s %15s %15s %16s\n' "$b" "$(io_ms "$b")" "$(mib "$1")" "$(mib "$2")" \
 		"${ic:+$(mib "$ic")}" "${is:+$(mib "$is")}"
 done
 echo "# dma-map benchmark on edu (ikdmabench.ko: ns per map / unmap, p50 p99, 2 threads x 2000):"
-for b in cm-off-lazy in-tree-lazy cm-on-strict in-tree; do
-	grep -aE 'ikdmabench: (single|sg)' "$out/$b.clog" 2> /dev/null | sed "s/^.*ikdmabench: /#   $(printf '%-13s' "$b") /"
+for b in cm-off-lazy in-tree-lazy cm-on-strict sm-cm-on-strict in-tree; do
+	grep -aE 'ikdmabench: (single|sg)' "$out/$b.clog" 2> /dev/null | sed "s/^.*ikdmabench: /#   $(printf '%-16s' "$b") /"
 done
 finish

@@ -21,7 +21,9 @@
  *   stats      counters (map/unmap calls and pages, sync_map, iotlb_sync,
  *              flush_all, invalidation descriptors and waits, faults)
  *   edu_test   write 1: an edu DMA through its domain (must arrive), then
- *              one from an unmapped IOVA (must fault once); read: the result
+ *              one from an unmapped IOVA (must fault once), then a buffer
+ *              unmapped while edu's write into it is pending (must fault
+ *              once, the page untouched); read: the result
  *   unregister write 1: give every device back (iommu_device_unregister:
  *              each is detached, its context entry cleared, its domains
  *              freed) so that the module can be unloaded - the core holds
@@ -60,6 +62,10 @@
 #define IKVTD_DID_IDENTITY 1	/* pass-through entries; DID 0 is the unit's under CM */
 #define IKVTD_MSI_BASE 0xfee00000ul
 #define IKVTD_MSI_SIZE 0x100000ul
+
+static bool scalable;
+module_param(scalable, bool, 0444);
+MODULE_PARM_DESC(scalable, "scalable mode (second-level tables through PASID entries) where ECAP.SMTS");
 
 static bool strict_only;
 module_param(strict_only, bool, 0444);
@@ -109,7 +115,7 @@ struct ikvtd_unit {
 	spinlock_t fault_lock;
 	struct dentry *dbg;
 	struct ikvtd_stats st;
-	char edu_result[160];
+	char edu_result[320];
 	bool registered, sysfs;
 };
 
@@ -648,25 +654,88 @@ static struct iommu_ops ikvtd_ops = {
 #define EDU_BUF 0x40000ul
 #define EDU_FAULT_IOVA 0x0ff00000ul	/* below edu's 28-bit DMA mask; nothing maps it */
 
-static int edu_dma(void __iomem *bar, u64 src, u64 dst, u32 cnt, u32 cmd)
+static void edu_dma_start(void __iomem *bar, u64 src, u64 dst, u32 cnt, u32 cmd)
 {
-	unsigned int i;
-
 	writeq(src, bar + EDU_DMA_SRC);
 	writeq(dst, bar + EDU_DMA_DST);
 	writeq(cnt, bar + EDU_DMA_CNT);
 	writeq(cmd | EDU_CMD_RUN, bar + EDU_DMA_CMD);
+}
+
+static bool edu_dma_running(void __iomem *bar)
+{
+	return readq(bar + EDU_DMA_CMD) & EDU_CMD_RUN;
+}
+
+/* edu runs a transfer from a timer, 100 ms (virtual) after the command. */
+static int edu_dma_wait(void __iomem *bar)
+{
+	unsigned int i;
+
 	for (i = 0; i < 400; i++) {
-		if (!(readq(bar + EDU_DMA_CMD) & EDU_CMD_RUN))
+		if (!edu_dma_running(bar))
 			return 0;
 		msleep(10);
 	}
 	return -ETIMEDOUT;
 }
 
+static int edu_dma(void __iomem *bar, u64 src, u64 dst, u32 cnt, u32 cmd)
+{
+	edu_dma_start(bar, src, dst, cnt, cmd);
+	return edu_dma_wait(bar);
+}
+
+/* Faults recorded after a DMA that must fault: polled now, and again after
+ * a few poll periods (a second record must not appear). */
+static s64 edu_faults_since(s64 f0)
+{
+	ikvtd_fault_service();
+	msleep(3 * IKVTD_FAULT_POLL_MS);
+	ikvtd_fault_service();
+	return (s64)cnt_read(C_FAULTS) - f0;
+}
+
+/*
+ * A misbehaving driver: edu is told to write 64 bytes into a mapped page,
+ * and the page is unmapped before the transfer runs.  The write must fault
+ * (one record) and leave the page as it was.
+ */
+static int edu_unmap_live(struct pci_dev *pdev, void __iomem *bar, char *msg, size_t len)
+{
+	u8 *c = (u8 *)__get_free_page(GFP_KERNEL);
+	dma_addr_t c_dma;
+	bool early;
+	s64 f0, nf;
+	int i, err, bad = 0;
+
+	if (!c)
+		return -ENOMEM;
+	memset(c, 0x5a, 64);
+	c_dma = dma_map_single(&pdev->dev, c, PAGE_SIZE, DMA_FROM_DEVICE);
+	if (dma_mapping_error(&pdev->dev, c_dma)) {
+		free_page((unsigned long)c);
+		return -EIO;
+	}
+	ikvtd_fault_service();
+	f0 = (s64)cnt_read(C_FAULTS);
+	edu_dma_start(bar, EDU_BUF, c_dma, 64, EDU_CMD_TO_RAM);
+	dma_unmap_single(&pdev->dev, c_dma, PAGE_SIZE, DMA_FROM_DEVICE);
+	early = !edu_dma_running(bar);
+	err = edu_dma_wait(bar);
+	nf = edu_faults_since(f0);
+	for (i = 0; i < 64; i++)
+		bad |= c[i] != 0x5a;
+	snprintf(msg, len, "unmapped under a live DMA: dma %d%s, %lld fault(s), page %s", err,
+		 early ? " (ran before the unmap: inconclusive)" : "", (long long)nf,
+		 bad ? "WRITTEN" : "untouched");
+	free_page((unsigned long)c);
+	return !err && !early && nf == 1 && !bad ? 0 : -EIO;
+}
+
 /* An edu DMA of 64 bytes through the device's domain both ways (must
  * arrive), then a read of an unmapped IOVA (must be recorded as one fault,
- * reported once, and leave the guest running). */
+ * reported once, and leave the guest running), then edu_unmap_live(). */
 static void ikvtd_edu_test(void)
 {
 	struct pci_dev *pdev = pci_get_device(EDU_VENDOR, EDU_DEVICE, NULL);
@@ -674,8 +743,9 @@ static void ikvtd_edu_test(void)
 	void __iomem *bar = NULL;
 	dma_addr_t a_dma, b_dma;
 	u8 *a = NULL, *b = NULL;
-	s64 f0, f1;
-	int err, i;
+	char live_msg[128] = "";
+	s64 f0, nf;
+	int err, i, live;
 
 	if (!pdev) {
 		snprintf(unit->edu_result, sizeof(unit->edu_result), "fail: no edu device\n");
@@ -718,16 +788,14 @@ static void ikvtd_edu_test(void)
 		goto out;
 	}
 	ikvtd_fault_service();
-	f0 = cnt_read(C_FAULTS);
+	f0 = (s64)cnt_read(C_FAULTS);
 	err = edu_dma(bar, EDU_FAULT_IOVA, EDU_BUF, 64, 0);
-	ikvtd_fault_service();
-	msleep(3 * IKVTD_FAULT_POLL_MS);
-	ikvtd_fault_service();
-	f1 = cnt_read(C_FAULTS);
+	nf = edu_faults_since(f0);
+	live = edu_unmap_live(pdev, bar, live_msg, sizeof(live_msg));
 	snprintf(unit->edu_result, sizeof(unit->edu_result),
-		 "%s: mapped DMA ok (iova %#llx), unmapped read: dma %d, %lld fault(s) reported\n",
-		 !err && f1 - f0 == 1 ? "pass" : "fail", (unsigned long long)a_dma, err,
-		 (long long)(f1 - f0));
+		 "%s: mapped DMA ok (iova %#llx); read of an unmapped IOVA: dma %d, %lld fault(s); "
+		 "%s\n", !err && nf == 1 && !live ? "pass" : "fail", (unsigned long long)a_dma, err,
+		 (long long)nf, live_msg);
 out:
 	if (a)
 		dma_free_coherent(&pdev->dev, PAGE_SIZE, a, a_dma);
@@ -943,6 +1011,10 @@ static int __init ikvtd_init(void)
 	c.dma = &unit->dma;
 	c.haw = clamp(haw, 32u, 52u);
 	c.qs = 0;
+	if (scalable && (readq(unit->regs + IK_VTD_REG_ECAP) & IK_VTD_ECAP_SMTS))
+		c.flags |= IK_VTD_CFG_SCALABLE;
+	else if (scalable)
+		pr_warn("no scalable mode (ECAP.SMTS = 0): legacy mode\n");
 	err = ik_vtd_create(&c, &unit->u);
 	if (err) {
 		pr_err("ik_vtd_create: %d\n", err);
@@ -952,7 +1024,7 @@ static int __init ikvtd_init(void)
 	unit->vc.cap = ik_mmio_read64(&unit->mmio, IK_VTD_REG_CAP);
 	unit->vc.ecap = ik_mmio_read64(&unit->mmio, IK_VTD_REG_ECAP);
 	unit->vc.haw = c.haw;
-	unit->vc.scalable = false;
+	unit->vc.scalable = c.flags & IK_VTD_CFG_SCALABLE;
 	mgaw = IK_VTD_CAP_MGAW(unit->vc.cap);
 	unit->ias = min(mgaw, 48u);
 	unit->ndid = 1u << (4 + 2 * IK_VTD_CAP_ND(unit->vc.cap));
@@ -968,10 +1040,11 @@ static int __init ikvtd_init(void)
 		pr_err("bring-up: %d\n", err);
 		goto fail;
 	}
-	pr_info("unit at %#llx: VT-d %u.%u, legacy mode, HAW %u, MGAW %u, %u domain ids, CM %u, "
+	pr_info("unit at %#llx: VT-d %u.%u, %s mode, HAW %u, MGAW %u, %u domain ids, CM %u, "
 		"ECAP.C %u, PT %u; domains: %u-bit second-level tables\n",
 		(unsigned long long)base, IK_VTD_VER_MAJOR(readl(unit->regs)),
-		IK_VTD_VER_MINOR(readl(unit->regs)), c.haw, mgaw, unit->ndid, hc->cm ? 1 : 0,
+		IK_VTD_VER_MINOR(readl(unit->regs)), unit->vc.scalable ? "scalable" : "legacy",
+		c.haw, mgaw, unit->ndid, hc->cm ? 1 : 0,
 		hc->c ? 1 : 0, hc->pt ? 1 : 0, unit->ias);
 	unit->dbg = debugfs_create_dir("ikvtd", NULL);
 	debugfs_create_file("stats", 0444, unit->dbg, NULL, &ikvtd_stats_fops);
