@@ -30,6 +30,7 @@
 #include <sys/syscall.h>
 
 #define IO_BYTES (16u << 20)
+#define IO_ROUNDS 3
 #define NSTATS 32
 
 static void result(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -226,11 +227,31 @@ int main(void)
 	show_file("nvme domain:", "/sys/bus/pci/drivers/nvme/0000:00:03.0/iommu_group/type");
 	if (ours)
 		read_stats(&s0);
-	marker(0xf8);
-	err = nvme_io(&wms, &rms);
-	marker(0xfc);
-	result(err, "16 MiB random pattern written with O_DIRECT and read back, checksum equal");
-	printf("IKT: io write_ms %.1f read_ms %.1f total_ms %.1f\n", wms, rms, wms + rms);
+	/* IO_ROUNDS rounds, each a new pattern: the median round is the I/O
+	 * time (TCG timings are noisy); the counters cover all rounds. */
+	{
+		double tot[IO_ROUNDS], tmp;
+		int r, k, good = 1;
+
+		marker(0xf8);
+		for (r = 0; r < IO_ROUNDS; r++) {
+			good &= nvme_io(&wms, &rms);
+			tot[r] = wms + rms;
+			printf("IKT: # round %d: write %.1f ms, read %.1f ms\n", r, wms, rms);
+		}
+		marker(0xfc);
+		result(good, "%d x 16 MiB random pattern written with O_DIRECT and read back, "
+		       "checksums equal", IO_ROUNDS);
+		for (r = 0; r < IO_ROUNDS; r++)
+			for (k = r + 1; k < IO_ROUNDS; k++)
+				if (tot[k] < tot[r]) {
+					tmp = tot[r];
+					tot[r] = tot[k];
+					tot[k] = tmp;
+				}
+		printf("IKT: io rounds %d mib %d median_ms %.1f min_ms %.1f\n", IO_ROUNDS,
+		       IO_ROUNDS * 2 * (int)(IO_BYTES >> 20), tot[IO_ROUNDS / 2], tot[0]);
+	}
 	if (ours)
 		read_stats(&s1);
 	err = load("/ikdmabench.ko");

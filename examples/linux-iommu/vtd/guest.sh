@@ -20,7 +20,7 @@
 #        in-tree        caching-mode=on, the in-tree driver: intel_iommu=on
 #                       iommu.strict=1, no ikvtd
 #        in-tree-lazy   caching-mode=off, the in-tree driver, iommu.strict=0
-#      In each: 16 MiB random O_DIRECT write + read back (checksum), the
+#      In each: 3 x 16 MiB random O_DIRECT write + read back (checksum), the
 #      dma-map benchmark (ikdmabench.ko: dma_map_single, dma_map_sg); with
 #      ikvtd also the map-sync check, the edu test (DMA through the domain;
 #      a DMA to an unmapped IOVA and one into a buffer unmapped while the
@@ -156,7 +156,8 @@ boot() {
 		ok "$name: the kernel logged no warning, BUG or oops"
 	fi
 }
-io_ms() { sed -n 's/^.*IKT: io .*total_ms \([0-9.]*\).*/\1/p' "$out/$1.clog" | head -1; }
+io_ms() { sed -n 's/^.*IKT: io .*median_ms \([0-9.]*\).*/\1/p' "$out/$1.clog" | head -1; }
+io_mib() { sed -n 's/^.*IKT: io .* mib \([0-9]*\) .*/\1/p' "$out/$1.clog" | head -1; }
 stat_io() { sed -n "s/^.*IKT: stat $2 \([0-9-]*\) .*/\1/p" "$out/$1.clog" | head -1; }
 
 base="intel_iommu=off intremap=off ikt=ikvtd"
@@ -200,17 +201,17 @@ qwin() {
 	     w && /^vtd_inv_desc invalidate desc type / { if ($5 == "wait") s++; else c++ }
 	     END { printf "%d %d\n", c, s }' "$out/$1.trace"
 }
-mib() { awk -v c="$1" 'BEGIN { printf "%.1f", c / 32 }'; }
-echo "# I/O: 16 MiB written + 16 MiB read (32 MiB) with O_DIRECT.  qemu_*: the descriptors QEMU's"
-echo "# intel-iommu executed in the I/O window (trace events vtd_inv_desc, between the guest's marker"
-echo "# reads of edu's config space); ikvtd_*: the module's own counters over the same window."
+mib() { awk -v c="$1" -v m="${2:-96}" 'BEGIN { printf "%.2f", c / m }'; }
+echo "# I/O: 3 rounds of 16 MiB written + 16 MiB read with O_DIRECT (96 MiB); io_ms: the median round."
+echo "# qemu_*: the descriptors QEMU's intel-iommu executed over the rounds (trace events vtd_inv_desc,"
+echo "# between the guest's marker reads of edu's config space); ikvtd_*: the module's own counters."
 printf '#   %-16s %8s %14s %15s %15s %16s\n' run io_ms qemu_cmds/MiB qemu_syncs/MiB ikvtd_cmds/MiB ikvtd_syncs/MiB
 for b in cm-off-lazy in-tree-lazy cm-on-strict sm-cm-on-strict in-tree; do
 	[ -f "$out/$b.trace" ] || continue
 	set -- $(qwin "$b")
-	ic=$(stat_io "$b" cmds) is=$(stat_io "$b" syncs)
-	printf '#   %-16s %8s %14s %15s %15s %16s\n' "$b" "$(io_ms "$b")" "$(mib "$1")" "$(mib "$2")" \
-		"${ic:+$(mib "$ic")}" "${is:+$(mib "$is")}"
+	ic=$(stat_io "$b" cmds) is=$(stat_io "$b" syncs) m=$(io_mib "$b")
+	printf '#   %-16s %8s %14s %15s %15s %16s\n' "$b" "$(io_ms "$b")" "$(mib "$1" "$m")" "$(mib "$2" "$m")" \
+		"${ic:+$(mib "$ic" "$m")}" "${is:+$(mib "$is" "$m")}"
 done
 echo "# dma-map benchmark on edu (ikdmabench.ko: ns per map / unmap, p50 p99, 2 threads x 2000):"
 for b in cm-off-lazy in-tree-lazy cm-on-strict sm-cm-on-strict in-tree; do
