@@ -140,18 +140,18 @@ IK_API bool ik_smmu_coherent(const struct ik_smmu_idr *id, const struct ik_dma_m
 /* ---------------------------------------------------------------- LPAE register fields */
 
 /* TCR_EL1 and VTCR_EL2 fields (Arm ARM), as ik_lpae_get_regs() writes them. */
-#define TCR_T0SZ(v) fld64(v, 0, 6)
-#define TCR_IRGN0(v) fld64(v, 8, 2)
-#define TCR_ORGN0(v) fld64(v, 10, 2)
-#define TCR_SH0(v) fld64(v, 12, 2)
-#define TCR_TG0(v) fld64(v, 14, 2) /* 0 4K, 1 64K, 2 16K (VTCR: the same) */
-#define TCR_IPS(v) fld64(v, 32, 3)
-#define VTCR_SL0(v) fld64(v, 6, 2)
-#define VTCR_PS(v) fld64(v, 16, 3)
-#define VTCR_HA(v) fld64(v, 21, 1)
-#define VTCR_HD(v) fld64(v, 22, 1)
-#define TCR_DS(v) fld64(v, 59, 1)
-#define VTCR_DS(v) fld64(v, 32, 1)
+#define DESC_TCR_T0SZ(v) fld64(v, 0, 6)
+#define DESC_TCR_IRGN0(v) fld64(v, 8, 2)
+#define DESC_TCR_ORGN0(v) fld64(v, 10, 2)
+#define DESC_TCR_SH0(v) fld64(v, 12, 2)
+#define DESC_TCR_TG0(v) fld64(v, 14, 2) /* 0 4K, 1 64K, 2 16K (VTCR: the same) */
+#define DESC_TCR_IPS(v) fld64(v, 32, 3)
+#define DESC_VTCR_SL0(v) fld64(v, 6, 2)
+#define DESC_VTCR_PS(v) fld64(v, 16, 3)
+#define DESC_VTCR_HA(v) fld64(v, 21, 1)
+#define DESC_VTCR_HD(v) fld64(v, 22, 1)
+#define DESC_TCR_DS(v) fld64(v, 59, 1)
+#define DESC_VTCR_DS(v) fld64(v, 32, 1)
 
 static bool gran_ok(const struct ik_smmu_idr *id, unsigned lg2)
 {
@@ -234,20 +234,20 @@ static int ste_s2(const struct ik_smmu_idr *id, const struct ik_smmu_ste_config 
 	 * of BADDR[51:48] into [5:2]; HA/HD need HTTU with dirty state. */
 	if (!gran_ok(id, info.geom.lg2_granule) || info.geom.oas > id->oas ||
 	    info.geom.ias > id->oas || !fits(info.root_iommu, id->oas) ||
-	    (TCR_IRGN0(vtcr) && !id->cohacc) || (VTCR_DS(vtcr) && !id->ds) ||
-	    (VTCR_HD(vtcr) && id->httu != 2))
+	    (DESC_TCR_IRGN0(vtcr) && !id->cohacc) || (DESC_VTCR_DS(vtcr) && !id->ds) ||
+	    (DESC_VTCR_HD(vtcr) && id->httu != 2))
 		return -EINVAL;
-	w[2] |= TCR_T0SZ(vtcr) << STE2_S2T0SZ_SHIFT | VTCR_SL0(vtcr) << STE2_S2SL0_SHIFT |
-		TCR_IRGN0(vtcr) << STE2_S2IR0_SHIFT | TCR_ORGN0(vtcr) << STE2_S2OR0_SHIFT |
-		TCR_SH0(vtcr) << STE2_S2SH0_SHIFT | TCR_TG0(vtcr) << STE2_S2TG_SHIFT |
-		VTCR_PS(vtcr) << STE2_S2PS_SHIFT | STE2_S2AA64 | STE2_S2R;
-	if (VTCR_HA(vtcr))
+	w[2] |= DESC_TCR_T0SZ(vtcr) << STE2_S2T0SZ_SHIFT | DESC_VTCR_SL0(vtcr) << STE2_S2SL0_SHIFT |
+		DESC_TCR_IRGN0(vtcr) << STE2_S2IR0_SHIFT | DESC_TCR_ORGN0(vtcr) << STE2_S2OR0_SHIFT |
+		DESC_TCR_SH0(vtcr) << STE2_S2SH0_SHIFT | DESC_TCR_TG0(vtcr) << STE2_S2TG_SHIFT |
+		DESC_VTCR_PS(vtcr) << STE2_S2PS_SHIFT | STE2_S2AA64 | STE2_S2R;
+	if (DESC_VTCR_HA(vtcr))
 		w[2] |= STE2_S2HA;
-	if (VTCR_HD(vtcr))
+	if (DESC_VTCR_HD(vtcr))
 		w[2] |= STE2_S2HD;
 	if (c->config == IK_SMMU_STE_CFG_NESTED)
 		w[2] |= STE2_S2PTW;
-	w[3] = (info.root_iommu & STE3_S2TTB_MASK) | (VTCR_DS(vtcr) ? STE3_S2DS : 0);
+	w[3] = (info.root_iommu & STE3_S2TTB_MASK) | (DESC_VTCR_DS(vtcr) ? STE3_S2DS : 0);
 	return 0;
 }
 
@@ -320,18 +320,20 @@ IK_API int ik_smmu_cd_build(const struct ik_smmu_idr *id, const struct ik_smmu_c
 	stall = c->flags & IK_SMMU_CD_STALL;
 	if (!id->s1p || !gran_ok(id, info.geom.lg2_granule) || info.geom.oas > id->oas ||
 	    !fits(info.root_iommu, id->oas) || (c->asid > 0xff && !id->asid16) ||
-	    (info.geom.ias > 48 && !id->vax) || (TCR_DS(tcr) && !id->ds) ||
-	    (dirty && id->httu != 2) || (TCR_IRGN0(tcr) && !id->cohacc) ||
+	    (info.geom.ias > 48 && !id->vax) || (DESC_TCR_DS(tcr) && !id->ds) ||
+	    (dirty && id->httu != 2) || (DESC_TCR_IRGN0(tcr) && !id->cohacc) ||
 	    (stall && id->stall_model != 0 && id->stall_model != 2) ||
 	    (!stall && id->stall_model == 2) ||
 	    ((c->flags & IK_SMMU_CD_TERM_RAZWI) && id->term_model))
 		return -EINVAL;
 	/* Every field placed at the CD's own position: TG0, EPD0/EPD1, HA/HD
 	 * are not where TCR_EL1 has them. */
-	w0 = TCR_T0SZ(tcr) << IK_SMMU_CD_T0SZ_SHIFT | TCR_TG0(tcr) << IK_SMMU_CD_TG0_SHIFT |
-	     TCR_IRGN0(tcr) << IK_SMMU_CD_IR0_SHIFT | TCR_ORGN0(tcr) << IK_SMMU_CD_OR0_SHIFT |
-	     TCR_SH0(tcr) << IK_SMMU_CD_SH0_SHIFT | IK_SMMU_CD_EPD1 | IK_SMMU_CD_V |
-	     TCR_IPS(tcr) << IK_SMMU_CD_IPS_SHIFT | IK_SMMU_CD_AA64 |
+	w0 = DESC_TCR_T0SZ(tcr) << IK_SMMU_CD_T0SZ_SHIFT |
+	     DESC_TCR_TG0(tcr) << IK_SMMU_CD_TG0_SHIFT |
+	     DESC_TCR_IRGN0(tcr) << IK_SMMU_CD_IR0_SHIFT |
+	     DESC_TCR_ORGN0(tcr) << IK_SMMU_CD_OR0_SHIFT |
+	     DESC_TCR_SH0(tcr) << IK_SMMU_CD_SH0_SHIFT | IK_SMMU_CD_EPD1 | IK_SMMU_CD_V |
+	     DESC_TCR_IPS(tcr) << IK_SMMU_CD_IPS_SHIFT | IK_SMMU_CD_AA64 |
 	     (ik_u64)c->asid << IK_SMMU_CD_ASID_SHIFT;
 	if (c->flags & IK_SMMU_CD_AFFD)
 		w0 |= IK_SMMU_CD_AFFD_BIT;
@@ -349,7 +351,7 @@ IK_API int ik_smmu_cd_build(const struct ik_smmu_idr *id, const struct ik_smmu_c
 	/* TTB0 is the root address itself ([51:4]), not TTBR's packing of
 	 * BADDR[51:48] into [5:2]. */
 	cd[1] = info.root_iommu & IK_SMMU_CD_TTB0_MASK;
-	cd[2] = TCR_DS(tcr) ? IK_SMMU_CD_DS : 0; /* TTB1: EPD1 = 1 */
+	cd[2] = DESC_TCR_DS(tcr) ? IK_SMMU_CD_DS : 0; /* TTB1: EPD1 = 1 */
 	cd[3] = r.mair;
 	cd[4] = cd[5] = cd[6] = cd[7] = 0;
 	return 0;

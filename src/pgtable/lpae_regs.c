@@ -10,24 +10,24 @@
 #include "pgtable_internal.h"
 #include "lpae_common.h"
 
-#define TCR_T0SZ_MASK 0x3full
-#define TCR_IRGN0_SHIFT 8
-#define TCR_ORGN0_SHIFT 10
-#define TCR_SH0_SHIFT 12
-#define TCR_TG0_SHIFT 14
-#define TCR_EPD1 (1ull << 23)
-#define TCR_IPS_SHIFT 32
-#define TCR_HA (1ull << 39)
-#define TCR_HD (1ull << 40)
-#define TCR_DS (1ull << 59)
-#define VTCR_SL0_SHIFT 6
-#define VTCR_PS_SHIFT 16
-#define VTCR_HA (1ull << 21)
-#define VTCR_HD (1ull << 22)
-#define VTCR_DS (1ull << 32)
-#define VTCR_SL2 (1ull << 33)
+#define LPAE_TCR_T0SZ_MASK 0x3full
+#define LPAE_TCR_IRGN0_SHIFT 8
+#define LPAE_TCR_ORGN0_SHIFT 10
+#define LPAE_TCR_SH0_SHIFT 12
+#define LPAE_TCR_TG0_SHIFT 14
+#define LPAE_TCR_EPD1 (1ull << 23)
+#define LPAE_TCR_IPS_SHIFT 32
+#define LPAE_TCR_HA (1ull << 39)
+#define LPAE_TCR_HD (1ull << 40)
+#define LPAE_TCR_DS (1ull << 59)
+#define LPAE_VTCR_SL0_SHIFT 6
+#define LPAE_VTCR_PS_SHIFT 16
+#define LPAE_VTCR_HA (1ull << 21)
+#define LPAE_VTCR_HD (1ull << 22)
+#define LPAE_VTCR_DS (1ull << 32)
+#define LPAE_VTCR_SL2 (1ull << 33)
 /* TTBR/VTTBR BADDR: [47:1] (bits [5:2] = BADDR[51:48] for 52 bits). */
-#define TTBR_BADDR_LO 0x0000fffffffffffeull
+#define LPAE_TTBR_BADDR_LO 0x0000fffffffffffeull
 
 #define RGN_NC 0ull
 #define RGN_WBWA 1ull
@@ -60,7 +60,7 @@ static ik_u64 lpae_tg0_enc(unsigned lg2)
 
 static ik_u64 lpae_ttbr_dec(ik_u64 ttbr, bool pa52, ik_u64 root_size)
 {
-	ik_u64 a = ttbr & TTBR_BADDR_LO & ~0x3full;
+	ik_u64 a = ttbr & LPAE_TTBR_BADDR_LO & ~0x3full;
 
 	if (pa52)
 		a |= ((ttbr >> IK_LPAE_TTBR_BADDR_HI_SHIFT) & 0xf) << 48;
@@ -80,20 +80,20 @@ int ik_lpae_get_regs(const struct ik_pgtable *pt, struct ik_lpae_regs *r)
 		return -EINVAL;
 	ds = lpae_ds(g->lg2_granule, g->fmt_flags);
 	IK_ENV_MEMSET(r, 0, sizeof(*r));
-	tcr = (64ull - g->ias) & TCR_T0SZ_MASK;
+	tcr = (64ull - g->ias) & LPAE_TCR_T0SZ_MASK;
 	if (pt->cfg.coherent)
-		tcr |= RGN_WBWA << TCR_IRGN0_SHIFT | RGN_WBWA << TCR_ORGN0_SHIFT |
-		       SH_IS << TCR_SH0_SHIFT;
+		tcr |= RGN_WBWA << LPAE_TCR_IRGN0_SHIFT | RGN_WBWA << LPAE_TCR_ORGN0_SHIFT |
+		       SH_IS << LPAE_TCR_SH0_SHIFT;
 	else
-		tcr |= RGN_NC << TCR_IRGN0_SHIFT | RGN_NC << TCR_ORGN0_SHIFT |
-		       SH_OS << TCR_SH0_SHIFT;
-	tcr |= lpae_tg0_enc(g->lg2_granule) << TCR_TG0_SHIFT;
+		tcr |= RGN_NC << LPAE_TCR_IRGN0_SHIFT | RGN_NC << LPAE_TCR_ORGN0_SHIFT |
+		       SH_OS << LPAE_TCR_SH0_SHIFT;
+	tcr |= lpae_tg0_enc(g->lg2_granule) << LPAE_TCR_TG0_SHIFT;
 	if (g->fmt == IK_PT_LPAE_S1) {
-		tcr |= TCR_EPD1 | lpae_pa_enc(g->oas) << TCR_IPS_SHIFT;
+		tcr |= LPAE_TCR_EPD1 | lpae_pa_enc(g->oas) << LPAE_TCR_IPS_SHIFT;
 		if (g->quirks & IK_PT_QUIRK_DIRTY)
-			tcr |= TCR_HA | TCR_HD;
+			tcr |= LPAE_TCR_HA | LPAE_TCR_HD;
 		if (ds)
-			tcr |= TCR_DS;
+			tcr |= LPAE_TCR_DS;
 		r->tcr = tcr;
 		r->ttbr = ik_lpae_ttbr_from_addr(pt->root->iommu);
 		r->mair = IK_LPAE_MAIR_VALUE;
@@ -105,11 +105,11 @@ int ik_lpae_get_regs(const struct ik_pgtable *pt, struct ik_lpae_regs *r)
 		 * 16K/64K: 0 = level 3, 1 = level 2, 2 = level 1, 16K with
 		 * DS: 3 = level 0.  (The library never starts at level -1.) */
 		sl0 = g->lg2_granule == 12 ? 2u - start : 3u - start;
-		tcr |= sl0 << VTCR_SL0_SHIFT | lpae_pa_enc(g->oas) << VTCR_PS_SHIFT;
+		tcr |= sl0 << LPAE_VTCR_SL0_SHIFT | lpae_pa_enc(g->oas) << LPAE_VTCR_PS_SHIFT;
 		if (g->quirks & IK_PT_QUIRK_DIRTY)
-			tcr |= VTCR_HA | VTCR_HD;
+			tcr |= LPAE_VTCR_HA | LPAE_VTCR_HD;
 		if (ds)
-			tcr |= VTCR_DS;
+			tcr |= LPAE_VTCR_DS;
 		r->vtcr = tcr;
 		r->vttbr = ik_lpae_ttbr_from_addr(pt->root->iommu);
 	}
@@ -125,16 +125,17 @@ struct lpae_regs_dec {
 
 static int lpae_regs_decode(unsigned stage, ik_u64 tcr, struct lpae_regs_dec *d)
 {
-	unsigned tg0 = (unsigned)(tcr >> TCR_TG0_SHIFT) & 3, bits, va_bits;
+	unsigned tg0 = (unsigned)(tcr >> LPAE_TCR_TG0_SHIFT) & 3, bits, va_bits;
 
-	d->ias = 64u - (ik_u32)(tcr & TCR_T0SZ_MASK);
+	d->ias = 64u - (ik_u32)(tcr & LPAE_TCR_T0SZ_MASK);
 	d->glg2 = tg0 == 0 ? 12 : tg0 == 1 ? 16 : tg0 == 2 ? 14 : 0;
 	if (!d->glg2)
 		return -EINVAL;
-	d->ds = d->glg2 != 16 && (tcr & (stage == 1 ? TCR_DS : VTCR_DS));
+	d->ds = d->glg2 != 16 && (tcr & (stage == 1 ? LPAE_TCR_DS : LPAE_VTCR_DS));
 	if (d->ias < 32 || d->ias > (d->glg2 == 16 || d->ds ? 52u : 48u))
 		return -EINVAL;
-	if (lpae_pa_dec((tcr >> (stage == 1 ? TCR_IPS_SHIFT : VTCR_PS_SHIFT)) & 7, &d->oas))
+	if (lpae_pa_dec((tcr >> (stage == 1 ? LPAE_TCR_IPS_SHIFT : LPAE_VTCR_PS_SHIFT)) & 7,
+			&d->oas))
 		return -EINVAL;
 	if (d->oas == 52 && d->glg2 != 16 && !d->ds)
 		d->oas = 48;	/* 0b110 without DS means 48 bits at 4K/16K */
@@ -143,8 +144,8 @@ static int lpae_regs_decode(unsigned stage, ik_u64 tcr, struct lpae_regs_dec *d)
 	if (stage == 1) {
 		d->nlevels = (va_bits + bits - 1) / bits;
 	} else {
-		unsigned sl0 = (unsigned)(tcr >> VTCR_SL0_SHIFT) & 3;
-		bool sl2 = d->ds && d->glg2 == 12 && (tcr & VTCR_SL2);
+		unsigned sl0 = (unsigned)(tcr >> LPAE_VTCR_SL0_SHIFT) & 3;
+		bool sl2 = d->ds && d->glg2 == 12 && (tcr & LPAE_VTCR_SL2);
 
 		if (sl2)
 			d->nlevels = sl0 == 0 ? 5 : 0;	/* level -1; SL0 != 0 reserved */

@@ -43,4 +43,25 @@ __UINT64_TYPE__ fw_time_ns(void);
 #define spin_acquire(l, s, t, i) ik_clash_with_kernel_macro_spin_acquire
 #define spin_release(l, i) ik_clash_with_kernel_macro_spin_release
 
+/*
+ * Object-like and function-like register-field macros that arm64's
+ * <asm/pgtable-hwdef.h> defines (reached from <linux/slab.h>): a unit that
+ * defines one of these names itself is a "redefined" error under -Werror in
+ * an arm64 kernel build, as lpae_regs.c and smmuv3_desc.c were.  Units use
+ * unit-prefixed names for such fields (LPAE_TCR_*, DESC_TCR_*).
+ */
+#define TCR_T0SZ(x) ik_clash_with_arm64_TCR_T0SZ
+#define TCR_T0SZ_MASK ik_clash_with_arm64_TCR_T0SZ_MASK
+#define TCR_IRGN0_SHIFT ik_clash_with_arm64_TCR_IRGN0_SHIFT
+#define TCR_ORGN0_SHIFT ik_clash_with_arm64_TCR_ORGN0_SHIFT
+#define TCR_SH0_SHIFT ik_clash_with_arm64_TCR_SH0_SHIFT
+#define TCR_TG0_SHIFT ik_clash_with_arm64_TCR_TG0_SHIFT
+#define TCR_IPS_SHIFT ik_clash_with_arm64_TCR_IPS_SHIFT
+#define TCR_EPD1_MASK ik_clash_with_arm64_TCR_EPD1_MASK
+#define TCR_HA ik_clash_with_arm64_TCR_HA
+#define TCR_HD ik_clash_with_arm64_TCR_HD
+#define TCR_DS ik_clash_with_arm64_TCR_DS
+#define TCR_TG0_4K ik_clash_with_arm64_TCR_TG0_4K
+#define VTCR_EL2_T0SZ(x) ik_clash_with_arm64_VTCR_EL2_T0SZ
+
 #endif
