@@ -6,6 +6,11 @@
 #   2. the Linux kernel module (examples/linux-module) builds against the
 #      headers Debian's linux-headers-amd64 installed, with the kernel's own
 #      flags plus -Werror, and no warning;
+#   2b. the same module builds for arm64, cross, against Debian 12's 6.12
+#      arm64 headers (apt-get download, unpacked here, not installed; the
+#      amd64 linux-kbuild of the same version supplies the host tools):
+#      the arm64 kernel headers define TCR_* names and GCC's arm64 outline
+#      atomics call libgcc helpers a kernel lacks, which an x86 build misses;
 #   3. (unless --no-boot or IK_CI_BOOT=0) the module is loaded in the
 #      matching Debian kernel booted under qemu-system-x86_64, and each
 #      self-test line from the serial console counts;
@@ -104,6 +109,28 @@ if [ -n "$krel" ] && [ "$boot" != 0 ] && command -v qemu-system-x86_64 > /dev/nu
 	kimg_pid=$!
 fi
 
+# The arm64 headers (step 2b): the newest Debian 12 6.12 arm64 headers
+# package, its -common, and the amd64 linux-kbuild of that version, fetched
+# in the background.  Needs arm64 as a foreign architecture in apt (no arm64
+# package is installed).
+a64dir=$out/arm64-headers a64ver= a64_pid=
+# (aarch64-linux-gnu-gcc-12: the compiler the headers' .kernelvariables name.)
+if command -v aarch64-linux-gnu-gcc-12 > /dev/null && dpkg --print-foreign-architectures | grep -qx arm64; then
+	a64ver=$(apt-cache pkgnames linux-headers-6.12. 2> /dev/null |
+		sed -n 's/^linux-headers-\(6\.12\.[0-9]*+deb12\)-arm64$/\1/p' | sort -V | tail -n 1)
+fi
+if [ -n "$a64ver" ]; then
+	mkdir -p "$a64dir/deb"
+	(cd "$a64dir/deb" && apt-get download -q "linux-headers-$a64ver-arm64:arm64" \
+		"linux-headers-$a64ver-common" "linux-kbuild-$a64ver:$(dpkg --print-architecture)" &&
+		for d in ./*.deb; do dpkg-deb -x "$d" "$a64dir"; done &&
+		rm -f ./*.deb &&
+		# Its Makefile includes the -common one by absolute path.
+		sed -i "s|^include /usr/src/|include $a64dir/usr/src/|" \
+			"$a64dir/usr/src/linux-headers-$a64ver-arm64/Makefile") > "$out/arm64-headers.log" 2>&1 &
+	a64_pid=$!
+fi
+
 # ---- 2. the Linux kernel module
 if [ -n "$krel" ]; then
 	echo "# kernel headers: $hdrpkg ($krel), from linux-headers-amd64 $(dpkg-query -W -f='${Version}' linux-headers-amd64)"
@@ -157,6 +184,40 @@ if [ -n "$krel" ]; then
 else
 	notok "linux-headers-amd64 is installed (apt-get install linux-headers-amd64)"
 fi
+
+# ---- 2b. the Linux kernel module for arm64 (cross)
+if [ -z "$a64ver" ]; then
+	skipped "linux module for arm64: needs aarch64-linux-gnu-gcc-12 and arm64 in apt (dpkg --add-architecture arm64 && apt-get update) with Debian 12's 6.12 arm64 headers"
+elif ! wait "$a64_pid"; then
+	notok "linux module for arm64: download linux-headers-$a64ver-arm64:arm64 and its -common and kbuild"
+	tail -n 10 "$out/arm64-headers.log" | sed 's/^/#   /'
+else
+	a64k=$a64dir/usr/src/linux-headers-$a64ver-arm64
+	kbuild=$out/linux-module-arm64
+	# CONFIG_DEBUG_INFO_BTF_MODULES off: these headers ship a vmlinux, and
+	# BTF for the module would need pahole (dwarves).
+	if make -j"$jobs" -C "$top/examples/linux-module" KDIR="$a64k" BUILD="$kbuild" \
+		CONFIG_DEBUG_INFO_BTF_MODULES= > "$out/kbuild-arm64.log" 2>&1 &&
+		[ -f "$kbuild/iommukit_selftest.ko" ]; then
+		ok "linux module builds for arm64 against linux-headers-$a64ver-arm64 with the kernel's flags and -Werror"
+		if grep -E 'warning:|WARNING:' "$out/kbuild-arm64.log"; then
+			notok "arm64 linux module build prints no warning (modpost included)"
+		else
+			ok "arm64 linux module build prints no warning (modpost included)"
+		fi
+		if aarch64-linux-gnu-readelf -h "$kbuild/iommukit_selftest.ko" | grep -q AArch64 &&
+			strings "$kbuild/iommukit_selftest.ko" | grep -q "^vermagic=$a64ver-arm64 "; then
+			ok "arm64 linux module is AArch64 with vermagic $a64ver-arm64"
+		else
+			notok "arm64 linux module is AArch64 with vermagic $a64ver-arm64"
+		fi
+	else
+		notok "linux module builds for arm64 against linux-headers-$a64ver-arm64 with the kernel's flags and -Werror"
+		grep -E 'error|ERROR' "$out/kbuild-arm64.log" | head -n 20 | sed 's/^/#   /'
+		tail -n 10 "$out/kbuild-arm64.log" | sed 's/^/#   /'
+	fi
+fi
+timed linux-module-arm64-build
 
 # ---- 4. bare-metal images
 for arch in x86_64 aarch64; do
