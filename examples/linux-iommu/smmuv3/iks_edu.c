@@ -37,20 +37,31 @@ MODULE_PARM_DESC(bench, "instead of the checks: N rounds of dma_map_single/dma_u
 #define EDU_BUF 0x40000ull
 #define EDU_LEN 4095u
 
-static bool edu_dma(void __iomem *bar, u64 src, u64 dst, u32 len, bool to_ram)
+/* Start a transfer (QEMU's edu runs it from a timer, 100 ms later). */
+static void edu_dma_start(void __iomem *bar, u64 src, u64 dst, u32 len, bool to_ram)
 {
-	int i;
-
 	writeq(src, bar + EDU_DMA_SRC);
 	writeq(dst, bar + EDU_DMA_DST);
 	writeq(len, bar + EDU_DMA_CNT);
 	writeq(EDU_CMD_START | (to_ram ? EDU_CMD_TO_RAM : 0), bar + EDU_DMA_CMD);
+}
+
+static bool edu_dma_wait(void __iomem *bar)
+{
+	int i;
+
 	for (i = 0; i < 5000; i++) {	/* bounded: 5 s */
 		if (!(readq(bar + EDU_DMA_CMD) & EDU_CMD_START))
 			return true;
 		msleep(1);
 	}
 	return false;
+}
+
+static bool edu_dma(void __iomem *bar, u64 src, u64 dst, u32 len, bool to_ram)
+{
+	edu_dma_start(bar, src, dst, len, to_ram);
+	return edu_dma_wait(bar);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -182,6 +193,39 @@ static int iks_edu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		pr_info("iks-edu: ok - edu DMA works again after the fault\n");
 	else
 		pr_info("iks-edu: not ok - edu DMA after the fault\n");
+
+	/*
+	 * A misbehaving driver unmaps a buffer while the device's write to it
+	 * is still pending.  In a strict domain the unmap has invalidated the
+	 * IOTLB when it returns, so the write must fault and the page stay as
+	 * it was (in a lazy one the IOVA stays reachable until the flush queue
+	 * flushes: that is what lazy means, so the check is strict only).
+	 */
+	if (dom->type == IOMMU_DOMAIN_DMA) {
+		struct page *pg = alloc_page(GFP_KERNEL);
+		dma_addr_t a;
+
+		if (!pg)
+			goto out;
+		memset(page_address(pg), 0x33, PAGE_SIZE);
+		a = dma_map_page(&pdev->dev, pg, 0, PAGE_SIZE, DMA_FROM_DEVICE);
+		if (dma_mapping_error(&pdev->dev, a)) {
+			__free_page(pg);
+			goto out;
+		}
+		edu_dma_start(bar, EDU_BUF, a, 64, true);
+		dma_unmap_page(&pdev->dev, a, PAGE_SIZE, DMA_FROM_DEVICE);
+		if (!edu_dma_wait(bar)) {
+			/* The page may still be written: never free it. */
+			pr_info("iks-edu: not ok - a DMA racing its unmap hung the device\n");
+			goto out;
+		}
+		for (i = 0, bad = 0; i < PAGE_SIZE; i++)
+			bad += ((u8 *)page_address(pg))[i] != 0x33;
+		pr_info("iks-edu: %s - a DMA to a buffer unmapped under it (strict) does not reach the page (%u bytes changed)\n",
+			bad ? "not ok" : "ok", bad);
+		__free_page(pg);
+	}
 out:
 	dma_free_coherent(&pdev->dev, PAGE_SIZE, buf, iova);
 	return 0;
