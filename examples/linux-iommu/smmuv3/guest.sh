@@ -47,7 +47,8 @@ notok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $*"; }
 skip_all() { echo "# SKIP $*"; exit 77; }
 t_start=$SECONDS
 
-for t in qemu-system-aarch64 aarch64-linux-gnu-gcc apt-get dpkg-deb xz cc; do
+# aarch64-linux-gnu-gcc-12: the compiler the headers' .kernelvariables names.
+for t in qemu-system-aarch64 aarch64-linux-gnu-gcc-12 apt-get dpkg-deb xz cc make; do
 	command -v "$t" > /dev/null || skip_all "smmuv3 guest: $t is not installed"
 done
 dpkg --print-foreign-architectures | grep -qx arm64 ||
