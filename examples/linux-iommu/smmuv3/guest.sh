@@ -27,8 +27,9 @@
 #      commands and CMD_SYNCs per MiB and per DMA unmap: commands from QEMU's
 #      smmuv3_cmdq_opcode trace over the dd's window, unmaps from the guest's
 #      iommu:unmap tracepoint), then "# PASS: N" / "# FAIL: N"; exit 1 if a check
-#      failed, 77 with one "# SKIP" line when the tools or packages are
-#      missing.
+#      failed, 77 with one "1..0 # SKIP" line when the tools or packages are
+#      missing (IK_LSMMU_REQUIRE=1 makes that a failure, for CI; IK_HIL=0
+#      skips, as tests/qemu-hil.sh does).
 # Needs: qemu-system-aarch64 (qemu-system-arm), gcc-aarch64-linux-gnu, apt
 # with arm64 as a foreign architecture (dpkg --add-architecture arm64 &&
 # apt-get update), xz-utils, a host cc (mkcpio).
@@ -44,8 +45,15 @@ mkdir -p "$out"
 pass=0 fail=0 n=0
 ok() { n=$((n + 1)); pass=$((pass + 1)); echo "ok $n - $*"; }
 notok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $*"; }
-skip_all() { echo "# SKIP $*"; exit 77; }
+skip_all() {
+	if [ "${IK_LSMMU_REQUIRE:-0}" = 1 ]; then
+		notok "$* (IK_LSMMU_REQUIRE=1)"
+		echo "1..$n"; echo "# PASS: $pass"; echo "# FAIL: $fail"; exit 1
+	fi
+	echo "1..0 # SKIP $*"; exit 77
+}
 t_start=$SECONDS
+[ "${IK_HIL:-1}" = 0 ] && skip_all "smmuv3 guest: disabled (IK_HIL=0)"
 
 # aarch64-linux-gnu-gcc-12: the compiler the headers' .kernelvariables names.
 for t in qemu-system-aarch64 aarch64-linux-gnu-gcc-12 apt-get dpkg-deb xz cc make; do
