@@ -678,7 +678,10 @@ IK_API int ik_softiommu_exec_vtd(struct ik_softiommu *s, const struct ik_vtd_des
  * is set: attach a first-stage context with tag = PSCID, a G-stage-only one
  * with tag = GSCID.
  *   IOTINVAL.VMA/GVMA  with a tag: AV -> INV_RANGE(tag) of the entries
- *                   holding ADDR (any page size), else INV_TAG(tag);
+ *                   holding ADDR (any page size), leaf only: the walk cache
+ *                   is kept, as the specification lets an IOMMU keep
+ *                   non-leaf entries on AV = 1 (after freeing a table, only
+ *                   AV = 0 is enough); else INV_TAG(tag);
  *                   without one (every address space): INV_ALL;
  *   IOFENCE.C       SYNC (the consumer then writes DATA at ADDR if AV);
  *   IODIR.*         NOP (no device or process context cache here).

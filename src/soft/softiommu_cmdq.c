@@ -144,8 +144,11 @@ IK_API int ik_softiommu_exec_riscv(struct ik_softiommu *s, const struct ik_riscv
 		tag = c->func3 == IK_RISCV_IOTINVAL_VMA && c->pscv ? c->pscid : c->gscid;
 		if (!tagged)
 			return run(s, IK_SOFTIOMMU_OP_INV_ALL, 0, 0, 0, false);
-		if (c->av)	/* every entry holding ADDR, whatever its size */
-			return run(s, IK_SOFTIOMMU_OP_INV_RANGE, tag, c->addr, 1, false);
+		/* AV: the entries holding leaf PTEs for ADDR, whatever their
+		 * size; cached non-leaf entries stay (the specification's
+		 * IOTINVAL tables), so the walk cache is kept. */
+		if (c->av)
+			return run(s, IK_SOFTIOMMU_OP_INV_RANGE, tag, c->addr, 1, true);
 		return run(s, IK_SOFTIOMMU_OP_INV_TAG, tag, 0, 0, false);
 	case IK_RISCV_CMD_IOFENCE:
 		if (c->func3 != IK_RISCV_IOFENCE_C)
