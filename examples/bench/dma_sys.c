@@ -8,6 +8,7 @@
 #include <iommukit/cmd/smmuv3.h>
 #include <iommukit/cmd/vtd.h>
 #include <iommukit/cmd/riscv.h>
+#include <iommukit/drv/riscv.h>
 #include "bench.h"
 #include "dma_sys.h"
 
@@ -89,27 +90,32 @@ static int issue(struct dsys *d, const uint64_t *ents, unsigned n, bool sync)
 	return err;
 }
 
-/* A RISC-V IOTINVAL of the context's address space (first stage: .VMA of
- * the PSCID; G-stage: .GVMA of the GSCID), of the page holding `addr`
- * when av. */
-static int riscv_inval(const struct dsys *d, bool av, uint64_t addr, uint64_t *w)
-{
-	struct ik_riscv_cmd c;
+#define MAX_INV_CMDS 32
+#define MAX_RISCV_AV 16 /* IK_RISCV_PLAN_MAX: AV = 1 commands before AV = 0 */
 
-	memset(&c, 0, sizeof(c));
-	c.opcode = IK_RISCV_CMD_IOTINVAL;
-	if (d->stage2) {
-		c.func3 = IK_RISCV_IOTINVAL_GVMA;
-		c.gv = 1;
-		c.gscid = (uint16_t)d->tag;
-	} else {
-		c.func3 = IK_RISCV_IOTINVAL_VMA;
-		c.pscv = 1;
-		c.pscid = d->tag;
+/* The RISC-V planner's target for the one context: a first stage by its
+ * PSCID (.VMA), a G-stage by its GSCID (.GVMA). */
+static void riscv_target(const struct dsys *d, struct ik_riscv_target *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->pt = d->pt;
+	if (d->stage2)
+		t->gscid = d->tag;
+	else
+		t->pscid = d->tag;
+	t->max_av = MAX_RISCV_AV;
+}
+
+/* Encode a RISC-V plan's commands into ents (2 words each); their count. */
+static int riscv_encode(const struct ik_riscv_plan *p, uint64_t *ents)
+{
+	for (unsigned i = 0; i < p->n; i++) {
+		int err = ik_riscv_cmd_encode(&p->c[i], &ents[2 * i]);
+
+		if (err)
+			return err;
 	}
-	c.av = av;
-	c.addr = av ? addr : 0;
-	return ik_riscv_cmd_encode(&c, w);
+	return (int)p->n;
 }
 
 int dsys_invalidate_all(struct dsys *d)
@@ -118,7 +124,14 @@ int dsys_invalidate_all(struct dsys *d)
 	int err;
 
 	if (d->riscv) {
-		err = riscv_inval(d, false, 0, w);
+		struct ik_riscv_target t;
+		struct ik_riscv_plan p;
+
+		/* the whole address space: a walk-invalidating range plan */
+		riscv_target(d, &t);
+		err = ik_riscv_plan_range(&t, 0, 1ull << 32, true, &p);
+		if (!err)
+			err = riscv_encode(&p, w) < 0 ? -EINVAL : 0;
 	} else if (d->smmu) {
 		struct ik_smmu_cmd c;
 
@@ -151,7 +164,6 @@ int dsys_invalidate_all(struct dsys *d)
 	return err ? err : issue(d, w, 1, true);
 }
 
-#define MAX_INV_CMDS 32
 
 int dsys_invalidate(struct dsys *d, uint64_t iova, uint64_t size, bool walk, bool sync)
 {
@@ -159,18 +171,20 @@ int dsys_invalidate(struct dsys *d, uint64_t iova, uint64_t size, bool walk, boo
 	int n, err;
 
 	if (d->riscv) {
-		/* no range form: one command per page (AV drops whatever leaf
-		 * holds the address), the address space beyond MAX_INV_CMDS */
-		uint64_t pages = (size + d->granule - 1) / d->granule;
+		/* the planner: AV = 1 per page up to MAX_RISCV_AV pages, AV = 0
+		 * (the whole PSCID / GSCID) beyond, and whenever tables were
+		 * freed (walk): AV = 1 drops leaf entries only, and a cached
+		 * non-leaf entry could still point into a freed table */
+		struct ik_riscv_target t;
+		struct ik_riscv_plan p;
 
-		(void)walk;	/* IOTINVAL also drops cached non-leaf entries */
-		if (pages > MAX_INV_CMDS)
-			return sync ? dsys_invalidate_all(d) : 0;
-		for (n = 0; (uint64_t)n < pages; n++) {
-			err = riscv_inval(d, true, iova + (uint64_t)n * d->granule, &ents[2 * n]);
-			if (err)
-				return err;
-		}
+		riscv_target(d, &t);
+		err = ik_riscv_plan_range(&t, iova, size, walk, &p);
+		if (err)
+			return err;
+		n = riscv_encode(&p, ents);
+		if (n < 0)
+			return n;
 	} else if (d->smmu) {
 		struct ik_smmu_cmd tmpl, out[MAX_INV_CMDS];
 
