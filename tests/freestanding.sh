@@ -7,7 +7,10 @@
 # (nothing under /usr/include), and a partial link of all objects may leave
 # undefined only the env's functions and memset/memcpy.  The test env also
 # defines the function-like macros kernels define (nop(), min(), ...), so a
-# unit that would be rewritten by one of them fails here.  Prints TAP.
+# unit that would be rewritten by one of them fails here.  Last, where a RISC-V
+# cross compiler is installed ($RISCV_CC, default riscv64-linux-gnu-gcc), the
+# same partial link for rv64gc (no Zbb: no bit-scan instructions) must need
+# nothing from libgcc either (no __clzdi2 / __ctzdi2).  Prints TAP.
 set -u
 : "${CC:=cc}"
 : "${top_srcdir:=.}"
@@ -28,7 +31,7 @@ srcs=$(cd "$top_srcdir" && find src -name '*.c' ! -name env_hosted.c | sort)
 
 n=0; fails=0
 count=$(echo "$srcs" | wc -w)
-echo "1..$((count + 2))"
+echo "1..$((count + 3))"
 objs=
 for s in $srcs all_headers.c; do
 	n=$((n + 1))
@@ -55,5 +58,31 @@ if $CC -nostdlib -r -o "$tmp/core.o" $objs 2> "$tmp/err"; then
 	fi
 else
 	echo "not ok $n - partial link of the core"; sed 's/^/# /' "$tmp/err"; fails=$((fails + 1))
+fi
+n=$((n + 1))
+: "${RISCV_CC:=riscv64-linux-gnu-gcc}"
+if ! command -v "$RISCV_CC" > /dev/null 2>&1; then
+	echo "ok $n - rv64gc core links with only env symbols undefined # SKIP no $RISCV_CC"
+else
+	rvfail=
+	mkdir -p "$tmp/rv"
+	for s in $srcs; do
+		if ! $RISCV_CC -march=rv64gc -mabi=lp64d $flags -c "$top_srcdir/$s" \
+			-o "$tmp/rv/$(basename "$s" .c).o" 2> "$tmp/err"; then
+			rvfail="$s does not compile"; break
+		fi
+	done
+	if [ -z "$rvfail" ] && $RISCV_CC -nostdlib -r -o "$tmp/rv/core.o" "$tmp"/rv/*.o 2> "$tmp/err"; then
+		undef=$(nm -u "$tmp/rv/core.o" | awk '{print $2}' |
+			grep -v -E '^(fw_alloc|fw_free|fw_time_ns|memset|memcpy)$' || true)
+		[ -z "$undef" ] || rvfail="undefined beyond the env: $(echo $undef)"
+	else
+		rvfail=${rvfail:-partial link failed}
+	fi
+	if [ -z "$rvfail" ]; then
+		echo "ok $n - rv64gc (no Zbb) core links with only env symbols undefined"
+	else
+		echo "not ok $n - rv64gc core: $rvfail"; sed 's/^/# /' "$tmp/err"; fails=$((fails + 1))
+	fi
 fi
 [ "$fails" -eq 0 ]

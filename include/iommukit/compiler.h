@@ -59,9 +59,81 @@
 #define IK_ALIGN_UP(x, a) IK_ALIGN_DOWN((x) + ((__typeof__(x))(a) - 1), (a))
 #define IK_IS_ALIGNED(x, a) (((x) & ((__typeof__(x))(a) - 1)) == 0)
 
+/*
+ * ik_ctz64 / ik_clz64 - trailing / leading zero bits of a non-zero 64-bit
+ * value (undefined for 0, as the builtins).  GCC and Clang expand
+ * __builtin_ctzll / __builtin_clzll inline where the target has a bit-scan
+ * instruction, and otherwise call libgcc's __ctzdi2 / __clzdi2, which a
+ * freestanding image linked with -nostdlib does not have.  RISC-V without
+ * the Zbb extension is such a target (rv64gc: detected as __riscv without
+ * __riscv_zbb); there, and wherever IK_SOFT_BITSCAN is defined (for other
+ * such targets: some Arm cores, microcontrollers), these are six compares
+ * and shifts inline.  The library uses these, never the builtins.
+ */
+#if defined(IK_SOFT_BITSCAN) || (defined(__riscv) && !defined(__riscv_zbb))
+static inline unsigned ik_ctz64(unsigned long long x)
+{
+	unsigned n = 0;
+
+	if (!(x & 0xffffffffull)) {
+		n += 32;
+		x >>= 32;
+	}
+	if (!(x & 0xffffull)) {
+		n += 16;
+		x >>= 16;
+	}
+	if (!(x & 0xffull)) {
+		n += 8;
+		x >>= 8;
+	}
+	if (!(x & 0xfull)) {
+		n += 4;
+		x >>= 4;
+	}
+	if (!(x & 0x3ull)) {
+		n += 2;
+		x >>= 2;
+	}
+	return n + (unsigned)!(x & 1);
+}
+
+static inline unsigned ik_clz64(unsigned long long x)
+{
+	unsigned n = 0;
+
+	if (!(x >> 32)) {
+		n += 32;
+		x <<= 32;
+	}
+	if (!(x >> 48)) {
+		n += 16;
+		x <<= 16;
+	}
+	if (!(x >> 56)) {
+		n += 8;
+		x <<= 8;
+	}
+	if (!(x >> 60)) {
+		n += 4;
+		x <<= 4;
+	}
+	if (!(x >> 62)) {
+		n += 2;
+		x <<= 2;
+	}
+	return n + (unsigned)!(x >> 63);
+}
+#define IK_BITSCAN_SOFT 1	/* ik_ctz64 / ik_clz64 are the software forms */
+#else
+#define ik_ctz64(x) ((unsigned)__builtin_ctzll((unsigned long long)(x)))	/* trailing zeros */
+#define ik_clz64(x) ((unsigned)__builtin_clzll((unsigned long long)(x)))	/* leading zeros */
+#define IK_BITSCAN_SOFT 0	/* ik_ctz64 / ik_clz64 are the compiler's builtins */
+#endif
+
 /* log2 of a non-zero 64-bit value, rounded down / up. */
-#define IK_ILOG2_64(x) (63 - __builtin_clzll((unsigned long long)(x)))
+#define IK_ILOG2_64(x) (63u - ik_clz64((unsigned long long)(x)))
 #define IK_ILOG2_64_UP(x) \
-	((x) <= 1 ? 0 : 64 - __builtin_clzll((unsigned long long)(x) - 1))
+	((x) <= 1 ? 0u : 64u - ik_clz64((unsigned long long)(x) - 1))
 
 #endif /* IOMMUKIT_COMPILER_H */

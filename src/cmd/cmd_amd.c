@@ -95,7 +95,7 @@ IK_API int ik_amd_inv_encode(ik_u64 iova, ik_u64 size, ik_u64 *addr, ik_u8 *s)
 	}
 	/* The block of 2^b bytes holding iova holds last once they agree
 	 * above bit b - 1 (b >= 13 here: they differ at or above bit 12). */
-	b = (unsigned)(64 - __builtin_clzll(iova ^ last));
+	b = (unsigned)(64 - ik_clz64(iova ^ last));
 	*s = 1;
 	if (b >= 52) {
 		*addr = IK_AMD_INV_ALL_ADDR;
@@ -119,7 +119,7 @@ IK_API int ik_amd_inv_decode(ik_u64 addr, ik_u8 s, ik_u64 *first, ik_u64 *last)
 		return 0;
 	}
 	zeros = ~(addr | 0xfff);
-	k = zeros ? (unsigned)__builtin_ctzll(zeros) : 64;
+	k = zeros ? (unsigned)ik_ctz64(zeros) : 64;
 	if (k >= 51) {
 		*first = 0;
 		*last = IK_U64_MAX;

@@ -92,7 +92,7 @@ static int piece_place(struct ik_codec_piece *p, const struct ik_field *f)
 	image_or(img, f, IK_FMASK(bits));
 	if (!img[k] || (k + 1 < IK_CODEC_MAX_SIZE / 8 && img[k + 1]))
 		return -ENOSPC;
-	pos = (unsigned)__builtin_ctzll(img[k]);
+	pos = (unsigned)ik_ctz64(img[k]);
 	if (pos + bits > 64 || img[k] != IK_FMASK(bits) << pos)
 		return -ENOSPC;
 	p->f = *f;

@@ -182,7 +182,7 @@ IK_API int ik_smmu_tlbi_range(const struct ik_smmu_cmd *tmpl, ik_u64 iova, ik_u6
 			 * bit lies higher is taken 32 * 2^31 pages (or what is
 			 * left, an even number below 32) at a time.
 			 */
-			unsigned scale = (unsigned)__builtin_ctzll(pages);
+			unsigned scale = (unsigned)ik_ctz64(pages);
 			/* pages >> scale is odd, so this is 1..31. */
 			ik_u64 units = (pages >> scale) & 31;
 

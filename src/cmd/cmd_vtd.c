@@ -143,7 +143,7 @@ IK_API int ik_vtd_psi_mask(ik_u64 pfn, ik_u64 npages, unsigned max_am, ik_u64 *b
 	last = pfn + npages - 1;
 	/* The block of 2^a pages holding pfn also holds last once the two
 	 * agree above bit a: a = index of the highest differing bit + 1. */
-	a = pfn == last ? 0 : (unsigned)(64 - __builtin_clzll(pfn ^ last));
+	a = pfn == last ? 0 : (unsigned)(64 - ik_clz64(pfn ^ last));
 	if (a > max_am)
 		return -EINVAL;
 	*base_pfn = a >= 64 ? 0 : pfn & ~((((ik_u64)1) << a) - 1);

@@ -8,7 +8,7 @@
 
 static unsigned lg2(ik_u64 v)
 {
-	return 63u - (unsigned)__builtin_clzll(v);
+	return 63u - (unsigned)ik_clz64(v);
 }
 
 /*

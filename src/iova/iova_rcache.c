@@ -718,7 +718,7 @@ int ik_iova_rcache_check(struct ik_iova_domain *d)
  * up to a power of two. */
 static inline unsigned size_class(ik_u64 npages)
 {
-	return 63u - (unsigned)__builtin_clzll(((npages - 1) << 1) | 1);
+	return 63u - (unsigned)ik_clz64(((npages - 1) << 1) | 1);
 }
 
 /* LOCK mode: pop from this CPU's loaded magazine under the slot lock. */

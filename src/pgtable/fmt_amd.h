@@ -52,7 +52,7 @@ IK_ALWAYS_INLINE unsigned amd_nl(ik_u64 pte)
 IK_INLINE ik_u64 amd_nl7_size(ik_u64 pte, unsigned lvl)
 {
 	ik_u64 field = (pte & IK_AMD_ADDR_MASK) >> 12;
-	unsigned ones = (unsigned)__builtin_ctzll(~field | (1ull << 40));
+	unsigned ones = (unsigned)ik_ctz64(~field | (1ull << 40));
 	unsigned lg = 13 + ones;
 
 	if (ones >= 40 || lg <= 12 + 9 * lvl || lg >= 12 + 9 * (lvl + 1))

@@ -86,7 +86,7 @@ static inline ik_u64 lpae_addr_bits(const struct ik_pt_geometry *g)
 static int fmt_geometry(struct ik_pt_geometry *g, const struct ik_pgtable_cfg *cfg)
 {
 	/* quirks, fmt_flags, ias, oas and the granule are checked (FMT_*) */
-	unsigned glg2 = (unsigned)__builtin_ctzll(cfg->pgsize_bitmap);
+	unsigned glg2 = (unsigned)ik_ctz64(cfg->pgsize_bitmap);
 	unsigned bits, va_bits, nlevels, top_bits, concat = 1, lvl;
 	bool ds = lpae_ds(glg2, cfg->fmt_flags);
 	ik_u64 bitmap;

@@ -427,7 +427,7 @@ static void pt_iter_init(struct pt_iter *it, ik_u64 iova, const struct ik_seg *s
  * the few levels there are. */
 static inline unsigned pt_pgsize_level(const struct ik_pt_geometry *g, ik_u64 pgsize)
 {
-	unsigned lvl = 0, sh = (unsigned)__builtin_ctzll(pgsize);
+	unsigned lvl = 0, sh = (unsigned)ik_ctz64(pgsize);
 
 	while (pt_shift(g, lvl) < sh)
 		lvl++;
@@ -946,7 +946,7 @@ IK_ALWAYS_INLINE bool pt_map_fast(struct ik_pgtable *pt, ik_u64 iova, ik_u64 pa,
 	if (pgsize) {
 		lvl = pt_pgsize_level(g, pgsize);
 	} else {
-		unsigned m = (unsigned)__builtin_ctzll(iova | pa | len);
+		unsigned m = (unsigned)ik_ctz64(iova | pa | len);
 
 		for (lvl = l; lvl > 0; lvl--)
 			if ((g->leaf_levels & (1u << lvl)) && pt_shift(g, lvl) <= m)
@@ -1456,7 +1456,7 @@ IK_ALWAYS_INLINE bool pt_unmap_fast(struct ik_pgtable *pt, ik_u64 iova, ik_u64 s
 	unsigned l = pt_top(g), sh = pt_shift(g, l);
 	/* The range's alignment: whole entries at a level whose shift is at
 	 * most this (iova | size is not 0: size is not). */
-	unsigned al = (unsigned)__builtin_ctzll(iova | size);
+	unsigned al = (unsigned)ik_ctz64(iova | size);
 	ik_u64 esz, es, first = 0, stop = 0, bytes = 0, last = iova + size - 1;
 	ik_u32 idx, end, run_lo = 0, run_n = 0, cleared = 0, nfreed = 0;
 	ik_u64 imask = (1ull << pt_nbits(g, l)) - 1;	/* the root's index bits */

@@ -355,7 +355,7 @@ static struct sio_tlbe *tlb_lookup(struct ik_softiommu *s, const struct sio_key 
 	ik_u64 sizes = s->sizes;
 
 	while (sizes) {
-		ik_u32 lg2 = (ik_u32)__builtin_ctzll(sizes);
+		ik_u32 lg2 = (ik_u32)ik_ctz64(sizes);
 		ik_u64 in = iova >> lg2;
 		struct sio_tlbe *set = &s->tlb[(ik_size)key_set(s, k, in) * s->ways];
 
@@ -469,7 +469,7 @@ static ik_u64 inv_probes(const struct ik_softiommu *s, const struct inv_match *m
 	ik_u64 probes = 0, sizes = s->sizes;
 
 	while (sizes && probes <= s->sets) {
-		ik_u32 lg2 = (ik_u32)__builtin_ctzll(sizes);
+		ik_u32 lg2 = (ik_u32)ik_ctz64(sizes);
 
 		sizes &= sizes - 1;
 		probes += (m->last >> lg2) - (m->first >> lg2) + 1;
@@ -485,7 +485,7 @@ static ik_u64 tlb_inv_probe(struct ik_softiommu *s, const struct inv_match *m)
 	ik_u64 sizes = s->sizes, dropped = 0;
 
 	while (sizes) {
-		ik_u32 lg2 = (ik_u32)__builtin_ctzll(sizes);
+		ik_u32 lg2 = (ik_u32)ik_ctz64(sizes);
 
 		sizes &= sizes - 1;
 		for (ik_u64 in = m->first >> lg2; in <= m->last >> lg2; in++) {
