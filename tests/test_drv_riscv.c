@@ -1297,6 +1297,473 @@ START_TEST(planned_invalidations_leave_no_stale_translation)
 }
 END_TEST
 
+/* ================================================================ registers and bring-up */
+
+/*
+ * A register model of a RISC-V IOMMU (spec chapter "Memory-mapped register
+ * interface"): capabilities, fctl, ddtp with BUSY for a few reads after a
+ * write (and a record of any write while busy), queues that turn on a few
+ * reads after cqen/fqen/pqen, a command queue that executes commands when
+ * cqt is written (and, like QEMU 10.0.2, resumes after an error only on a
+ * cqt write), fault and page-request queues the test fills.  DMA memory is
+ * identity-mapped host memory.
+ */
+struct rm {
+	uint64_t caps, ddtp, cqb, fqb, pqb;
+	uint32_t fctl, cqh, cqt, fqh, fqt, pqh, pqt, cqcsr, fqcsr, pqcsr, ipsr;
+	unsigned ddtp_busy, busy[3];	/* reads left with BUSY */
+	uint32_t ddtp_modes;	/* bit m: ddtp MODE m is implemented */
+	bool never_on, mf_on_enable;
+	unsigned violations;	/* ddtp written while busy, a base written while on */
+	unsigned ncmds;
+	struct ik_riscv_cmd cmds[64];
+	struct ik_mmio mmio;
+};
+
+static uint32_t *rm_csr(struct rm *m, uint32_t off, unsigned *q)
+{
+	*q = off == IK_RISCV_REG_CQCSR ? 0 : off == IK_RISCV_REG_FQCSR ? 1 : 2;
+	return *q == 0 ? &m->cqcsr : *q == 1 ? &m->fqcsr : &m->pqcsr;
+}
+
+static void rm_run(struct rm *m)
+{
+	uint32_t mask = (2u << (m->cqb & 0x1f)) - 1;
+	const uint64_t *ring = (const uint64_t *)(uintptr_t)(((m->cqb >> 10) & ((1ull << 44) - 1)) << 12);
+
+	if (!(m->cqcsr & IK_RISCV_QCSR_ON) ||
+	    (m->cqcsr & (IK_RISCV_CQCSR_CMD_ILL | IK_RISCV_QCSR_MF | IK_RISCV_CQCSR_CMD_TO)))
+		return;
+	while (m->cqh != m->cqt) {
+		struct ik_riscv_cmd c;
+
+		if (ik_riscv_cmd_decode(&ring[2 * m->cqh], &c)) {
+			m->cqcsr |= IK_RISCV_CQCSR_CMD_ILL;
+			m->ipsr |= IK_RISCV_IPSR_CIP;
+			return;
+		}
+		if (m->ncmds < 64)
+			m->cmds[m->ncmds++] = c;
+		if (c.opcode == IK_RISCV_CMD_IOFENCE && c.av)
+			__atomic_store_n((uint32_t *)(uintptr_t)c.addr, c.data, __ATOMIC_RELEASE);
+		m->cqh = (m->cqh + 1) & mask;
+	}
+}
+
+static uint32_t rm_read32(void *ctx, uint32_t off)
+{
+	struct rm *m = ctx;
+	unsigned q;
+
+	switch (off) {
+	case IK_RISCV_REG_FCTL: return m->fctl;
+	case IK_RISCV_REG_CQH: return m->cqh;
+	case IK_RISCV_REG_CQT: return m->cqt;
+	case IK_RISCV_REG_FQH: return m->fqh;
+	case IK_RISCV_REG_FQT: return m->fqt;
+	case IK_RISCV_REG_PQH: return m->pqh;
+	case IK_RISCV_REG_PQT: return m->pqt;
+	case IK_RISCV_REG_IPSR: return m->ipsr;
+	case IK_RISCV_REG_CQCSR:
+	case IK_RISCV_REG_FQCSR:
+	case IK_RISCV_REG_PQCSR: {
+		uint32_t *csr = rm_csr(m, off, &q);
+
+		if (m->busy[q]) {
+			if (--m->busy[q] == 0 && !m->never_on) {
+				*csr &= ~IK_RISCV_QCSR_ON;
+				if (*csr & IK_RISCV_QCSR_EN) {
+					if (m->mf_on_enable)
+						*csr |= IK_RISCV_QCSR_MF;
+					else
+						*csr |= IK_RISCV_QCSR_ON;
+				}
+			}
+			return *csr | IK_RISCV_QCSR_BUSY;
+		}
+		return *csr;
+	}
+	default: return (uint32_t)(off == IK_RISCV_REG_CAPS ? m->caps : 0);
+	}
+}
+
+static void rm_write32(void *ctx, uint32_t off, uint32_t v)
+{
+	struct rm *m = ctx;
+	const uint32_t rw1c_cq = IK_RISCV_QCSR_MF | IK_RISCV_CQCSR_CMD_TO | IK_RISCV_CQCSR_CMD_ILL |
+				 IK_RISCV_CQCSR_FENCE_W_IP;
+	const uint32_t rw1c_q = IK_RISCV_QCSR_MF | IK_RISCV_QCSR_OF;
+	unsigned q;
+
+	switch (off) {
+	case IK_RISCV_REG_FCTL:
+		m->fctl = v & (((m->caps >> 28) & 3) ? IK_RISCV_FCTL_WSI : 0);
+		break;
+	case IK_RISCV_REG_CQT:
+		m->cqt = v;
+		rm_run(m);
+		break;
+	case IK_RISCV_REG_FQH: m->fqh = v; break;
+	case IK_RISCV_REG_PQH: m->pqh = v; break;
+	case IK_RISCV_REG_IPSR: m->ipsr &= ~v; break;
+	case IK_RISCV_REG_CQCSR:
+	case IK_RISCV_REG_FQCSR:
+	case IK_RISCV_REG_PQCSR: {
+		uint32_t *csr = rm_csr(m, off, &q), rw1c = q == 0 ? rw1c_cq : rw1c_q;
+		bool was = *csr & IK_RISCV_QCSR_EN, en = v & IK_RISCV_QCSR_EN;
+
+		*csr &= ~(v & rw1c);
+		*csr = (*csr & ~(IK_RISCV_QCSR_EN | IK_RISCV_QCSR_IE)) |
+		       (v & (IK_RISCV_QCSR_EN | IK_RISCV_QCSR_IE));
+		if (was != en) {
+			m->busy[q] = 2;
+			if (en && q == 0)
+				m->cqh = 0;
+			if (en && q == 1)
+				m->fqt = 0;
+			if (en && q == 2)
+				m->pqt = 0;
+		}
+		break;
+	}
+	default: break;
+	}
+}
+
+static uint64_t rm_read64(void *ctx, uint32_t off)
+{
+	struct rm *m = ctx;
+
+	switch (off) {
+	case IK_RISCV_REG_CAPS: return m->caps;
+	case IK_RISCV_REG_DDTP:
+		if (m->ddtp_busy) {
+			m->ddtp_busy--;
+			return m->ddtp | IK_RISCV_DDTP_BUSY;
+		}
+		return m->ddtp;
+	case IK_RISCV_REG_CQB: return m->cqb;
+	case IK_RISCV_REG_FQB: return m->fqb;
+	case IK_RISCV_REG_PQB: return m->pqb;
+	default: return rm_read32(ctx, off) | (uint64_t)rm_read32(ctx, off + 4) << 32;
+	}
+}
+
+static void rm_write64(void *ctx, uint32_t off, uint64_t v)
+{
+	struct rm *m = ctx;
+
+	switch (off) {
+	case IK_RISCV_REG_DDTP:
+		if (m->ddtp_busy)
+			m->violations++;
+		if (m->ddtp_modes & (1u << (v & 0xf)))
+			m->ddtp = v;
+		m->ddtp_busy = 3;
+		break;
+	case IK_RISCV_REG_CQB:
+	case IK_RISCV_REG_FQB:
+	case IK_RISCV_REG_PQB: {
+		unsigned q = off == IK_RISCV_REG_CQB ? 0 : off == IK_RISCV_REG_FQB ? 1 : 2;
+		uint32_t csr = q == 0 ? m->cqcsr : q == 1 ? m->fqcsr : m->pqcsr;
+
+		if (csr & (IK_RISCV_QCSR_ON | IK_RISCV_QCSR_EN))
+			m->violations++;
+		*(q == 0 ? &m->cqb : q == 1 ? &m->fqb : &m->pqb) = v;
+		break;
+	}
+	default:
+		rm_write32(ctx, off, (uint32_t)v);
+		rm_write32(ctx, off + 4, (uint32_t)(v >> 32));
+	}
+}
+
+static void rm_init(struct rm *m, uint64_t caps)
+{
+	memset(m, 0, sizeof(*m));
+	m->caps = caps;
+	m->ddtp_modes = 0x1f;
+	m->mmio.read32 = rm_read32;
+	m->mmio.write32 = rm_write32;
+	m->mmio.read64 = rm_read64;
+	m->mmio.write64 = rm_write64;
+	m->mmio.ctx = m;
+}
+
+/* The device writes a record into a queue (fault: 4 words, page request:
+ * 2), or sets OF when it is full. */
+static void rm_push(struct rm *m, bool fq, const uint64_t *rec)
+{
+	uint64_t b = fq ? m->fqb : m->pqb;
+	uint32_t *t = fq ? &m->fqt : &m->pqt, h = fq ? m->fqh : m->pqh;
+	uint32_t *csr = fq ? &m->fqcsr : &m->pqcsr, mask = (2u << (b & 0x1f)) - 1;
+	unsigned words = fq ? 4 : 2;
+	uint64_t *ring = (uint64_t *)(uintptr_t)(((b >> 10) & ((1ull << 44) - 1)) << 12);
+
+	if (!(*csr & IK_RISCV_QCSR_ON))
+		return;
+	if (((*t + 1) & mask) == h) {
+		*csr |= IK_RISCV_QCSR_OF;
+		return;
+	}
+	memcpy(&ring[*t * words], rec, words * 8);
+	*t = (*t + 1) & mask;
+	m->ipsr |= fq ? IK_RISCV_IPSR_FIP : IK_RISCV_IPSR_PIP;
+}
+
+static struct ik_riscv *rm_unit(struct rm *m, struct fdma *f, unsigned fq_log2, ik_u32 flags)
+{
+	struct ik_riscv_config c = { 0 };
+	struct ik_riscv *u = NULL;
+
+	fdma_init(f);
+	c.mmio = &m->mmio;
+	c.dma = &f->d;
+	c.cq_log2 = 6;
+	c.fq_log2 = fq_log2;
+	c.pq_log2 = 3;
+	c.flags = flags;
+	c.timeout_ns = 2000000000ull;
+	ck_assert_int_eq(ik_riscv_create(&c, &u), 0);
+	return u;
+}
+
+START_TEST(bringup_follows_the_register_handshakes)
+{
+	struct rm m;
+	struct fdma f;
+	struct ik_riscv *u;
+	struct ik_riscv_change chg = { 0 };
+	struct ik_riscv_plan p;
+	uint64_t *ring;
+
+	rm_init(&m, full_caps_reg());
+	u = rm_unit(&m, &f, 4, IK_RISCV_CFG_WSI | IK_RISCV_CFG_IE);
+	ck_assert_uint_eq(ik_riscv_get_caps(u)->pas, 48);
+	ck_assert_ptr_null(ik_riscv_queue(u));
+	ck_assert_int_eq(m.cqcsr | m.fqcsr | m.pqcsr, 0); /* create writes nothing */
+	ck_assert_int_eq(ik_riscv_enable(u), 0);
+	ck_assert_int_eq(ik_riscv_enable(u), -EBUSY);
+	ck_assert_uint_eq(m.violations, 0);
+	/* bases: LOG2SZ-1 [4:0], PPN [53:10] of a size-aligned ring */
+	ck_assert_uint_eq(m.cqb & 0x1f, 5);
+	ck_assert_uint_eq(m.fqb & 0x1f, 3);
+	ck_assert_uint_eq(m.pqb & 0x1f, 2);
+	ck_assert_uint_eq(m.cqb & 0x3e0, 0);
+	ring = (uint64_t *)(uintptr_t)((m.cqb >> 10) << 12);
+	ck_assert_uint_eq((uintptr_t)ring & 1023, 0);
+	/* all three queues on, interrupts enabled, fctl.WSI */
+	ck_assert_uint_eq(m.cqcsr & (IK_RISCV_QCSR_ON | IK_RISCV_QCSR_EN | IK_RISCV_QCSR_IE),
+			  IK_RISCV_QCSR_ON | IK_RISCV_QCSR_EN | IK_RISCV_QCSR_IE);
+	ck_assert(m.fqcsr & IK_RISCV_QCSR_ON);
+	ck_assert(m.pqcsr & IK_RISCV_QCSR_ON);
+	ck_assert_uint_eq(m.fctl, IK_RISCV_FCTL_WSI);
+	/* the global invalidations, then the fence */
+	ck_assert_uint_eq(m.ncmds, 4);
+	ck_assert(m.cmds[0].opcode == IK_RISCV_CMD_IOTINVAL && m.cmds[0].func3 == IK_RISCV_IOTINVAL_VMA &&
+		  !m.cmds[0].pscv && !m.cmds[0].gv && !m.cmds[0].av);
+	ck_assert(m.cmds[1].func3 == IK_RISCV_IOTINVAL_GVMA && !m.cmds[1].gv);
+	ck_assert(m.cmds[2].opcode == IK_RISCV_CMD_IODIR && !m.cmds[2].dv);
+	ck_assert(m.cmds[3].opcode == IK_RISCV_CMD_IOFENCE && m.cmds[3].av);
+	/* ddtp: never written while busy; read back */
+	ck_assert_int_eq(ik_riscv_set_ddtp(u, IK_RISCV_DDTP_MODE_BARE), 0);
+	ck_assert_int_eq(ik_riscv_set_ddtp(u, IK_RISCV_DDTP_MODE_2LVL | (0x12345ull << 10)), 0);
+	ck_assert_uint_eq(m.ddtp, IK_RISCV_DDTP_MODE_2LVL | (0x12345ull << 10));
+	ck_assert_uint_eq(m.violations, 0);
+	m.ddtp_modes = 0x7; /* no 2- or 3-level directories */
+	ck_assert_int_eq(ik_riscv_set_ddtp(u, IK_RISCV_DDTP_MODE_3LVL | (0x5ull << 10)), -EOPNOTSUPP);
+	ck_assert_int_eq(ik_riscv_set_ddtp(u, 5), -EINVAL);			/* reserved MODE */
+	ck_assert_int_eq(ik_riscv_set_ddtp(u, IK_RISCV_DDTP_MODE_1LVL | BIT(4)), -EINVAL); /* BUSY */
+	ck_assert_int_eq(ik_riscv_set_ddtp(u, IK_RISCV_DDTP_MODE_OFF | (1ull << 10)), -EINVAL);
+	ck_assert_int_eq(ik_riscv_set_ddtp(u, IK_RISCV_DDTP_MODE_1LVL | BIT(60)), -EINVAL);
+	ck_assert_uint_eq(m.violations, 0);
+	/* a plan through the queue */
+	chg.kind = IK_RISCV_CHANGE_DC;
+	chg.did = 0x77;
+	ck_assert_int_eq(ik_riscv_plan_change(&chg, &p), 0);
+	ck_assert_int_eq(ik_riscv_plan_issue(ik_riscv_queue(u), &p), 0);
+	ck_assert(m.ncmds == 6 && m.cmds[4].opcode == IK_RISCV_CMD_IODIR && m.cmds[4].did == 0x77);
+	ck_assert_int_eq(ik_riscv_disable(u), 0);
+	ck_assert_uint_eq(m.cqcsr & (IK_RISCV_QCSR_ON | IK_RISCV_QCSR_EN), 0);
+	ck_assert_ptr_null(ik_riscv_queue(u));
+	/* and again: the queues come back */
+	ck_assert_int_eq(ik_riscv_enable(u), 0);
+	ck_assert_uint_eq(m.violations, 0);
+	ik_riscv_destroy(u);
+	ck_assert_int_eq(f.allocs, f.frees);
+}
+END_TEST
+
+START_TEST(bringup_errors_leave_the_queues_off)
+{
+	struct ik_riscv_config c = { 0 };
+	struct ik_riscv *u = NULL, *u0 = (struct ik_riscv *)&c;
+	struct rm m;
+	struct fdma f;
+
+	rm_init(&m, full_caps_reg() & ~(3ull << 28)); /* IGS: MSI only */
+	fdma_init(&f);
+	c.mmio = &m.mmio;
+	c.dma = &f.d;
+	u = u0;
+	c.flags = IK_RISCV_CFG_WSI;
+	ck_assert_int_eq(ik_riscv_create(&c, &u), -EOPNOTSUPP);
+	c.flags = 4;
+	ck_assert_int_eq(ik_riscv_create(&c, &u), -EINVAL);
+	c.flags = 0;
+	c.cq_log2 = 21;
+	ck_assert_int_eq(ik_riscv_create(&c, &u), -EINVAL);
+	c.cq_log2 = 0;
+	c.fq_log2 = 17;
+	ck_assert_int_eq(ik_riscv_create(&c, &u), -EINVAL);
+	c.fq_log2 = 0;
+	m.caps = 0x20 | (48ull << 32); /* version 2.0 */
+	ck_assert_int_eq(ik_riscv_create(&c, &u), -EOPNOTSUPP);
+	m.caps = full_caps_reg();
+	m.fctl = IK_RISCV_FCTL_BE;
+	ck_assert_int_eq(ik_riscv_create(&c, &u), -EOPNOTSUPP);
+	ck_assert_ptr_eq(u, u0);
+	m.fctl = 0;
+	ck_assert_int_eq(ik_riscv_create(NULL, &u), -EINVAL);
+	ck_assert_int_eq(ik_riscv_create(&c, NULL), -EINVAL);
+	/* a queue that reports a memory fault, one that never turns on */
+	u = rm_unit(&m, &f, 4, 0);
+	m.mf_on_enable = true;
+	ck_assert_int_eq(ik_riscv_enable(u), -EIO);
+	ck_assert_ptr_null(ik_riscv_queue(u));
+	ck_assert_uint_eq(m.cqcsr & IK_RISCV_QCSR_EN, 0);
+	m.mf_on_enable = false;
+	m.cqcsr = 0;
+	ik_riscv_destroy(u);
+	ck_assert_int_eq(f.allocs, f.frees);
+	{
+		struct ik_riscv_config c2 = c;
+
+		c2.timeout_ns = 1000000; /* 1 ms */
+		ck_assert_int_eq(ik_riscv_create(&c2, &u), 0);
+		m.never_on = true;
+		ck_assert_int_eq(ik_riscv_enable(u), -ETIMEDOUT);
+		ck_assert_ptr_null(ik_riscv_queue(u));
+		m.never_on = false;
+		ik_riscv_destroy(u);
+	}
+}
+END_TEST
+
+START_TEST(command_queue_recovers_from_an_illegal_command)
+{
+	struct rm m;
+	struct fdma f;
+	struct ik_riscv *u;
+	struct ik_riscv_stats st;
+	struct ik_riscv_plan p;
+	struct ik_riscv_change chg = { 0 };
+	uint64_t bad[2] = { 0x7f, 0 }; /* opcode 127: cmd_ill */
+	int err;
+
+	rm_init(&m, full_caps_reg());
+	u = rm_unit(&m, &f, 4, 0);
+	ck_assert_int_eq(ik_riscv_enable(u), 0);
+	m.ncmds = 0;
+	err = ik_cmdq_issue(ik_riscv_queue(u), bad, 1, IK_CMDQ_SYNC);
+	ck_assert(err == 0 || err == -EIO);
+	/* the queue runs again: cmd_ill cleared, later commands executed */
+	ck_assert_uint_eq(m.cqcsr & IK_RISCV_CQCSR_CMD_ILL, 0);
+	chg.kind = IK_RISCV_CHANGE_DC;
+	chg.did = 3;
+	ck_assert_int_eq(ik_riscv_plan_change(&chg, &p), 0);
+	ck_assert_int_eq(ik_riscv_plan_issue(ik_riscv_queue(u), &p), 0);
+	ck_assert(m.ncmds >= 2 && m.cmds[m.ncmds - 2].opcode == IK_RISCV_CMD_IODIR &&
+		  m.cmds[m.ncmds - 2].did == 3);
+	ck_assert_int_eq(ik_riscv_get_stats(u, &st), 0);
+	ck_assert_uint_ge(st.cq_errors, 1);
+	ik_riscv_destroy(u);
+	ck_assert_int_eq(f.allocs, f.frees);
+}
+END_TEST
+
+START_TEST(fault_and_page_request_queues_are_read_and_acknowledged)
+{
+	struct rm m;
+	struct fdma f;
+	struct ik_riscv *u;
+	struct ik_riscv_fault fl;
+	struct ik_riscv_page_req pr;
+	struct ik_riscv_stats st;
+	uint64_t rec[4], raw[4];
+
+	rm_init(&m, full_caps_reg());
+	u = rm_unit(&m, &f, 2, 0); /* 4 slots: 3 records fit */
+	ck_assert_int_eq(ik_riscv_fault_pop(u, &fl, NULL), -EINVAL); /* not enabled */
+	ck_assert_int_eq(ik_riscv_enable(u), 0);
+	ck_assert_int_eq(ik_riscv_fault_pop(u, &fl, NULL), -ENOENT);
+	/* a read page fault of DID 0x123456, PID 5, at 0xdead000 */
+	memset(&fl, 0, sizeof(fl));
+	fl.cause = IK_RISCV_CAUSE_READ_PAGE;
+	fl.ttyp = IK_RISCV_TTYP_UR;
+	fl.did = 0x123456;
+	fl.pid = 5;
+	fl.pv = true;
+	fl.iotval = 0xdead000;
+	ck_assert_int_eq(ik_riscv_fault_encode(&fl, rec), 0);
+	rm_push(&m, true, rec);
+	rec[1] = 1ull << 40;	/* reserved bits: a record that does not decode */
+	rm_push(&m, true, rec);
+	rec[1] = 0;
+	rm_push(&m, true, rec);
+	rm_push(&m, true, rec);	/* full: overflow */
+	ck_assert(m.fqcsr & IK_RISCV_QCSR_OF);
+	memset(&fl, 0, sizeof(fl));
+	ck_assert_int_eq(ik_riscv_fault_pop(u, &fl, raw), 0);
+	ck_assert(fl.cause == IK_RISCV_CAUSE_READ_PAGE && fl.did == 0x123456 && fl.pid == 5 &&
+		  fl.pv && fl.iotval == 0xdead000 && fl.page_fault);
+	ck_assert_uint_eq(m.fqcsr & IK_RISCV_QCSR_OF, 0);	/* acknowledged */
+	ck_assert_uint_eq(m.fqh, 1);
+	ck_assert_int_eq(ik_riscv_fault_pop(u, &fl, raw), -EIO);
+	ck_assert_uint_eq(raw[1], 1ull << 40);
+	ck_assert_uint_eq(m.fqh, 2);	/* consumed all the same */
+	ck_assert_int_eq(ik_riscv_fault_pop(u, &fl, NULL), 0);
+	ck_assert(m.ipsr & IK_RISCV_IPSR_FIP);
+	ck_assert_int_eq(ik_riscv_fault_pop(u, &fl, NULL), -ENOENT);
+	ck_assert_uint_eq(m.ipsr & IK_RISCV_IPSR_FIP, 0);
+	ck_assert_int_eq(ik_riscv_get_stats(u, &st), 0);
+	ck_assert(st.faults == 3 && st.bad_faults == 1 && st.fq_overflows == 1);
+	/* wrap around the ring */
+	for (unsigned i = 0; i < 6; i++) {
+		rec[2] = 0x1000ull * i;
+		rm_push(&m, true, rec);
+		ck_assert_int_eq(ik_riscv_fault_pop(u, &fl, NULL), 0);
+		ck_assert_uint_eq(fl.iotval, 0x1000ull * i);
+	}
+	/* a tail beyond the queue is not trusted */
+	m.fqt = 9;
+	ck_assert_int_eq(ik_riscv_fault_pop(u, &fl, NULL), -ERANGE);
+	m.fqt = m.fqh;
+	/* page requests: PID 9, privileged, page 0x4000_3000, PRGI 0x1ab, last, write */
+	rec[0] = (9ull << 12) | BIT(32) | BIT(33) | (0x42ull << 40);
+	rec[1] = 0x40003000ull | (0x1abull << 3) | 4 | 2;
+	rm_push(&m, false, rec);
+	ck_assert_int_eq(ik_riscv_page_req_pop(u, &pr, raw), 0);
+	ck_assert(pr.did == 0x42 && pr.pid == 9 && pr.pv && pr.priv && !pr.exec &&
+		  pr.addr == 0x40003000ull && pr.prgi == 0x1ab && pr.last && pr.write && !pr.read);
+	ck_assert_int_eq(ik_riscv_page_req_pop(u, &pr, NULL), -ENOENT);
+	rec[0] = 9ull << 12; /* a PID without PV */
+	ck_assert_int_eq(ik_riscv_page_req_decode(rec, &pr), -EINVAL);
+	rec[0] = 1;	/* reserved */
+	ck_assert_int_eq(ik_riscv_page_req_decode(rec, &pr), -EINVAL);
+	ik_riscv_destroy(u);
+	ck_assert_int_eq(f.allocs, f.frees);
+	/* no ATS: no page-request queue */
+	rm_init(&m, full_caps_reg() & ~BIT(SPEC_CAP_ATS));
+	u = rm_unit(&m, &f, 2, 0);
+	ck_assert_int_eq(ik_riscv_enable(u), 0);
+	ck_assert_uint_eq(m.pqcsr, 0);
+	ck_assert_int_eq(ik_riscv_page_req_pop(u, &pr, NULL), -ENODEV);
+	ik_riscv_destroy(u);
+	ck_assert_int_eq(f.allocs, f.frees);
+}
+END_TEST
+
 Suite *ik_test_suite(void)
 {
 	Suite *s = suite_create("drv_riscv");
@@ -1312,6 +1779,10 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, plan_unmap_follows_the_choice_table);
 	tcase_add_test(tc, plan_change_follows_its_table);
 	tcase_add_test(tc, planned_invalidations_leave_no_stale_translation);
+	tcase_add_test(tc, bringup_follows_the_register_handshakes);
+	tcase_add_test(tc, bringup_errors_leave_the_queues_off);
+	tcase_add_test(tc, command_queue_recovers_from_an_illegal_command);
+	tcase_add_test(tc, fault_and_page_request_queues_are_read_and_acknowledged);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -24,7 +24,15 @@
  *                  allocated on first use, with their register / fsc value;
  *   planner        ik_riscv_plan_unmap / _range / _change: pure functions
  *                  from a gather or a change to commands;
- *                  ik_riscv_plan_issue() runs a plan on an ik_cmdq.
+ *                  ik_riscv_plan_issue() runs a plan on an ik_cmdq;
+ *   registers      struct ik_riscv (ik_riscv_create()): capabilities and
+ *                  fctl, ddtp with its busy handshake, the command queue
+ *                  (an ik_cmdq whose register hooks handle cmd_ill,
+ *                  cmd_to and cqmf and restart it), the fault queue
+ *                  (overflow, records through ik_riscv_fault_decode()),
+ *                  the page-request queue where capabilities.ATS says
+ *                  there is one.  Interrupt vectors (icvec, the MSI
+ *                  configuration table) are left to the caller.
  *
  * Glossary (the specification's words)
  *   DID         device ID, up to 24 bits: indexes the device directory.
@@ -83,7 +91,10 @@
  *   ik_riscv_pdt_set / _clear / _read      (the caller serialises); the
  *                                          IOMMU reads it all along
  *   ik_riscv_plan_issue                    anything (the queue is lock-free)
- *   *_init / *_fini                        nothing else on the object
+ *   ik_riscv_fault_pop, _page_req_pop      nothing else popping the same
+ *                                          queue
+ *   ik_riscv_enable, _disable, _set_ddtp   nothing else on the object
+ *   *_init / *_fini, create / destroy      nothing else on the object
  * Callbacks: the issue function of ik_riscv_ddt_write() is called from the
  * writing thread, with no iommukit lock held.
  *
@@ -94,6 +105,7 @@
 #define IOMMUKIT_DRV_RISCV_H
 
 #include <iommukit/env.h>
+#include <iommukit/lock.h>
 #include <iommukit/drv/io.h>
 #include <iommukit/cmd/riscv.h>
 #include <iommukit/fmt/riscv.h>
@@ -623,6 +635,204 @@ IK_API int ik_riscv_pdt_clear(struct ik_riscv_pdt *t, ik_u32 pid, struct ik_risc
 /* The process context of pid into pc[0] (ta) and pc[1] (fsc); zeros where
  * no lower table exists.  -EINVAL for NULL arguments or a pid out of range. */
 IK_API int ik_riscv_pdt_read(const struct ik_riscv_pdt *t, ik_u32 pid, ik_u64 pc[2]);
+
+/* ================================================================ registers and bring-up */
+
+/* Register offsets (spec chapter "Memory-mapped register interface"). */
+#define IK_RISCV_REG_CAPS 0x00	/* capabilities, 64 bits, RO */
+#define IK_RISCV_REG_FCTL 0x08	/* features control, 32 bits */
+#define IK_RISCV_REG_DDTP 0x10	/* device directory pointer, 64 bits */
+#define IK_RISCV_REG_CQB 0x18	/* command queue base, 64 bits */
+#define IK_RISCV_REG_CQH 0x20	/* command queue head, 32 bits, RO */
+#define IK_RISCV_REG_CQT 0x24	/* command queue tail, 32 bits */
+#define IK_RISCV_REG_FQB 0x28	/* fault queue base, 64 bits */
+#define IK_RISCV_REG_FQH 0x30	/* fault queue head, 32 bits */
+#define IK_RISCV_REG_FQT 0x34	/* fault queue tail, 32 bits, RO */
+#define IK_RISCV_REG_PQB 0x38	/* page-request queue base, 64 bits */
+#define IK_RISCV_REG_PQH 0x40	/* page-request queue head, 32 bits */
+#define IK_RISCV_REG_PQT 0x44	/* page-request queue tail, 32 bits, RO */
+#define IK_RISCV_REG_CQCSR 0x48	/* command queue control and status, 32 bits */
+#define IK_RISCV_REG_FQCSR 0x4c	/* fault queue control and status, 32 bits */
+#define IK_RISCV_REG_PQCSR 0x50	/* page-request queue control and status, 32 bits */
+#define IK_RISCV_REG_IPSR 0x54	/* interrupt pending status, 32 bits, RW1C */
+#define IK_RISCV_REG_ICVEC 0x2f8	/* interrupt cause to vector, 64 bits */
+
+/* fctl bits. */
+#define IK_RISCV_FCTL_BE (1u << 0)	/* big-endian accesses */
+#define IK_RISCV_FCTL_WSI (1u << 1)	/* wired-signalled interrupts */
+#define IK_RISCV_FCTL_GXL (1u << 2)	/* 32-bit G-stage */
+
+/* Queue base registers: LOG2SZ-1 [4:0], PPN [53:10]. */
+#define IK_RISCV_QB_LOG2SZ_MASK 0x1full	/* log2(entries) - 1 */
+/* Queue CSR bits (cqcsr; fqcsr and pqcsr share ENABLE, IE, MF, OF, ON, BUSY). */
+#define IK_RISCV_QCSR_EN (1u << 0)	/* enable */
+#define IK_RISCV_QCSR_IE (1u << 1)	/* interrupt enable */
+#define IK_RISCV_QCSR_MF (1u << 8)	/* memory fault (RW1C) */
+#define IK_RISCV_CQCSR_CMD_TO (1u << 9)	/* command timeout (RW1C) */
+#define IK_RISCV_QCSR_OF (1u << 9)	/* fault / page-request queue overflow (RW1C) */
+#define IK_RISCV_CQCSR_CMD_ILL (1u << 10)	/* illegal command (RW1C) */
+#define IK_RISCV_CQCSR_FENCE_W_IP (1u << 11)	/* IOFENCE.C with WSI done (RW1C) */
+#define IK_RISCV_QCSR_ON (1u << 16)	/* the queue is active */
+#define IK_RISCV_QCSR_BUSY (1u << 17)	/* an enable / disable is in progress */
+/* ipsr bits (RW1C). */
+#define IK_RISCV_IPSR_CIP (1u << 0)	/* command queue */
+#define IK_RISCV_IPSR_FIP (1u << 1)	/* fault queue */
+#define IK_RISCV_IPSR_PMIP (1u << 2)	/* performance monitor */
+#define IK_RISCV_IPSR_PIP (1u << 3)	/* page-request queue */
+
+/*
+ * struct ik_riscv_page_req - a page-request queue record (16 bytes)
+ * decoded: w[0] PID [31:12], PV [32], PRIV [33], EXEC [34], DID [63:40];
+ * w[1] the PCIe page request message's payload: page address [63:12],
+ * PRG index [11:3], Last [2], Write [1], Read [0].
+ */
+struct ik_riscv_page_req {
+	ik_u32 did, pid;	/* device; process (pv) */
+	bool pv, priv, exec;	/* PID valid; privileged; execute */
+	ik_u64 addr;	/* the page (4 KiB aligned) */
+	ik_u16 prgi;	/* page request group index */
+	bool last, write, read;	/* L, W, R */
+};
+
+/*
+ * ik_riscv_page_req_decode - decode a page-request record w[0..1] (hostile:
+ * the device chose most of it).  -EINVAL, *r untouched: NULL argument,
+ * reserved bits of w[0] set (11:0, 39:35), a PID or PRIV without PV.  Pure.
+ */
+IK_API int ik_riscv_page_req_decode(const ik_u64 w[2], struct ik_riscv_page_req *r);
+
+/*
+ * struct ik_riscv_cq_regs - the register side of the command queue, as
+ * struct ik_cmdq_regs hooks (ik_riscv_cq_regs, regs_ctx = this):
+ *   read_cons  cqcsr first: cmd_ill -> IK_CMDQ_CERROR_ILL, cqmf ->
+ *              IK_CMDQ_CERROR_ABT, cmd_to -> IK_CMDQ_CERROR_ATC_INV_SYNC
+ *              (an IOFENCE.C that waited too long for ATS invalidations);
+ *              then cqh (the ring slot: the queue uses IK_CMDQ_CFG_NO_WRAP);
+ *   write_prod cqt = the slot;
+ *   ack_error  write the set error bits back to cqcsr (RW1C), then cqt
+ *              again with the last tail written (an IOMMU that resumes only
+ *              on a cqt write - QEMU 10.0.2 - resumes too).
+ * Fields are private except errors (errors acknowledged) and last_cqcsr
+ * (cqcsr at the last error report).
+ */
+struct ik_riscv_cq_regs {
+	const struct ik_mmio *mmio;	/* private: the registers */
+	ik_u32 mask;	/* private: slot mask */
+	ik_lock_t lock;	/* private: orders cqt writes */
+	ik_u32 tail;	/* private: the last tail written */
+	ik_u32 last_cqcsr;	/* cqcsr at the last error report */
+	ik_u64 errors;	/* errors acknowledged */
+};
+
+/* The struct ik_cmdq_regs hooks of a struct ik_riscv_cq_regs. */
+IK_API extern const struct ik_cmdq_regs ik_riscv_cq_regs_ops;
+
+/* ik_riscv_cq_regs_init - for a queue of 2^log2_entries commands
+ * (IK_CMDQ_LOG2_MIN..IK_CMDQ_LOG2_MAX), registers through mmio (not
+ * copied: it must outlive r).  Touches no register.  -EINVAL for NULL
+ * arguments or a size out of range.  O(1). */
+IK_API int ik_riscv_cq_regs_init(struct ik_riscv_cq_regs *r, const struct ik_mmio *mmio,
+				 unsigned log2_entries);
+
+/*
+ * struct ik_riscv_config - for ik_riscv_create():
+ *   mmio      the register file;
+ *   dma       DMA memory for the queues;
+ *   alloc     bookkeeping (NULL: the env's);
+ *   cq_log2, fq_log2, pq_log2  queue sizes, log2 of the entries (0: 8, 8,
+ *             8); cq 2..IK_CMDQ_LOG2_MAX, fq and pq 1..16;
+ *   flags     IK_RISCV_CFG_WSI: wired interrupts (fctl.WSI; needs IGS WSI
+ *             or both), IK_RISCV_CFG_IE: enable the queues' interrupts (cie,
+ *             fie, pie; the vectors, icvec and msi_cfg_tbl, are the
+ *             caller's);
+ *   timeout_ns  bound of every register handshake and command wait (0: 1 s).
+ */
+struct ik_riscv_config {
+	const struct ik_mmio *mmio;	/* registers */
+	const struct ik_dma_mem *dma;	/* DMA memory for the queues */
+	const struct ik_allocator *alloc;	/* bookkeeping; NULL: the env's */
+	unsigned cq_log2, fq_log2, pq_log2;	/* queue sizes (0: 8) */
+	ik_u32 flags;	/* IK_RISCV_CFG_* */
+	ik_u64 timeout_ns;	/* handshake bound (0: 1 s) */
+};
+#define IK_RISCV_CFG_WSI 0x1u	/* fctl.WSI = 1 */
+#define IK_RISCV_CFG_IE 0x2u	/* cie, fie, pie = 1 */
+
+struct ik_riscv;	/* opaque: one IOMMU */
+
+/*
+ * ik_riscv_create - read capabilities and fctl through cfg->mmio (nothing is
+ * written) and build the driver object.  Errors: -EINVAL (NULL cfg, out,
+ * mmio or dma, accessors missing, a queue size out of range, an unknown
+ * flag); -EOPNOTSUPP (capabilities that do not decode, WSI asked without
+ * IGS WSI or both, fctl.BE set: big-endian IOMMUs are not supported);
+ * -ENOMEM.  *out untouched on error.  One allocation.
+ */
+IK_API int ik_riscv_create(const struct ik_riscv_config *cfg, struct ik_riscv **out);
+/* Disable (as ik_riscv_disable()) if enabled, free the queues and the
+ * object.  NULL is ignored. */
+IK_API void ik_riscv_destroy(struct ik_riscv *u);
+/* The decoded capabilities. */
+IK_API const struct ik_riscv_caps *ik_riscv_get_caps(const struct ik_riscv *u);
+
+/*
+ * ik_riscv_enable - bring the queues up: fctl.WSI as configured; the
+ * command queue (cqb, cqt = 0, cqcsr.cqen, wait for cqon and !busy), the
+ * fault queue (fqb, fqh = 0, fqcsr.fqen, wait for fqon), the page-request
+ * queue when capabilities.ATS (the same with pq*); then IOTINVAL.VMA and
+ * .GVMA of everything, IODIR.INVAL_DDT of everything and IOFENCE.C through
+ * the queue.  ddtp is not touched: set it with ik_riscv_set_ddtp() (the
+ * IOMMU comes out of reset with ddtp Off: every DMA refused).  Errors:
+ * -ETIMEDOUT (a handshake, or the fence), -ENOMEM / -ERANGE (queue
+ * memory), -EIO (a queue that reports a memory fault when enabled); the
+ * queues enabled so far are disabled again.  -EBUSY if already enabled.
+ */
+IK_API int ik_riscv_enable(struct ik_riscv *u);
+/* Disable the queues (cqen, fqen, pqen = 0, wait for !on and !busy).
+ * -ETIMEDOUT on a handshake.  The queue memory stays for a later enable. */
+IK_API int ik_riscv_disable(struct ik_riscv *u);
+
+/*
+ * ik_riscv_set_ddtp - write ddtp (from ik_riscv_ddt_reg(), or MODE Off /
+ * Bare with PPN 0) with the busy handshake: wait for ddtp.BUSY = 0, write,
+ * wait for BUSY = 0 again, and read back: a MODE the IOMMU does not
+ * implement reads back as another (the specification lets it keep the old
+ * value): -EOPNOTSUPP.  After a change from one directory to another the
+ * caller issues IODIR.INVAL_DDT of everything (ik_riscv_enable() did it
+ * once).  -EINVAL (NULL u, a reserved MODE, bits outside MODE and PPN),
+ * -ETIMEDOUT.
+ */
+IK_API int ik_riscv_set_ddtp(struct ik_riscv *u, ik_u64 ddtp);
+
+/* The command queue (an ik_cmdq of ik_cmdq_fmt_riscv) once enabled, else
+ * NULL.  ik_riscv_plan_issue() and ik_riscv_issue_cmdq() take it. */
+IK_API struct ik_cmdq *ik_riscv_queue(struct ik_riscv *u);
+
+/*
+ * ik_riscv_fault_pop - the oldest fault record: decoded into *f (raw, if
+ * not NULL, gets the 32 bytes as read), fqh advanced.  A record that does
+ * not decode is still consumed: -EIO with raw filled.  -ERANGE: fqt
+ * beyond the queue (nothing read).  -ENOENT: the
+ * queue is empty (fqh = fqt); first, an overflow (fqof) or memory fault
+ * (fqmf) is counted in the stats and acknowledged (RW1C), and ipsr.fip is
+ * cleared.  -EINVAL for NULL u or f, or a queue not enabled.  O(1).
+ */
+IK_API int ik_riscv_fault_pop(struct ik_riscv *u, struct ik_riscv_fault *f, ik_u64 raw[4]);
+/* The same for the page-request queue (-ENODEV without one). */
+IK_API int ik_riscv_page_req_pop(struct ik_riscv *u, struct ik_riscv_page_req *r, ik_u64 raw[2]);
+
+/* Counters (relaxed; exact when quiet). */
+struct ik_riscv_stats {
+	ik_u64 faults;	/* fault records read */
+	ik_u64 bad_faults;	/* of them, not decodable */
+	ik_u64 fq_overflows;	/* fqof seen */
+	ik_u64 fq_mem_faults;	/* fqmf seen */
+	ik_u64 page_reqs;	/* page requests read */
+	ik_u64 pq_overflows;	/* pqof seen */
+	ik_u64 cq_errors;	/* command-queue errors acknowledged */
+};
+/* Copy the counters.  -EINVAL for NULL arguments. */
+IK_API int ik_riscv_get_stats(const struct ik_riscv *u, struct ik_riscv_stats *st);
 
 IK_END_DECLS
 
