@@ -2201,16 +2201,26 @@ static int parse_check(const uint8_t *b, size_t n)
 {
 	struct ik_amd_ivrs_unit units[4], u0[4];
 	struct ik_amd_ivrs_range rg[8], r0[8];
-	struct ik_amd_ivrs out = { 0x5a5a, units, 4, 77, rg, 8, 88 }, o0;
+	struct ik_amd_ivrs out, o0;
 	uint8_t *copy = malloc(n ? n : 1);
 	int err;
+
+	/* Padding too is compared below: fill it before the fields. */
+	memset(&out, 0, sizeof(out));
+	out.ivinfo = 0x5a5a;
+	out.units = units;
+	out.max_units = 4;
+	out.nunits = 77;
+	out.ranges = rg;
+	out.max_ranges = 8;
+	out.nranges = 88;
 
 	memcpy(copy, b, n); /* exactly n bytes: ASan sees any read beyond */
 	memset(units, 0xa5, sizeof(units));
 	memset(rg, 0xa5, sizeof(rg));
 	memcpy(u0, units, sizeof(units));
 	memcpy(r0, rg, sizeof(rg));
-	o0 = out;
+	memcpy(&o0, &out, sizeof(out));
 	err = ik_amd_ivrs_parse(copy, n, &out);
 	free(copy);
 	if (err == -EINVAL) {
