@@ -23,6 +23,19 @@
 #include <iommukit/atomic.h>
 #include <iommukit/lock.h>
 
+/* One ECMDQ (see "ECMDQ" in the header). */
+struct ecq {
+	struct ik_smmu *s;
+	ik_u32 off;	/* register offset of its ECMDQ_BASE */
+	ik_u8 *ring;
+	ik_u64 ring_dma;
+	ik_lock_t lock;	/* PROD composition: write_prod vs. the error acknowledgements */
+	ik_u32 prod_shadow;	/* WR as about to be written (stored before the write) */
+	ik_u32 errack;	/* PROD.ERRACK as last written */
+	ik_u32 cons_good;	/* the newest credible CONS [19:0] */
+	bool enabled;
+};
+
 struct ik_smmu {
 	struct ik_mmio mmio;
 	const struct ik_dma_mem *dma;
@@ -60,6 +73,15 @@ struct ik_smmu {
 	ik_u32 gerrorn;
 
 	ik_u64 events, evtq_overflows, gerrors, ste_writes, cd_writes, issues;
+
+	/* ECMDQs */
+	unsigned ecmdq_max;	/* ik_smmu_ecmdq_limit() (0: CPUs) */
+	unsigned necq;	/* allocated */
+	struct ecq *ecq;
+	ik_size ecq_bytes;	/* each ring */
+	struct ik_cmdq_set *eset;	/* non-NULL while the ECMDQs are in use */
+	ik_u64 ecmdq_enable_timeouts, ecmdq_spurious, ecmdq_hostile;
+	ik_u64 ecmdq_retired[5];	/* counters of sets destroyed at a reset */
 };
 
 /* ---------------------------------------------------------------- waits */
@@ -191,6 +213,134 @@ static const struct ik_cmdq_regs smmu_cmdq_regs = {
 	hook_read_cons, hook_write_prod, NULL, hook_ack_error,
 };
 
+/* ---------------------------------------------------------------- ECMDQ hooks */
+
+static ik_u32 ecq_wrap_mask(const struct ecq *e)
+{
+	return cmdq_wrap_mask(e->s);
+}
+
+/* Clean ring slots [from, to) of an ECMDQ. */
+static void ecq_clean(struct ecq *e, ik_u32 from, ik_u32 to)
+{
+	struct ik_smmu *s = e->s;
+	ik_u32 size = 1u << s->cmdq_log2, n = (to - from) & ecq_wrap_mask(e);
+
+	if (!s->dma->clean)
+		return;
+	while (n) {
+		ik_u32 slot = from & (size - 1), k = size - slot < n ? size - slot : n;
+
+		ik_dma_clean(s->dma, e->ring + (ik_size)slot * 16, e->ring_dma + (ik_u64)slot * 16,
+			     (ik_size)k * 16);
+		from += k;
+		n -= k;
+	}
+}
+
+/* PROD = EN | ERRACK | WR (e->lock held). */
+static void ecq_prod_locked(struct ecq *e)
+{
+	wr(e->s, e->off + 8, IK_SMMU_ECMDQ_PROD_EN | (e->errack ? IK_SMMU_ECMDQ_PROD_ERRACK : 0) |
+				     (ik_load_relaxed(&e->prod_shadow) & ecq_wrap_mask(e)));
+}
+
+/* Advance cons_good to idx if idx is ahead of it (a reader that read CONS
+ * earlier must not move it back). */
+static void ecq_cons_advance(struct ecq *e, ik_u32 idx)
+{
+	ik_u32 size = 1u << e->s->cmdq_log2, old = ik_load_relaxed(&e->cons_good);
+
+	while (old != idx && ((idx - old) & ecq_wrap_mask(e)) <= size &&
+	       !ik_atomic_cas(&e->cons_good, &old, idx, IK_MO_RELEASE, IK_MO_RELAXED))
+		;
+}
+
+static ik_u32 ecq_read_cons(void *ctx, ik_u32 *cerror)
+{
+	struct ecq *e = (struct ecq *)ctx;
+	struct ik_smmu *s = e->s;
+	ik_u32 size = 1u << s->cmdq_log2, mask = ecq_wrap_mask(e);
+	/* C1: the register (ERR and RD together) first; then the shadows,
+	 * which only ever run ahead of what the SMMU was given. */
+	ik_u32 c = rd(s, e->off + 12);
+	ik_u32 prod = ik_load_acquire(&e->prod_shadow) & mask;
+	ik_u32 idx = c & mask;
+	bool err;
+
+	*cerror = 0;
+	if (((prod - idx) & mask) > size) {
+		/* No consumer can be beyond what it was given: hostile or
+		 * broken.  Report the last credible index (no progress). */
+		ik_atomic_fetch_add(&s->ecmdq_hostile, 1, IK_MO_RELAXED);
+		return ik_load_acquire(&e->cons_good);
+	}
+	ecq_cons_advance(e, idx);
+	err = (c & IK_SMMU_ECMDQ_CONS_ERR) != 0;
+	if (err == (ik_load_acquire(&e->errack) != 0))
+		return idx;
+	if (idx == prod) {
+		/* ERR with CONS == PROD: no command to blame (a stopped
+		 * consumer stops at a command it was given).  Acknowledge it
+		 * without touching the ring, unless it changed meanwhile. */
+		ik_lock(&e->lock);
+		c = rd(s, e->off + 12);
+		if (((c & IK_SMMU_ECMDQ_CONS_ERR) != 0) != (e->errack != 0) &&
+		    (c & mask) == (ik_load_relaxed(&e->prod_shadow) & mask)) {
+			ik_store_release(&e->errack, e->errack ^ 1u);
+			ecq_prod_locked(e);
+			ik_atomic_fetch_add(&s->ecmdq_spurious, 1, IK_MO_RELAXED);
+		}
+		ik_unlock(&e->lock);
+		return idx;
+	}
+	switch ((c >> IK_SMMU_ECMDQ_CONS_REASON_SHIFT) & 7) {
+	case IK_SMMU_CERROR_ABT:
+		*cerror = IK_CMDQ_CERROR_ABT;
+		break;
+	case IK_SMMU_CERROR_ATC_INV_SYNC:
+		*cerror = IK_CMDQ_CERROR_ATC_INV_SYNC;
+		break;
+	default:
+		*cerror = IK_CMDQ_CERROR_ILL;
+		break;
+	}
+	return idx;
+}
+
+static void ecq_write_prod(void *ctx, ik_u32 prod)
+{
+	struct ecq *e = (struct ecq *)ctx;
+	ik_u32 from;
+
+	ik_lock(&e->lock);
+	from = ik_load_relaxed(&e->prod_shadow);
+	/* The shadow first: a CONS read after this cannot be beyond it. */
+	ik_store_release(&e->prod_shadow, prod);
+	/* R2: entries cleaned, then the doorbell (ik_mmio orders it). */
+	ecq_clean(e, from, prod);
+	ecq_prod_locked(e);
+	ik_unlock(&e->lock);
+}
+
+static void ecq_ack_error(void *ctx)
+{
+	struct ecq *e = (struct ecq *)ctx;
+	ik_u32 c;
+
+	ik_lock(&e->lock);
+	c = rd(e->s, e->off + 12);
+	/* E1: the repaired entry at CONS is visible before ERRACK. */
+	ecq_clean(e, c, c + 1);
+	ik_store_release(&e->errack, (c & IK_SMMU_ECMDQ_CONS_ERR) ? 1u : 0u);
+	ecq_prod_locked(e);
+	ik_unlock(&e->lock);
+}
+
+static const struct ik_cmdq_regs ecq_regs = {
+	ecq_read_cons, ecq_write_prod, NULL, ecq_ack_error,
+};
+
 /* ---------------------------------------------------------------- create / destroy */
 
 static bool dma_fits(ik_u64 dma, ik_u64 size, unsigned bits)
@@ -216,10 +366,24 @@ static int ring_alloc(struct ik_smmu *s, ik_size bytes, void **cpu, ik_u64 *dma)
 	return 0;
 }
 
+static void ecq_free(struct ik_smmu *s)
+{
+	if (s->eset) {
+		ik_cmdq_set_destroy(s->eset);
+		s->eset = NULL;
+	}
+	for (unsigned i = 0; i < s->necq; i++)
+		ik_dma_free(s->dma, s->ecq[i].ring, s->ecq[i].ring_dma, s->ecq_bytes);
+	ik_free(s->alloc, s->ecq, sizeof(*s->ecq) * s->necq);
+	s->ecq = NULL;
+	s->necq = 0;
+}
+
 static void smmu_free(struct ik_smmu *s)
 {
 	const struct ik_allocator *a = s->alloc;
 
+	ecq_free(s);
 	ik_dma_free(s->dma, s->evtq_ring, s->evtq_dma, s->evtq_bytes);
 	ik_dma_free(s->dma, s->cmdq_ring, s->cmdq_dma, s->cmdq_bytes);
 	ik_free(a, s->cmdq_mem, s->cmdq_memsize);
@@ -343,12 +507,49 @@ IK_API struct ik_smmu_strtab *ik_smmu_get_strtab(struct ik_smmu *s)
 
 /* ---------------------------------------------------------------- bring-up */
 
+/* Disable every ECMDQ that is (or may be) enabled; the first error.  The
+ * set is destroyed: commands go to the main queue from here on. */
+static int ecmdq_disable_all(struct ik_smmu *s)
+{
+	int first = 0;
+
+	if (s->eset) {
+		struct ik_cmdq_stats st;
+
+		for (unsigned i = 0; i < ik_cmdq_set_size(s->eset); i++) {
+			ik_cmdq_get_stats(ik_cmdq_set_queue(s->eset, i), &st);
+			s->ecmdq_retired[0] += st.doorbells;
+			s->ecmdq_retired[1] += st.errors;
+			s->ecmdq_retired[2] += st.retried;
+			s->ecmdq_retired[3] += st.replaced;
+			s->ecmdq_retired[4] += st.timeouts;
+		}
+		ik_cmdq_set_destroy(s->eset);
+		s->eset = NULL;
+	}
+	for (unsigned i = 0; i < s->necq; i++) {
+		struct ecq *e = &s->ecq[i];
+		int err;
+
+		if (!e->enabled)
+			continue;
+		wr(s, e->off + 8, (e->errack ? IK_SMMU_ECMDQ_PROD_ERRACK : 0) |
+					  (e->prod_shadow & cmdq_wrap_mask(s)));
+		err = wait_reg(s, e->off + 12, IK_SMMU_ECMDQ_CONS_ENACK, 0);
+		if (err && !first)
+			first = err;
+		e->enabled = false;
+	}
+	return first;
+}
+
 IK_API int ik_smmu_disable(struct ik_smmu *s)
 {
-	int err;
+	int err, eerr;
 
 	if (!s)
 		return -EINVAL;
+	eerr = ecmdq_disable_all(s);
 	if (s->flags & IK_SMMU_F_ABORT_DISABLED) {
 		err = gbpa_set_abort(s);
 		if (err)
@@ -357,7 +558,7 @@ IK_API int ik_smmu_disable(struct ik_smmu *s)
 	err = cr0_write(s, 0);
 	if (!err)
 		s->enabled = false;
-	return err;
+	return err ? err : eerr;
 }
 
 static ik_u32 cr1_value(const struct ik_smmu *s)
@@ -376,6 +577,101 @@ static ik_u64 q_base(const struct ik_smmu *s, ik_u64 dma, unsigned log2)
 	       ((ik_u64)log2 & IK_SMMU_Q_BASE_LOG2SIZE_MASK);
 }
 
+/* Allocate the ECMDQ rings (first reset only). */
+static int ecmdq_alloc(struct ik_smmu *s, const struct ik_smmu_ecmdq_info *info)
+{
+	unsigned n = s->ecmdq_max ? s->ecmdq_max : IK_ENV_NR_CPUS();
+	unsigned qlog2 = 0;
+
+	if (n > info->nr)
+		n = info->nr;
+	while ((1u << qlog2) < info->numq)
+		qlog2++;
+	s->ecq = (struct ecq *)ik_alloc(s->alloc, sizeof(*s->ecq) * n, IK_CACHELINE);
+	if (!s->ecq)
+		return -ENOMEM;
+	IK_ENV_MEMSET(s->ecq, 0, sizeof(*s->ecq) * n);
+	s->ecq_bytes = (ik_size)16 << s->cmdq_log2;
+	for (unsigned i = 0; i < n; i++) {
+		struct ecq *e = &s->ecq[i];
+		void *p;
+		int err;
+
+		e->s = s;
+		e->off = info->page0 + ((i >> qlog2) << 16) + IK_SMMU_ECMDQ_BASE(i & (info->numq - 1));
+		ik_lock_init(&e->lock);
+		err = ring_alloc(s, s->ecq_bytes, &p, &e->ring_dma);
+		if (err) {
+			s->necq = i;
+			ecq_free(s);
+			return err;
+		}
+		e->ring = (ik_u8 *)p;
+		s->necq = i + 1;
+	}
+	if (s->ecq_bytes < 32)
+		s->ecq_bytes = 32;
+	return 0;
+}
+
+/* Step 9 of ik_smmu_reset(): program and enable the ECMDQs; on any failure
+ * leave none enabled (the main queue serves). */
+static void ecmdq_setup(struct ik_smmu *s)
+{
+	struct ik_smmu_ecmdq_info info;
+	struct ik_cmdq_config *cfgs;
+	unsigned n;
+	int err;
+
+	(void)ecmdq_disable_all(s);
+	if (ik_smmu_ecmdq_probe(&s->mmio, &s->idr, &info))
+		return;
+	if (!s->ecq && ecmdq_alloc(s, &info))
+		return;
+	n = s->necq;
+	for (unsigned i = 0; i < n; i++) {
+		struct ecq *e = &s->ecq[i];
+		ik_u32 c;
+
+		/* Disabled first (a previous owner may have left it on). */
+		if ((rd(s, e->off + 8) & IK_SMMU_ECMDQ_PROD_EN) ||
+		    (rd(s, e->off + 12) & IK_SMMU_ECMDQ_CONS_ENACK)) {
+			wr(s, e->off + 8, rd(s, e->off + 8) & ~IK_SMMU_ECMDQ_PROD_EN);
+			if (wait_reg(s, e->off + 12, IK_SMMU_ECMDQ_CONS_ENACK, 0))
+				goto fail;
+		}
+		ik_mmio_write64(&s->mmio, e->off, q_base(s, e->ring_dma, s->cmdq_log2));
+		wr(s, e->off + 12, 0);
+		c = rd(s, e->off + 12);
+		e->errack = (c & IK_SMMU_ECMDQ_CONS_ERR) ? 1u : 0u;
+		e->prod_shadow = 0;
+		e->cons_good = 0;
+		e->enabled = true; /* from here on EN may be set */
+		ecq_prod_locked(e);
+		if (wait_reg(s, e->off + 12, IK_SMMU_ECMDQ_CONS_ENACK, IK_SMMU_ECMDQ_CONS_ENACK))
+			goto fail;
+	}
+	cfgs = (struct ik_cmdq_config *)ik_alloc(s->alloc, sizeof(*cfgs) * n, IK_CACHELINE);
+	if (!cfgs)
+		goto fail;
+	for (unsigned i = 0; i < n; i++) {
+		cfgs[i] = s->qcfg;
+		cfgs[i].ring = s->ecq[i].ring;
+		cfgs[i].ring_dma = s->ecq[i].ring_dma;
+		cfgs[i].regs = &ecq_regs;
+		cfgs[i].regs_ctx = &s->ecq[i];
+		cfgs[i].alloc = s->alloc;
+	}
+	err = ik_cmdq_set_create(n, cfgs, &s->eset);
+	ik_free(s->alloc, cfgs, sizeof(*cfgs) * n);
+	if (!err)
+		return;
+	s->eset = NULL;
+fail:
+	ik_atomic_fetch_add(&s->ecmdq_enable_timeouts, 1, IK_MO_RELAXED);
+	(void)ecmdq_disable_all(s);
+}
+
 IK_API int ik_smmu_reset(struct ik_smmu *s)
 {
 	struct ik_smmu_cmd c[3];
@@ -388,6 +684,7 @@ IK_API int ik_smmu_reset(struct ik_smmu *s)
 		return -EINVAL;
 	s->queue_live = false;
 	s->evtq_live = false;
+	(void)ecmdq_disable_all(s);
 	s->enabled = true; /* from here on CR0 may hold something */
 	/* 1-2: quiesce. */
 	if (s->flags & IK_SMMU_F_ABORT_DISABLED) {
@@ -447,7 +744,13 @@ IK_API int ik_smmu_reset(struct ik_smmu *s)
 		return err;
 	s->evtq_live = true;
 	/* 8: translate. */
-	return cr0_write(s, cr0 | IK_SMMU_CR0_SMMUEN);
+	err = cr0_write(s, cr0 | IK_SMMU_CR0_SMMUEN);
+	if (err)
+		return err;
+	/* 9: the ECMDQs, if asked for and present. */
+	if (s->flags & IK_SMMU_F_ECMDQ)
+		ecmdq_setup(s);
+	return 0;
 }
 
 /* ---------------------------------------------------------------- commands */
@@ -459,6 +762,7 @@ IK_API int ik_smmu_issue(void *ctx, const struct ik_smmu_cmd *cmds, unsigned n)
 {
 	struct ik_smmu *s = (struct ik_smmu *)ctx;
 	ik_u64 w[ISSUE_GROUP][2];
+	struct ik_cmdq *q;
 	unsigned done = 0;
 	int first = 0;
 
@@ -469,8 +773,10 @@ IK_API int ik_smmu_issue(void *ctx, const struct ik_smmu_cmd *cmds, unsigned n)
 		if (ik_smmu_cmd_encode(&cmds[i], w[0]))
 			return -EINVAL;
 	ik_atomic_fetch_add(&s->issues, 1, IK_MO_RELAXED);
+	/* One queue for the whole call: every group and its sync go there. */
+	q = s->eset ? ik_cmdq_set_pick(s->eset) : s->q;
 	if (!n)
-		return ik_cmdq_sync(s->q);
+		return ik_cmdq_sync(q);
 	/* Each group ends with its own sync, so that an error in any group
 	 * reaches this caller. */
 	while (done < n) {
@@ -479,7 +785,7 @@ IK_API int ik_smmu_issue(void *ctx, const struct ik_smmu_cmd *cmds, unsigned n)
 
 		for (unsigned i = 0; i < k; i++)
 			(void)ik_smmu_cmd_encode(&cmds[done + i], w[i]);
-		err = ik_cmdq_issue(s->q, w, k, IK_CMDQ_SYNC);
+		err = ik_cmdq_issue(q, w, k, IK_CMDQ_SYNC);
 		if (err && !first)
 			first = err;
 		if (err == -ETIMEDOUT)
@@ -589,6 +895,9 @@ IK_API int ik_smmu_gerror_poll(struct ik_smmu *s, struct ik_smmu_gerror *out)
 		(void)ik_smmu_gerror_decode(active, 0, out);
 	if ((active & IK_SMMU_GERROR_CMDQ_ERR) && s->queue_live)
 		(void)ik_cmdq_poll_errors(s->q);
+	if ((active & IK_SMMU_GERROR_CMDQP_ERR) && s->eset)
+		for (unsigned i = 0; i < ik_cmdq_set_size(s->eset); i++)
+			(void)ik_cmdq_poll_errors(ik_cmdq_set_queue(s->eset, i));
 	others = active & ~IK_SMMU_GERROR_CMDQ_ERR;
 	if (others) {
 		ik_lock(&s->gerr_lock);
@@ -616,4 +925,95 @@ IK_API void ik_smmu_get_stats(const struct ik_smmu *s, struct ik_smmu_stats *st)
 	st->issues = ik_load_relaxed(&s->issues);
 	if (s->queue_live)
 		ik_cmdq_get_stats(s->q, &st->cmdq);
+}
+
+/* ---------------------------------------------------------------- ECMDQ */
+
+IK_API int ik_smmu_ecmdq_probe(const struct ik_mmio *m, const struct ik_smmu_idr *id,
+			       struct ik_smmu_ecmdq_info *out)
+{
+	ik_u32 idr6, lp, lq;
+	ik_u64 prev = 0;
+
+	if (!m || !id || !out || !m->read32)
+		return -EINVAL;
+	if (!id->ecmdq)
+		return -ENODEV;
+	idr6 = ik_mmio_read32(m, IK_SMMU_IDR6);
+	lp = (idr6 >> IK_SMMU_IDR6_LOG2NUMP_SHIFT) & 0xf;
+	lq = (idr6 >> IK_SMMU_IDR6_LOG2NUMQ_SHIFT) & 0xf;
+	if (lp > 8 || lq > 8 || lp + lq > 8)
+		return -ENODEV;
+	for (ik_u32 n = 0; n < (1u << lp); n++) {
+		ik_u64 b = ik_mmio_read64(m, IK_SMMU_CP_BASE(n));
+		ik_u64 addr = b & IK_SMMU_CP_BASE_ADDR_MASK;
+
+		if (!(b & IK_SMMU_CP_BASE_PRESET) || ((b >> IK_SMMU_CP_BASE_CMDQGS_SHIFT) & 3) != 1)
+			return -ENODEV;
+		/* One 64 KiB page after the other, within 32-bit offsets, and
+		 * clear of register pages 0 and 1. */
+		if (n ? addr != prev + 0x10000 : addr < 0x20000)
+			return -ENODEV;
+		if (addr > 0xffff0000ull)
+			return -ENODEV;
+		prev = addr;
+		if (!n)
+			out->page0 = (ik_u32)addr;
+	}
+	out->nump = 1u << lp;
+	out->numq = 1u << lq;
+	out->nr = out->nump * out->numq;
+	return 0;
+}
+
+IK_API int ik_smmu_ecmdq_limit(struct ik_smmu *s, unsigned max)
+{
+	if (!s || max > 256)
+		return -EINVAL;
+	if (s->ecq)
+		return -EBUSY;
+	s->ecmdq_max = max;
+	return 0;
+}
+
+IK_API unsigned ik_smmu_ecmdq_count(const struct ik_smmu *s)
+{
+	IK_ASSERT(s);
+	return s->eset ? ik_cmdq_set_size(s->eset) : 0;
+}
+
+IK_API struct ik_cmdq_set *ik_smmu_ecmdq_set(struct ik_smmu *s)
+{
+	IK_ASSERT(s);
+	return s->eset;
+}
+
+IK_API int ik_smmu_get_ecmdq_stats(const struct ik_smmu *s, struct ik_smmu_ecmdq_stats *st)
+{
+	if (!s || !st)
+		return -EINVAL;
+	IK_ENV_MEMSET(st, 0, sizeof(*st));
+	st->enable_timeouts = ik_load_relaxed(&s->ecmdq_enable_timeouts);
+	st->spurious_errors = ik_load_relaxed(&s->ecmdq_spurious);
+	st->hostile_cons = ik_load_relaxed(&s->ecmdq_hostile);
+	st->cmdq.doorbells = s->ecmdq_retired[0];
+	st->cmdq.errors = s->ecmdq_retired[1];
+	st->cmdq.retried = s->ecmdq_retired[2];
+	st->cmdq.replaced = s->ecmdq_retired[3];
+	st->cmdq.timeouts = s->ecmdq_retired[4];
+	if (s->eset) {
+		struct ik_cmdq_set *set = (struct ik_cmdq_set *)s->eset;
+
+		for (unsigned i = 0; i < ik_cmdq_set_size(set); i++) {
+			struct ik_cmdq_stats q;
+
+			ik_cmdq_get_stats(ik_cmdq_set_queue(set, i), &q);
+			st->cmdq.doorbells += q.doorbells;
+			st->cmdq.errors += q.errors;
+			st->cmdq.retried += q.retried;
+			st->cmdq.replaced += q.replaced;
+			st->cmdq.timeouts += q.timeouts;
+		}
+	}
+	return 0;
 }

@@ -171,6 +171,35 @@ IK_BEGIN_DECLS
 #define IK_SMMU_CMDQ_CONS_ERR_MASK 0x7fu	/* the 7-bit error code, after the shift */
 #define IK_SMMU_EVTQ_OVFLG (1u << 31)
 
+/* ECMDQ (SMMUv3.3 enhanced command queues, IHI 0070 "Enhanced Command queue
+ * interfaces").  IDR1.ECMDQ says they exist; IDR6 how many: 2^LOG2NUMP
+ * command-queue control pages of 2^LOG2NUMQ queues each.  Control page n is
+ * described by CMDQ_CONTROL_PAGE_BASEn (ADDR: its offset from register page
+ * 0, 64 KiB aligned; CMDQGS 1: 64 KiB pages; PRESET: the queues are
+ * registers); queue q of a page has ECMDQ_BASE/PROD/CONS at 0x100 * q in it.
+ * A queue is enabled when PROD.EN == CONS.ENACK == 1, disabled when both
+ * are 0; an error toggles CONS.ERR (code in ERR_REASON, CONS at the failing
+ * command) and GERROR.CMDQP_ERR; the queue consumes again once PROD.ERRACK
+ * equals CONS.ERR. */
+#define IK_SMMU_IDR1_ECMDQ (1u << 31)
+#define IK_SMMU_IDR6 0x190u
+#define IK_SMMU_IDR6_LOG2NUMP_SHIFT 24	/* [27:24] */
+#define IK_SMMU_IDR6_LOG2NUMQ_SHIFT 16	/* [19:16] */
+#define IK_SMMU_CP_BASE(n) (0x4000u + 32u * (n))	/* 64-bit, read-only */
+#define IK_SMMU_CP_BASE_ADDR_MASK 0x00ffffffffff0000ull	/* [55:16] */
+#define IK_SMMU_CP_BASE_CMDQGS_SHIFT 1	/* [2:1]: 1 = 64 KiB */
+#define IK_SMMU_CP_BASE_PRESET 1u
+#define IK_SMMU_ECMDQ_BASE(q) (0x100u * (q))	/* in its control page; 64-bit */
+#define IK_SMMU_ECMDQ_PROD(q) (0x100u * (q) + 0x8u)
+#define IK_SMMU_ECMDQ_CONS(q) (0x100u * (q) + 0xcu)
+#define IK_SMMU_ECMDQ_PROD_EN (1u << 31)
+#define IK_SMMU_ECMDQ_PROD_ERRACK (1u << 23)
+#define IK_SMMU_ECMDQ_CONS_ENACK (1u << 31)
+#define IK_SMMU_ECMDQ_CONS_ERR (1u << 23)
+#define IK_SMMU_ECMDQ_CONS_REASON_SHIFT 24	/* [26:24], CERROR_* */
+#define IK_SMMU_ECMDQ_IDX_MASK 0xfffffu	/* RD/WR and their wrap bit, [19:0] */
+#define IK_SMMU_GERROR_CMDQP_ERR (1u << 9)
+
 /* ================================================================ identification */
 
 /*
@@ -747,7 +776,9 @@ struct ik_smmu; /* opaque */
 					 reset, after disable) incoming
 					 transactions abort instead of
 					 bypassing */
-#define IK_SMMU_F_ALL 0x1u	/* every IK_SMMU_F_* flag */
+#define IK_SMMU_F_ECMDQ 0x2u /* use the ECMDQs when the SMMU has them (see
+				ik_smmu_reset(), "ECMDQ" below) */
+#define IK_SMMU_F_ALL 0x3u	/* every IK_SMMU_F_* flag */
 
 #define IK_SMMU_DEFAULT_TIMEOUT_NS 1000000000ull	/* default ik_smmu_config.timeout_ns: 1 s */
 
@@ -807,7 +838,16 @@ IK_API int ik_smmu_create(const struct ik_smmu_config *cfg, struct ik_smmu **out
  *      CMD_SYNC, wait;
  *   7. EVTQ_BASE (+WA, LOG2SIZE), EVTQ_PROD = EVTQ_CONS = 0 (page 1),
  *      CR0 |= EVTQEN, wait;
- *   8. CR0 |= SMMUEN, wait.
+ *   8. CR0 |= SMMUEN, wait;
+ *   9. with IK_SMMU_F_ECMDQ and IDR1.ECMDQ (and control pages that
+ *      ik_smmu_ecmdq_probe() accepts): up to ik_smmu_ecmdq_limit() queues
+ *      (default IK_ENV_NR_CPUS()), each disabled (PROD.EN = 0, wait
+ *      ENACK = 0), programmed (ECMDQ_BASE as CMDQ_BASE, CONS = 0,
+ *      PROD.ERRACK = CONS.ERR) and enabled (PROD.EN = 1, wait ENACK = 1),
+ *      rings allocated at the first reset.  If any does not acknowledge,
+ *      those enabled are disabled again and commands keep using the single
+ *      command queue (ik_smmu_ecmdq_count() is 0; counted in
+ *      ik_smmu_ecmdq_stats.enable_timeouts); reset still returns 0.
  * STEs written before (with a NULL issue function) take effect at SMMUEN.
  * Returns 0; -ETIMEDOUT (an acknowledgement did not come; the SMMU is left
  * as far as it got: call ik_smmu_disable() or reset again); -EIO (the
@@ -817,8 +857,10 @@ IK_API int ik_smmu_create(const struct ik_smmu_config *cfg, struct ik_smmu **out
  */
 IK_API int ik_smmu_reset(struct ik_smmu *s);
 
-/* ik_smmu_disable - GBPA.ABORT if IK_SMMU_F_ABORT_DISABLED, then CR0 = 0 and
- * wait for CR0ACK.  0, -ETIMEDOUT, or -EINVAL for a NULL s. */
+/* ik_smmu_disable - disable the ECMDQs in use (PROD.EN = 0, wait ENACK = 0;
+ * a timeout is reported after the rest is done), GBPA.ABORT if
+ * IK_SMMU_F_ABORT_DISABLED, then CR0 = 0 and wait for CR0ACK.  0,
+ * -ETIMEDOUT, or -EINVAL for a NULL s. */
 IK_API int ik_smmu_disable(struct ik_smmu *s);
 
 /* ik_smmu_destroy - disable (if reset ran; a timeout is ignored) and free
@@ -885,6 +927,81 @@ IK_API int ik_smmu_event_pop(struct ik_smmu *s, struct ik_smmu_event *ev);
  * for a NULL s.
  */
 IK_API int ik_smmu_gerror_poll(struct ik_smmu *s, struct ik_smmu_gerror *out);
+
+/* ================================================================ ECMDQ */
+
+/*
+ * ECMDQ register mode.  With IK_SMMU_F_ECMDQ, ik_smmu_reset() gives the
+ * object N = min(ECMDQs, ik_smmu_ecmdq_limit()) enhanced command queues,
+ * each an ik_cmdq over its own ring, gathered in an ik_cmdq_set; the main
+ * command queue stays enabled (bring-up uses it, and it is the fallback).
+ *   CPU -> queue   ik_smmu_issue() (and everything built on it: STE/CD
+ *                  writes, ik_smmu_inv_gather) picks the queue of the
+ *                  calling CPU once per call (IK_ENV_CPU_ID() mod N) and
+ *                  issues all its groups, each with its CMD_SYNC, there:
+ *                  a batch and its sync never split across queues, and a
+ *                  CMD_SYNC on an ECMDQ completes the commands of that queue
+ *                  (which is all a caller needs: its own commands).  With
+ *                  fewer queues than CPUs a queue is shared, and stays
+ *                  lock-free multi-producer (ik_cmdq's reservation CAS); the
+ *                  PROD register write, one publisher at a time already,
+ *                  takes a per-queue lock shared only with the error
+ *                  acknowledgement (both compose PROD from EN, ERRACK, WR).
+ *   errors         per queue: the queue's read_cons hook sees CONS.ERR !=
+ *                  ERRACK, decodes ERR_REASON into the CERROR the queue
+ *                  repairs (ILL: replace with a no-op; ABT, ATC_INV_SYNC:
+ *                  retry, then replace), and the ack hook sets PROD.ERRACK
+ *                  = CONS.ERR; producers on other queues never notice.
+ *                  ik_smmu_gerror_poll() acknowledges GERROR.CMDQP_ERR and
+ *                  polls every ECMDQ for an error nobody waits on.
+ *   hostile registers  a CONS beyond the PROD last written (no consumer can
+ *                  be there) is ignored: the hook reports the last credible
+ *                  CONS, so no sync is taken as complete before it is
+ *                  (counted in hostile_cons); an ERR toggled while CONS ==
+ *                  PROD (no command to blame) is acknowledged without
+ *                  touching the ring (spurious_errors); an ENACK that never
+ *                  comes ends in the fallback above; waits are bounded by
+ *                  the object's timeout_ns.
+ */
+
+/* What IDR6 and the control-page registers say (ik_smmu_ecmdq_probe()). */
+struct ik_smmu_ecmdq_info {
+	unsigned nump;	/* control pages */
+	unsigned numq;	/* queues per page */
+	unsigned nr;	/* nump * numq */
+	ik_u32 page0;	/* register offset of control page 0 */
+};
+
+/*
+ * ik_smmu_ecmdq_probe - read IDR6 and CMDQ_CONTROL_PAGE_BASE0..nump-1
+ * (reads only).  -ENODEV: id has no ECMDQ, or the pages are not what this
+ * core drives (PRESET clear, CMDQGS not 64 KiB, pages not contiguous in
+ * ascending order, beyond a 32-bit register offset, more than 256 queues).
+ * -EINVAL for NULL arguments.  1 + 2 * nump register reads.
+ */
+IK_API int ik_smmu_ecmdq_probe(const struct ik_mmio *m, const struct ik_smmu_idr *id,
+			       struct ik_smmu_ecmdq_info *out);
+
+/* ik_smmu_ecmdq_limit - use at most `max` ECMDQs (0: IK_ENV_NR_CPUS()),
+ * from the next ik_smmu_reset() on.  -EINVAL for a NULL s or a max above
+ * 256; -EBUSY once reset has allocated the queues (call it before the first
+ * reset).  O(1). */
+IK_API int ik_smmu_ecmdq_limit(struct ik_smmu *s, unsigned max);
+/* ECMDQs in use (0: commands go to the single command queue).  s must not be
+ * NULL. */
+IK_API unsigned ik_smmu_ecmdq_count(const struct ik_smmu *s);
+/* The set of ECMDQs in use, or NULL (ik_smmu_ecmdq_count() 0). */
+IK_API struct ik_cmdq_set *ik_smmu_ecmdq_set(struct ik_smmu *s);
+
+/* ECMDQ counters, all queues together. */
+struct ik_smmu_ecmdq_stats {
+	ik_u64 enable_timeouts;	/* resets that fell back to the single queue */
+	ik_u64 spurious_errors;	/* ERR with nothing to blame, acknowledged */
+	ik_u64 hostile_cons;	/* CONS reads beyond PROD, ignored */
+	struct ik_cmdq_stats cmdq;	/* the queues' counters, summed */
+};
+/* Snapshot.  -EINVAL for NULL arguments. */
+IK_API int ik_smmu_get_ecmdq_stats(const struct ik_smmu *s, struct ik_smmu_ecmdq_stats *st);
 
 /* Counters. */
 struct ik_smmu_stats {
