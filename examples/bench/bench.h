@@ -165,6 +165,7 @@ int bench_cmdq(int argc, char **argv, struct bench_opts *o);
 int bench_dma(int argc, char **argv, struct bench_opts *o);
 int bench_reproduce(int argc, char **argv, struct bench_opts *o);
 int bench_map(int argc, char **argv, struct bench_opts *o);
+int bench_seed(int argc, char **argv, struct bench_opts *o);
 
 /* The median of v[0..n) (sorts v in place; 0 for n == 0). */
 double bench_median(double *v, unsigned n);

@@ -32,6 +32,8 @@ static const struct subcmd subcmds[] = {
 	  "IO page tables: map/unmap ns and clean/TLB/sync counts by size, format, coherence" },
 	{ "dma", bench_dma,
 	  "end-to-end DMA through the soft IOMMU: alloc, map, device access, unmap, invalidate" },
+	{ "seed", bench_seed,
+	  "ECMDQ seed workload on the SMMUv3 model: map-walk-unmap, shared queue vs ECMDQ" },
 	{ "reproduce", bench_reproduce,
 	  "the four published comparisons (sync_map, unmap cleans, queues, IOVA tail)" },
 };
