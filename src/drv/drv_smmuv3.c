@@ -895,9 +895,6 @@ IK_API int ik_smmu_gerror_poll(struct ik_smmu *s, struct ik_smmu_gerror *out)
 		(void)ik_smmu_gerror_decode(active, 0, out);
 	if ((active & IK_SMMU_GERROR_CMDQ_ERR) && s->queue_live)
 		(void)ik_cmdq_poll_errors(s->q);
-	if ((active & IK_SMMU_GERROR_CMDQP_ERR) && s->eset)
-		for (unsigned i = 0; i < ik_cmdq_set_size(s->eset); i++)
-			(void)ik_cmdq_poll_errors(ik_cmdq_set_queue(s->eset, i));
 	others = active & ~IK_SMMU_GERROR_CMDQ_ERR;
 	if (others) {
 		ik_lock(&s->gerr_lock);
@@ -910,6 +907,11 @@ IK_API int ik_smmu_gerror_poll(struct ik_smmu *s, struct ik_smmu_gerror *out)
 		for (ik_u32 b = others; b; b &= b - 1)
 			ik_atomic_fetch_add(&s->gerrors, 1, IK_MO_RELAXED);
 	}
+	/* CMDQP_ERR is acknowledged first (above): an ECMDQ error raised after
+	 * the polls below activates it again. */
+	if ((active & IK_SMMU_GERROR_CMDQP_ERR) && s->eset)
+		for (unsigned i = 0; i < ik_cmdq_set_size(s->eset); i++)
+			(void)ik_cmdq_poll_errors(ik_cmdq_set_queue(s->eset, i));
 	return (int)(active & 0x7fffffffu);
 }
 
