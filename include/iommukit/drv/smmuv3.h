@@ -869,15 +869,19 @@ IK_API int ik_smmu_disable(struct ik_smmu *s);
 IK_API void ik_smmu_destroy(struct ik_smmu *s);
 
 /* The decoded ID registers, the command queue (for ik_cmdq_issue() and
- * batches of the caller's own; NULL until ik_smmu_reset() has enabled it),
- * and the stream table.  s must not be NULL. */
+ * batches of the caller's own; NULL until ik_smmu_reset() has enabled it;
+ * the main SMMU_CMDQ also while ECMDQs are in use, when ik_smmu_issue()
+ * uses them instead: see ik_smmu_ecmdq_set()), and the stream table.  s
+ * must not be NULL. */
 IK_API const struct ik_smmu_idr *ik_smmu_get_idr(const struct ik_smmu *s);
 IK_API struct ik_cmdq *ik_smmu_cmdq(struct ik_smmu *s);
 IK_API struct ik_smmu_strtab *ik_smmu_get_strtab(struct ik_smmu *s);
 
 /*
  * ik_smmu_issue - encode cmds[0..n) and issue them followed by a CMD_SYNC,
- * then wait (an ik_smmu_issue_fn with ctx = s).  0; -EINVAL (NULL s, cmds
+ * then wait (an ik_smmu_issue_fn with ctx = s), on the main command queue
+ * or, with ECMDQs in use, on the calling CPU's ECMDQ (one queue for the
+ * whole call; see "ECMDQ").  0; -EINVAL (NULL s, cmds
  * NULL with n > 0, a command that does not encode: nothing issued; or reset
  * has not run); -ETIMEDOUT, -EIO as ik_cmdq_issue() (the first error of
  * any group).  Commands are issued in order, 16 at a time, each group
@@ -1010,7 +1014,8 @@ struct ik_smmu_stats {
 	ik_u64 gerrors;		/* global errors acknowledged (CMDQ_ERR excluded) */
 	ik_u64 ste_writes, cd_writes; /* entries changed through the object */
 	ik_u64 issues;		/* ik_smmu_issue() calls */
-	struct ik_cmdq_stats cmdq;	/* the command queue's */
+	struct ik_cmdq_stats cmdq;	/* the main command queue's (ECMDQs:
+					   ik_smmu_get_ecmdq_stats()) */
 };
 /* Snapshot (approximate while other calls run).  s and st must not be NULL. */
 IK_API void ik_smmu_get_stats(const struct ik_smmu *s, struct ik_smmu_stats *st);
