@@ -30,13 +30,103 @@
 #define ERR (1u << 23)
 #define ERRACK (1u << 23)
 
+/*
+ * Non-coherent DMA memory: each block has a CPU copy, a device copy (at the
+ * device address, which the model reaches through the identity hook) and a
+ * snapshot of the CPU copy at the last clean.  clean() works per 64-byte
+ * line like a clean-and-invalidate: a line the CPU changed is written back,
+ * another is re-read from the device copy.  The device copy starts as
+ * garbage, so the SMMU sees nothing the core did not clean.
+ */
+struct ncblk {
+	uint8_t *cpu, *dev, *snap;
+	size_t size;
+};
+
+struct ncdma {
+	struct ik_dma_mem d;
+	struct ncblk b[600];
+	int n;
+	long cleans;
+};
+
+static struct ncblk *nc_find(struct ncdma *m, const void *cpu)
+{
+	for (int i = 0; i < m->n; i++)
+		if ((const uint8_t *)cpu >= m->b[i].cpu && (const uint8_t *)cpu < m->b[i].cpu + m->b[i].size)
+			return &m->b[i];
+	return NULL;
+}
+
+static void *nc_alloc(void *ctx, ik_size size, ik_size align, ik_u64 *dma)
+{
+	struct ncdma *m = ctx;
+	struct ncblk *b;
+
+	if (m->n == (int)IK_ARRAY_SIZE(m->b))
+		return NULL;
+	b = &m->b[m->n++];
+	if (align < 64)
+		align = 64;
+	ck_assert_int_eq(posix_memalign((void **)&b->cpu, align, size), 0);
+	ck_assert_int_eq(posix_memalign((void **)&b->dev, align, size), 0);
+	b->snap = malloc(size);
+	ck_assert_ptr_nonnull(b->snap);
+	b->size = size;
+	memset(b->cpu, 0x5a, size);
+	memcpy(b->snap, b->cpu, size);
+	memset(b->dev, 0xa5, size);
+	*dma = (uint64_t)(uintptr_t)b->dev;
+	return b->cpu;
+}
+
+static void nc_free(void *ctx, void *cpu, ik_u64 dma, ik_size size)
+{
+	struct ncdma *m = ctx;
+	struct ncblk *b = nc_find(m, cpu);
+
+	(void)dma;
+	(void)size;
+	ck_assert_ptr_nonnull(b);
+	free(b->cpu);
+	free(b->dev);
+	free(b->snap);
+	*b = m->b[--m->n];
+}
+
+static void nc_clean(void *ctx, const void *cpu, ik_u64 dma, ik_size size)
+{
+	struct ncdma *m = ctx;
+	struct ncblk *b = nc_find(m, cpu);
+	size_t off, end;
+
+	ck_assert_ptr_nonnull(b);
+	off = (size_t)((const uint8_t *)cpu - b->cpu);
+	ck_assert_uint_eq(dma, (uint64_t)(uintptr_t)(b->dev + off));
+	ck_assert_uint_le(off + size, b->size);
+	end = off + size;
+	for (off &= ~(size_t)63; off < end; off += 64) {
+		size_t k = b->size - off < 64 ? b->size - off : 64;
+
+		if (memcmp(b->cpu + off, b->snap + off, k))
+			memcpy(b->dev + off, b->cpu + off, k);
+		else
+			memcpy(b->cpu + off, b->dev + off, k);
+		memcpy(b->snap + off, b->cpu + off, k);
+	}
+	m->cleans++;
+}
+
 struct rig {
 	struct ik_softiommu *soft;
 	struct ik_softsmmu *m;
 	struct ik_mmio io;
 	struct ik_dma_mem dma;
+	struct ncdma *nc;	/* non-NULL: the core's DMA memory is not coherent */
 	struct ik_smmu *s;
 };
+
+static bool rig_noncoherent; /* the next rig_init() uses struct ncdma */
 
 /* A model with `nq` ECMDQs (2 per control page; 0: no ECMDQ), reset by the
  * driver core with IK_SMMU_F_ECMDQ and at most `limit` queues.  `pre`
@@ -64,9 +154,17 @@ static void rig_init(struct rig *r, unsigned nq, unsigned limit, ik_u64 timeout_
 	ck_assert_int_eq(ik_softsmmu_create(&mc, &r->m), 0);
 	ck_assert_int_eq(ik_softsmmu_mmio(r->m, &r->io), 0);
 	ck_assert_int_eq(ik_dma_mem_default(&r->dma, NULL), 0);
+	if (rig_noncoherent) {
+		r->nc = calloc(1, sizeof(*r->nc));
+		ck_assert_ptr_nonnull(r->nc);
+		r->nc->d.alloc = nc_alloc;
+		r->nc->d.free = nc_free;
+		r->nc->d.clean = nc_clean;
+		r->nc->d.ctx = r->nc;
+	}
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.mmio = &r->io;
-	cfg.dma = &r->dma;
+	cfg.dma = r->nc ? &r->nc->d : &r->dma;
 	cfg.cmdq_log2 = 4; /* 16 entries: the rings wrap often */
 	cfg.evtq_log2 = 3;
 	cfg.timeout_ns = timeout_ns ? timeout_ns : 5000000000ull;
@@ -83,6 +181,10 @@ static void rig_fini(struct rig *r)
 	ik_smmu_destroy(r->s);
 	ik_softsmmu_destroy(r->m);
 	ik_softiommu_destroy(r->soft);
+	if (r->nc) {
+		ck_assert_int_eq(r->nc->n, 0); /* everything freed */
+		free(r->nc);
+	}
 }
 
 static void tlbi(ik_u16 asid, ik_u64 addr, ik_u64 w[2])
@@ -684,6 +786,45 @@ START_TEST(ecmdq_cons_beyond_prod_never_completes_a_sync_early)
 }
 END_TEST
 
+/* Non-coherent memory: the ECMDQ rings are cleaned before each PROD write,
+ * and the repaired entry before the ERRACK that lets the SMMU fetch it
+ * again; otherwise the model reads garbage or the bad entry again. */
+START_TEST(ecmdq_on_a_non_coherent_smmu_cleans_entries_and_repairs)
+{
+	struct rig r;
+	struct ik_smmu_ecmdq_stats es;
+	ik_u64 w[3][2], q0;
+
+	rig_noncoherent = true;
+	rig_init(&r, 2, 2, 500000000ull, NULL);
+	rig_noncoherent = false;
+	ck_assert_uint_eq(ik_smmu_ecmdq_count(r.s), 2);
+	/* CR1: queues and tables non-cacheable outer-shareable */
+	ck_assert_uint_eq(ik_softsmmu_read32(r.m, 0x28) & 0xfff, 2u << 4 | 2u << 10);
+	for (int round = 0; round < 12; round++) { /* the 16-entry rings wrap */
+		tlbi(4, 0x1000, w[0]);
+		tlbi(4, 0x2000, w[1]);
+		q0 = ik_softsmmu_queue_commands(r.m, 0);
+		ck_assert_int_eq(ik_cmdq_issue(eq(&r, 0), w, 2, IK_CMDQ_SYNC), 0);
+		ck_assert_uint_eq(ik_softsmmu_queue_commands(r.m, 0) - q0, 3);
+	}
+	/* an entry the SMMU cannot decode (opcode 0xff): replaced by a no-op
+	 * that must reach the device before ERRACK */
+	tlbi(4, 0x1000, w[0]);
+	w[1][0] = 0xff;
+	w[1][1] = 0;
+	tlbi(4, 0x3000, w[2]);
+	q0 = ik_softsmmu_queue_commands(r.m, 0);
+	ck_assert_int_eq(ik_cmdq_issue(eq(&r, 0), w, 3, IK_CMDQ_SYNC), -EIO);
+	ck_assert_uint_eq(ik_softsmmu_queue_commands(r.m, 0) - q0, 4);
+	ck_assert_int_eq(ik_smmu_get_ecmdq_stats(r.s, &es), 0);
+	ck_assert_uint_eq(es.cmdq.errors, 1);
+	ck_assert_uint_eq(es.cmdq.replaced, 1);
+	ck_assert_int_eq(ik_cmdq_sync(eq(&r, 1)), 0);
+	rig_fini(&r);
+}
+END_TEST
+
 Suite *ik_test_suite(void)
 {
 	Suite *s = suite_create("softsmmu");
@@ -703,6 +844,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, ecmdq_enack_never_set_falls_back_to_the_single_queue);
 	tcase_add_test(tc, ecmdq_err_on_an_empty_queue_touches_no_entry_and_loses_nothing);
 	tcase_add_test(tc, ecmdq_cons_beyond_prod_never_completes_a_sync_early);
+	tcase_add_test(tc, ecmdq_on_a_non_coherent_smmu_cleans_entries_and_repairs);
 	suite_add_tcase(s, tc);
 	return s;
 }
