@@ -58,7 +58,8 @@ struct ik_smmu {
 	ik_size cmdq_memsize;
 	struct ik_cmdq_config qcfg;
 	struct ik_cmdq *q;
-	ik_u32 prod_shadow; /* written under the queue's publish lock */
+	ik_u32 prod_shadow; /* written under the queue's publish lock, before PROD */
+	ik_u32 cons_good;   /* the newest credible CMDQ_CONS index */
 
 	/* event queue (one consumer) */
 	unsigned evtq_log2;
@@ -140,6 +141,29 @@ static ik_u32 cmdq_wrap_mask(const struct ik_smmu *s)
 	return (2u << s->cmdq_log2) - 1;
 }
 
+/*
+ * Whether CONS index `idx` is credible for a queue whose PROD shadow is
+ * `prod` (stored before each PROD write, so a real consumer is never ahead
+ * of it): then *good advances to it (never back: a reader that read CONS
+ * earlier must not move it back) and idx is returned; else the hostile read
+ * is counted and the last credible index returned (no progress), so no
+ * sync is ever taken as complete before it is.
+ */
+static ik_u32 cons_credible(struct ik_smmu *s, ik_u32 *good, ik_u32 prod, ik_u32 idx)
+{
+	ik_u32 size = 1u << s->cmdq_log2, mask = cmdq_wrap_mask(s), old;
+
+	if (((prod - idx) & mask) > size) {
+		ik_atomic_fetch_add(&s->ecmdq_hostile, 1, IK_MO_RELAXED);
+		return ik_load_acquire(good);
+	}
+	old = ik_load_relaxed(good);
+	while (old != idx && ((idx - old) & mask) <= size &&
+	       !ik_atomic_cas(good, &old, idx, IK_MO_RELEASE, IK_MO_RELAXED))
+		;
+	return idx;
+}
+
 static ik_u32 hook_read_cons(void *ctx, ik_u32 *cerror)
 {
 	struct ik_smmu *s = (struct ik_smmu *)ctx;
@@ -147,8 +171,12 @@ static ik_u32 hook_read_cons(void *ctx, ik_u32 *cerror)
 	ik_u32 g = rd(s, IK_SMMU_GERROR);
 	ik_u32 gn = ik_load_acquire(&s->gerrorn);
 	ik_u32 cons = rd(s, IK_SMMU_CMDQ_CONS);
+	ik_u32 prod = ik_load_acquire(&s->prod_shadow) & cmdq_wrap_mask(s);
+	ik_u32 idx = cons & cmdq_wrap_mask(s);
 
 	*cerror = 0;
+	if (cons_credible(s, &s->cons_good, prod, idx) != idx)
+		return ik_load_acquire(&s->cons_good);
 	if ((g ^ gn) & IK_SMMU_GERROR_CMDQ_ERR) {
 		switch ((cons >> IK_SMMU_CMDQ_CONS_ERR_SHIFT) & IK_SMMU_CMDQ_CONS_ERR_MASK) {
 		case IK_SMMU_CERROR_ABT:
@@ -191,9 +219,12 @@ static void hook_write_prod(void *ctx, ik_u32 prod)
 
 	/* R2: the entries reach memory before the doorbell (ik_mmio orders
 	 * its write after earlier stores). */
-	ring_clean(s, s->prod_shadow, prod);
+	ik_u32 from = ik_load_relaxed(&s->prod_shadow);
+
+	/* The shadow first: a CONS read after this cannot be beyond it. */
+	ik_store_release(&s->prod_shadow, prod);
+	ring_clean(s, from, prod);
 	wr(s, IK_SMMU_CMDQ_PROD, prod);
-	s->prod_shadow = prod;
 }
 
 static void hook_ack_error(void *ctx)
@@ -245,22 +276,11 @@ static void ecq_prod_locked(struct ecq *e)
 				     (ik_load_relaxed(&e->prod_shadow) & ecq_wrap_mask(e)));
 }
 
-/* Advance cons_good to idx if idx is ahead of it (a reader that read CONS
- * earlier must not move it back). */
-static void ecq_cons_advance(struct ecq *e, ik_u32 idx)
-{
-	ik_u32 size = 1u << e->s->cmdq_log2, old = ik_load_relaxed(&e->cons_good);
-
-	while (old != idx && ((idx - old) & ecq_wrap_mask(e)) <= size &&
-	       !ik_atomic_cas(&e->cons_good, &old, idx, IK_MO_RELEASE, IK_MO_RELAXED))
-		;
-}
-
 static ik_u32 ecq_read_cons(void *ctx, ik_u32 *cerror)
 {
 	struct ecq *e = (struct ecq *)ctx;
 	struct ik_smmu *s = e->s;
-	ik_u32 size = 1u << s->cmdq_log2, mask = ecq_wrap_mask(e);
+	ik_u32 mask = ecq_wrap_mask(e);
 	/* C1: the register (ERR and RD together) first; then the shadows,
 	 * which only ever run ahead of what the SMMU was given. */
 	ik_u32 c = rd(s, e->off + 12);
@@ -269,13 +289,9 @@ static ik_u32 ecq_read_cons(void *ctx, ik_u32 *cerror)
 	bool err;
 
 	*cerror = 0;
-	if (((prod - idx) & mask) > size) {
-		/* No consumer can be beyond what it was given: hostile or
-		 * broken.  Report the last credible index (no progress). */
-		ik_atomic_fetch_add(&s->ecmdq_hostile, 1, IK_MO_RELAXED);
+	/* No consumer can be beyond what it was given: hostile or broken. */
+	if (cons_credible(s, &e->cons_good, prod, idx) != idx)
 		return ik_load_acquire(&e->cons_good);
-	}
-	ecq_cons_advance(e, idx);
 	err = (c & IK_SMMU_ECMDQ_CONS_ERR) != 0;
 	if (err == (ik_load_acquire(&e->errack) != 0))
 		return idx;
@@ -715,6 +731,7 @@ IK_API int ik_smmu_reset(struct ik_smmu *s)
 	wr(s, IK_SMMU_CMDQ_PROD, 0);
 	wr(s, IK_SMMU_CMDQ_CONS, 0);
 	s->prod_shadow = 0;
+	s->cons_good = 0;
 	err = ik_cmdq_init(s->cmdq_mem, s->cmdq_memsize, &s->qcfg, &s->q);
 	if (err)
 		return err;

@@ -961,7 +961,8 @@ IK_API int ik_smmu_gerror_poll(struct ik_smmu *s, struct ik_smmu_gerror *out);
  *   hostile registers  a CONS beyond the PROD last written (no consumer can
  *                  be there) is ignored: the hook reports the last credible
  *                  CONS, so no sync is taken as complete before it is
- *                  (counted in hostile_cons); an ERR toggled while CONS ==
+ *                  (counted in hostile_cons; the main command queue's
+ *                  hook does the same); an ERR toggled while CONS ==
  *                  PROD (no command to blame) is acknowledged without
  *                  touching the ring (spurious_errors); an ENACK that never
  *                  comes ends in the fallback above; waits are bounded by
@@ -1001,7 +1002,8 @@ IK_API struct ik_cmdq_set *ik_smmu_ecmdq_set(struct ik_smmu *s);
 struct ik_smmu_ecmdq_stats {
 	ik_u64 enable_timeouts;	/* resets that fell back to the single queue */
 	ik_u64 spurious_errors;	/* ERR with nothing to blame, acknowledged */
-	ik_u64 hostile_cons;	/* CONS reads beyond PROD, ignored */
+	ik_u64 hostile_cons;	/* CONS reads beyond PROD, ignored (the main
+				   command queue's counted here too) */
 	struct ik_cmdq_stats cmdq;	/* the queues' counters, summed */
 };
 /* Snapshot.  -EINVAL for NULL arguments. */
