@@ -93,7 +93,7 @@ echo "# kernel $krel; time so far $((SECONDS - t_start)) s"
 
 # ---- 2. modules
 kb=$out/kbuild
-if make -j"$jobs" -C "$here" KDIR="$root/usr/src/linux-headers-$krel" BUILD="$kb" \
+if env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -j"$jobs" -C "$here" KDIR="$root/usr/src/linux-headers-$krel" BUILD="$kb" \
 	CONFIG_DEBUG_INFO_BTF_MODULES= > "$out/kbuild.log" 2>&1 &&
 	[ -f "$kb/iks_smmuv3.ko" ] && [ -f "$kb/iks_edu.ko" ] &&
 	! grep -qE 'warning:|WARNING:' "$out/kbuild.log"; then
