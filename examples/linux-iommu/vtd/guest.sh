@@ -63,7 +63,7 @@ finish() {
 	[ "$fail" -eq 0 ]
 	exit
 }
-[ "${IK_HIL:-1}" = 0 ] && skip "disabled (IK_HIL=0)"
+[ "${IK_HIL:-1}" = 0 ] && { echo "1..0 # SKIP ikvtd guest: disabled (IK_HIL=0)"; exit 77; }
 mkdir -p "$out/debs"
 for t in gcc make xz timeout truncate; do
 	command -v "$t" > /dev/null 2>&1 || skip "$t is not installed"
