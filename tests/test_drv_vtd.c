@@ -13,8 +13,18 @@
  * again only when IQT is written; wait descriptors write their status
  * (SW) or set ICS.IWC (IF); FSTS RW1C bits; fault-recording registers the
  * test fills; and GCMD writes are checked against the rule "persistent bits
- * as GSTS shows them plus one command".  Valid invalidations go on to a soft
- * IOMMU, whose stale-translation checker then proves the planner right.
+ * as GSTS shows them plus one command".
+ *
+ * The project's VT-d register model is <iommukit/softvtd.h>
+ * (tests/test_softvtd.c brings it up with this core, DMA end to end, and
+ * runs the planner against the soft IOMMU's stale-translation checker).
+ * This private model stays for what that one does not, on purpose, offer:
+ * QEMU 7.2's own reserved-field masks and its assertion on a wait with SW
+ * and IF (the library's model follows the specification), the log of every
+ * register write in order with its value (the bring-up and teardown order
+ * tests), a unit that refuses to clear QIE, and QEMU's habit of fetching
+ * again only on an IQT write (the library's model resumes when IQE clears,
+ * as hardware does).
  *
  * DMA memory is the env's (device address = CPU address), through a
  * fault-injecting allocator, so the model reads tables and the queue at
@@ -23,7 +33,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <iommukit/drv/vtd.h>
-#include <iommukit/softiommu.h>
 #include "testlib.h"
 
 #define BIT(n) ((uint64_t)1 << (n))
@@ -60,7 +69,6 @@ struct unit {
 	bool refuse_qi_off;  /* QIE clear is ignored */
 	bool aborting;	     /* ITE pending: waits complete without status */
 	uint64_t iqercd_on_iqe;
-	struct ik_softiommu *s; /* invalidations go here, when set */
 	/* observations */
 	unsigned gcmd_violations, one_shot_writes, wbf, srtp, iqt_writes, iqe, desc_done;
 	unsigned counts[16];	/* descriptors executed, by type */
@@ -163,8 +171,6 @@ static void u_exec(struct unit *m, const uint64_t *w)
 	}
 	ck_assert_int_eq(ik_vtd_desc_decode(w, m->dw ? 4 : 2, &d), 0);
 	m->last[m->nlast++ % 64] = d;
-	if (m->s && (type == 2 || type == 6)) /* contexts are tagged by DID */
-		ck_assert_int_eq(ik_softiommu_exec_vtd(m->s, &d), 0);
 }
 
 static void u_fetch(struct unit *m)
@@ -1724,215 +1730,6 @@ END_TEST
 
 /* Bind stream 0 of the soft IOMMU to what the unit would walk for
  * bus:devfn, read from the tables the driver wrote. */
-static void attach_from_tables(struct rig *r, struct ik_softiommu *s, unsigned bus,
-			       unsigned devfn)
-{
-	uint64_t *re = root_entry(r, bus);
-	struct ik_pt_walker w;
-	uint32_t tag;
-
-	if (!(r->cfg.flags & IK_VTD_CFG_SCALABLE)) {
-		uint64_t *ce = (uint64_t *)host(re[0] & ~0xfffull) + 2 * devfn;
-
-		ck_assert_int_eq(ik_vtd_walker_from_context(&w, ce, IK_VTD_FLAG_SP_2M |
-							    IK_VTD_FLAG_SP_1G, 48), 0);
-		tag = (uint32_t)(ce[1] >> 8) & 0xffff;
-	} else {
-		uint64_t *ce = (uint64_t *)host(re[devfn >> 7] & ~0xfffull) + 4 * (devfn & 127);
-		uint64_t *pd = host(ce[0] & ~0xfffull), *pe = host(pd[0] & ~0xfffull);
-
-		ck_assert_int_eq(ik_vtd_walker_from_pasid(&w, pe, IK_VTD_FLAG_SP_2M |
-							  IK_VTD_FLAG_SP_1G, 48), 0);
-		tag = (uint32_t)pe[1] & 0xffff;
-	}
-	ck_assert_int_eq(ik_softiommu_attach_pt(s, 0, tag, &w, &ik_softiommu_host_mem), 0);
-}
-
-/* The page-table hooks of a driver on this unit: a block replacing an empty
- * table invalidates walks over the range before the table is freed. */
-struct e2e {
-	struct rig *r;
-	struct ik_vtd_target t;
-	unsigned flush_walks;
-};
-
-static void e2e_flush_walk(void *cookie, uint64_t iova, uint64_t size, uint64_t granule)
-{
-	struct e2e *e = cookie;
-	struct ik_vtd_plan p;
-
-	(void)granule;
-	e->flush_walks++;
-	ck_assert_int_eq(ik_vtd_plan_range(ik_vtd_caps(e->r->u), ik_vtd_plan_flags(e->r->u), &e->t,
-					   iova, size, true, &p), 0);
-	ck_assert(p.n >= 1 && !p.d[0].ih);
-	ck_assert_int_eq(ik_vtd_plan_issue(e->r->u, &p), 0);
-}
-
-static void e2e_sync_map(void *cookie, uint64_t iova, uint64_t size)
-{
-	struct e2e *e = cookie;
-	struct ik_vtd_plan p;
-
-	ck_assert_int_eq(ik_vtd_plan_map(ik_vtd_caps(e->r->u), ik_vtd_plan_flags(e->r->u), &e->t,
-					 iova, size, &p), 0);
-	ck_assert_int_eq(ik_vtd_plan_issue(e->r->u, &p), 0);
-}
-
-/*
- * The planner end to end: maps, device accesses through the soft IOMMU
- * (filling its IOTLB and walk cache), unmaps (leaf ones, whole tables,
- * blocks), each followed by the planned invalidations issued through the
- * driver's queue to the unit model, which hands them to the soft IOMMU.  Its
- * stale-translation checker then finds nothing: every access to an unmapped
- * range faults.  Without the invalidation it does find the stale entry.
- */
-START_TEST(planned_invalidations_leave_no_stale_translation)
-{
-	static const struct {
-		bool scalable;
-		enum ik_pt_fmt fmt;
-	} cases[] = { { false, IK_PT_VTD_SL }, { true, IK_PT_VTD_SL }, { true, IK_PT_VTD_FL } };
-
-	for (unsigned k = 0; k < IK_ARRAY_SIZE(cases); k++) {
-		const size_t span = 8u << 20;
-		struct ik_softiommu_config sc;
-		struct ik_pgtable_hooks hooks = { 0 };
-		struct e2e e;
-		struct ik_softiommu_stale rep;
-		struct ik_softiommu *s;
-		struct ik_vtd_attach a;
-		struct ik_vtd_change chg;
-		struct ik_vtd_target t;
-		struct ik_vtd_plan p;
-		struct ik_rng rng = { 77 + k };
-		struct ik_pgtable *pt;
-		unsigned char *buf;
-		bool *mapped;
-		long iters = ik_test_iters(300);
-		struct rig r;
-
-		ik_softiommu_config_init(&sc);
-		sc.flags = IK_SOFTIOMMU_CHECK;
-		sc.phys_to_host = ik_softiommu_host_identity; /* the tables map host buffers */
-		ck_assert_int_eq(ik_softiommu_create(&sc, &s), 0);
-		rig_init(&r, cases[k].scalable);
-		r.m.s = s;
-		rig_up(&r);
-		memset(&e, 0, sizeof(e));
-		e.r = &r;
-		e.t.did = 12;
-		hooks.flush_walk = e2e_flush_walk;
-		hooks.iotlb_sync_map = e2e_sync_map;
-		pt = mk_pt_hooks(&r, cases[k].fmt, cases[k].fmt == IK_PT_VTD_FL ? 47 : 48, &hooks, &e);
-		e.t.pt = pt;
-		a.pt = pt;
-		a.did = 12;
-		a.flags = 0;
-		ck_assert_int_eq(ik_vtd_context_set(r.u, 0, 0x10, &a, &chg), 0);
-		ck_assert_int_eq(ik_vtd_plan_change(ik_vtd_caps(r.u), ik_vtd_plan_flags(r.u), &chg,
-						    &p), 0);
-		ck_assert_int_eq(ik_vtd_plan_issue(r.u, &p), 0);
-		attach_from_tables(&r, s, 0, 0x10);
-		memset(&t, 0, sizeof(t));
-		t.pt = pt;
-		t.did = 12;
-		buf = aligned_alloc(2u << 20, span);
-		mapped = calloc(span >> 12, 1);
-		ck_assert(buf && mapped);
-		/* Deterministic first: a page (its table made), the page unmapped
-		 * (leaf-only: IH), a 2 MiB block over the now empty table (the
-		 * engine's flush_walk: IH = 0 before the table is freed), the
-		 * block unmapped. */
-		{
-			uint64_t v = 7, iova = 0x40000000ull + span - (2u << 20);
-			struct ik_gather g;
-
-			ck_assert_int_eq(ik_pgtable_map(pt, iova + 0x3000, (uint64_t)(uintptr_t)buf, 4096,
-							IK_PROT_READ | IK_PROT_WRITE), 0);
-			ck_assert_int_eq(ik_softiommu_dma_write(s, 0, iova + 0x3000, &v, 8), 0);
-			ik_gather_init(&g);
-			ck_assert_int_eq(ik_pgtable_unmap(pt, iova + 0x3000, 4096, &g), 4096);
-			ck_assert_int_eq(ik_vtd_plan_unmap(ik_vtd_caps(r.u), ik_vtd_plan_flags(r.u), &t,
-							   &g, &p), 0);
-			ck_assert(p.n == 1 && p.d[0].ih && p.d[0].am == 0);
-			ck_assert_int_eq(ik_vtd_plan_issue(r.u, &p), 0);
-			ik_pgtable_gather_sync(pt, &g);
-			ck_assert_int_eq(ik_pgtable_map(pt, iova, (uint64_t)(uintptr_t)buf + span - (2u << 20),
-							2u << 20, IK_PROT_READ | IK_PROT_WRITE), 0);
-			ck_assert_uint_eq(e.flush_walks, 1);
-			ck_assert_int_eq(ik_softiommu_dma_write(s, 0, iova + 0x3000, &v, 8), 0);
-			ik_gather_init(&g);
-			ck_assert_int_eq(ik_pgtable_unmap(pt, iova, 2u << 20, &g), 2u << 20);
-			ck_assert_int_eq(ik_vtd_plan_unmap(ik_vtd_caps(r.u), ik_vtd_plan_flags(r.u), &t,
-							   &g, &p), 0);
-			ck_assert_int_eq(ik_vtd_plan_issue(r.u, &p), 0);
-			ik_pgtable_gather_sync(pt, &g);
-			ck_assert_int_eq(ik_softiommu_dma_read(s, 0, iova + 0x3000, &v, 8), -EFAULT);
-			ck_assert_int_eq(ik_softiommu_stale_pop(s, &rep), -ENOENT);
-		}
-		for (long it = 0; it < iters; it++) {
-			/* A random aligned range of 4K..4M (2M blocks where aligned). */
-			unsigned lg = 12 + (unsigned)ik_rng_below(&rng, 11);
-			uint64_t size = 1ull << lg, off = ik_rng_below(&rng, span >> lg) << lg;
-			uint64_t iova = 0x40000000ull + off, v = (uint64_t)it;
-			bool any = false, all = true;
-			struct ik_gather g;
-
-			for (uint64_t pg = off >> 12; pg < (off + size) >> 12; pg++) {
-				any |= mapped[pg];
-				all &= mapped[pg];
-			}
-			if (!any) {
-				ck_assert_int_eq(ik_pgtable_map(pt, iova, (uint64_t)(uintptr_t)buf + off,
-								size, IK_PROT_READ | IK_PROT_WRITE), 0);
-				memset(mapped + (off >> 12), 1, size >> 12);
-				ck_assert_int_eq(ik_softiommu_dma_write(s, 0, iova, &v, 8), 0);
-				ck_assert_int_eq(ik_softiommu_dma_write(s, 0, iova + size - 8, &v, 8), 0);
-			} else if (all || ik_rng_below(&rng, 2)) {
-				ik_gather_init(&g);
-				ck_assert_int_ge(ik_pgtable_unmap(pt, iova, size, &g), 0);
-				memset(mapped + (off >> 12), 0, size >> 12);
-				ck_assert_int_eq(ik_vtd_plan_unmap(ik_vtd_caps(r.u), ik_vtd_plan_flags(r.u),
-								   &t, &g, &p), 0);
-				ck_assert_int_eq(ik_vtd_plan_issue(r.u, &p), 0);
-				ck_assert_int_eq(ik_pgtable_gather_sync(pt, &g), 0);
-				ck_assert_int_eq(ik_softiommu_dma_read(s, 0, iova, &v, 8), -EFAULT);
-			}
-			IK_REQUIRE(ik_softiommu_stale_pop(s, &rep) == -ENOENT);
-		}
-		/* Every mapped page still reads; every unmapped one faults. */
-		for (uint64_t pg = 0; pg < span >> 12; pg += 61) {
-			uint64_t v;
-			int err = ik_softiommu_dma_read(s, 0, 0x40000000ull + (pg << 12), &v, 8);
-
-			IK_REQUIRE(err == (mapped[pg] ? 0 : -EFAULT));
-		}
-		ck_assert_int_eq(ik_softiommu_stale_pop(s, &rep), -ENOENT);
-		ck_assert_uint_eq(r.m.iqe, 0);
-		/* Control: an unmap without its invalidation is caught. */
-		{
-			uint64_t v = 1, iova = 0x80000000ull;
-			struct ik_gather g;
-
-			ck_assert_int_eq(ik_pgtable_map(pt, iova, (uint64_t)(uintptr_t)buf, 4096,
-							IK_PROT_READ | IK_PROT_WRITE), 0);
-			ck_assert_int_eq(ik_softiommu_dma_write(s, 0, iova, &v, 8), 0);
-			ik_gather_init(&g);
-			ck_assert_int_eq(ik_pgtable_unmap(pt, iova, 4096, &g), 4096);
-			ck_assert_int_eq(ik_softiommu_dma_read(s, 0, iova, &v, 8), -EFAULT);
-			ck_assert_int_eq(ik_softiommu_stale_pop(s, &rep), 0);
-			ik_pgtable_gather_sync(pt, &g);
-		}
-		rig_fini(&r);
-		ik_softiommu_destroy(s);
-		ik_pgtable_destroy(pt);
-		free(buf);
-		free(mapped);
-	}
-}
-END_TEST
-
 START_TEST(null_pointer_arguments_are_einval)
 {
 	struct ik_vtd_change chg;
@@ -2000,7 +1797,6 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, plan_unmap_follows_the_choice_table_row_by_row);
 	tcase_add_test(tc, plan_refuses_a_gather_from_another_table_set);
 	tcase_add_test(tc, plan_map_and_plan_change_follow_their_tables);
-	tcase_add_test(tc, planned_invalidations_leave_no_stale_translation);
 	tcase_add_test(tc, null_pointer_arguments_are_einval);
 	suite_add_tcase(s, tc);
 	return s;

@@ -591,6 +591,194 @@ START_TEST(hostile_registers_give_clear_errors)
 }
 END_TEST
 
+/* ================================================================ the planner end to end */
+
+/* The page-table hooks of a driver on this unit: a block replacing an empty
+ * table invalidates walks over the range before the table is freed. */
+struct e2e {
+	struct rig *r;
+	struct ik_vtd_target t;
+	unsigned flush_walks;
+};
+
+static void e2e_flush_walk(void *cookie, uint64_t iova, uint64_t size, uint64_t granule)
+{
+	struct e2e *e = cookie;
+	struct ik_vtd_plan p;
+
+	(void)granule;
+	e->flush_walks++;
+	ck_assert_int_eq(ik_vtd_plan_range(ik_vtd_caps(e->r->u), ik_vtd_plan_flags(e->r->u), &e->t,
+					   iova, size, true, &p), 0);
+	ck_assert(p.n >= 1 && !p.d[0].ih);
+	ck_assert_int_eq(ik_vtd_plan_issue(e->r->u, &p), 0);
+}
+
+static void e2e_sync_map(void *cookie, uint64_t iova, uint64_t size)
+{
+	struct e2e *e = cookie;
+	struct ik_vtd_plan p;
+
+	ck_assert_int_eq(ik_vtd_plan_map(ik_vtd_caps(e->r->u), ik_vtd_plan_flags(e->r->u), &e->t,
+					 iova, size, &p), 0);
+	ck_assert_int_eq(ik_vtd_plan_issue(e->r->u, &p), 0);
+}
+
+/*
+ * The planner end to end (moved here from test_drv_vtd.c, where a private
+ * register model handed descriptors to the soft IOMMU and the test attached
+ * the stream itself): maps, device DMA through the model (the unit fetches
+ * the context / PASID entry, the soft IOMMU fills its IOTLB and walk
+ * cache), unmaps (leaf ones, whole tables, blocks), each followed by the
+ * planned invalidations issued through the driver's queue.  The soft
+ * IOMMU's stale-translation checker then finds nothing: every access to an
+ * unmapped range faults.  Without the invalidation it does find the stale
+ * entry.
+ */
+START_TEST(planned_invalidations_leave_no_stale_translation)
+{
+	static const struct {
+		uint32_t flags;
+		enum ik_pt_fmt fmt;
+	} cases[] = { { 0, IK_PT_VTD_SL },
+		      { IK_SOFTVTD_SCALABLE, IK_PT_VTD_SL },
+		      { IK_SOFTVTD_SCALABLE, IK_PT_VTD_FL },
+		      { IK_SOFTVTD_CM, IK_PT_VTD_SL } };
+	const uint32_t sid = SID(0, 0x10);
+
+	for (unsigned k = 0; k < IK_ARRAY_SIZE(cases); k++) {
+		const size_t span = 8u << 20;
+		struct ik_pgtable_hooks hooks = { 0 };
+		struct ik_vtd_caps vc;
+		struct ik_pgtable_cfg pc;
+		struct e2e e;
+		struct ik_softiommu_stale rep;
+		struct ik_vtd_fault f;
+		struct ik_vtd_plan p;
+		struct ik_rng rng = { 77 + k };
+		struct ik_pgtable *pt;
+		unsigned char *buf;
+		bool *mapped;
+		long iters = ik_test_iters(300);
+		struct rig r;
+
+		rig_init(&r, cases[k].flags, 0);
+		ck_assert_int_eq(ik_vtd_enable(r.u), 0);
+		memset(&e, 0, sizeof(e));
+		e.r = &r;
+		e.t.did = 12;
+		hooks.flush_walk = e2e_flush_walk;
+		hooks.iotlb_sync_map = e2e_sync_map;
+		vc.cap = r.mc.cap;
+		vc.ecap = r.mc.ecap;
+		vc.haw = 48;
+		vc.scalable = (cases[k].flags & IK_SOFTVTD_SCALABLE) != 0;
+		ck_assert_int_eq(ik_vtd_cfg_init(&pc, cases[k].fmt, &vc,
+						 cases[k].fmt == IK_PT_VTD_FL ? 47 : 48, 0), 0);
+		pc.hooks = &hooks;
+		pc.cookie = &e;
+		ck_assert_int_eq(ik_pgtable_create(&pc, &pt), 0);
+		e.t.pt = pt;
+		attach(&r, 0, 0x10, pt, 12, true);
+		buf = aligned_alloc(2u << 20, span);
+		mapped = calloc(span >> 12, 1);
+		ck_assert(buf && mapped);
+		/* Deterministic first: a page (its table made), the page unmapped
+		 * (leaf-only: IH), a 2 MiB block over the now empty table (the
+		 * engine's flush_walk: IH = 0 before the table is freed), the
+		 * block unmapped. */
+		{
+			uint64_t v = 7, iova = 0x40000000ull + span - (2u << 20);
+			struct ik_gather g;
+
+			ck_assert_int_eq(ik_pgtable_map(pt, iova + 0x3000, (uint64_t)(uintptr_t)buf, 4096,
+							IK_PROT_READ | IK_PROT_WRITE), 0);
+			ck_assert_int_eq(ik_softvtd_dma(r.m, sid, iova + 0x3000, &v, 8, true), 0);
+			ik_gather_init(&g);
+			ck_assert_int_eq(ik_pgtable_unmap(pt, iova + 0x3000, 4096, &g), 4096);
+			ck_assert_int_eq(ik_vtd_plan_unmap(ik_vtd_caps(r.u), ik_vtd_plan_flags(r.u), &e.t,
+							   &g, &p), 0);
+			ck_assert(p.n == 1 && p.d[0].ih && p.d[0].am == 0);
+			ck_assert_int_eq(ik_vtd_plan_issue(r.u, &p), 0);
+			ik_pgtable_gather_sync(pt, &g);
+			ck_assert_int_eq(ik_pgtable_map(pt, iova, (uint64_t)(uintptr_t)buf + span - (2u << 20),
+							2u << 20, IK_PROT_READ | IK_PROT_WRITE), 0);
+			ck_assert_uint_eq(e.flush_walks, 1);
+			ck_assert_int_eq(ik_softvtd_dma(r.m, sid, iova + 0x3000, &v, 8, true), 0);
+			ik_gather_init(&g);
+			ck_assert_int_eq(ik_pgtable_unmap(pt, iova, 2u << 20, &g), 2u << 20);
+			ck_assert_int_eq(ik_vtd_plan_unmap(ik_vtd_caps(r.u), ik_vtd_plan_flags(r.u), &e.t,
+							   &g, &p), 0);
+			ck_assert_int_eq(ik_vtd_plan_issue(r.u, &p), 0);
+			ik_pgtable_gather_sync(pt, &g);
+			ck_assert_int_eq(ik_softvtd_dma(r.m, sid, iova + 0x3000, &v, 8, false), -EFAULT);
+			ck_assert_int_eq(ik_softiommu_stale_pop(r.soft, &rep), -ENOENT);
+			ck_assert_int_eq(ik_vtd_fault_pop(r.u, &f), 0);
+			ck_assert_uint_eq(f.addr, iova + 0x3000);
+		}
+		for (long it = 0; it < iters; it++) {
+			/* A random aligned range of 4K..4M (2M blocks where aligned). */
+			unsigned lg = 12 + (unsigned)ik_rng_below(&rng, 11);
+			uint64_t size = 1ull << lg, off = ik_rng_below(&rng, span >> lg) << lg;
+			uint64_t iova = 0x40000000ull + off, v = (uint64_t)it;
+			bool any = false, all = true;
+			struct ik_gather g;
+
+			for (uint64_t pg = off >> 12; pg < (off + size) >> 12; pg++) {
+				any |= mapped[pg];
+				all &= mapped[pg];
+			}
+			if (!any) {
+				ck_assert_int_eq(ik_pgtable_map(pt, iova, (uint64_t)(uintptr_t)buf + off,
+								size, IK_PROT_READ | IK_PROT_WRITE), 0);
+				memset(mapped + (off >> 12), 1, size >> 12);
+				ck_assert_int_eq(ik_softvtd_dma(r.m, sid, iova, &v, 8, true), 0);
+				ck_assert_int_eq(ik_softvtd_dma(r.m, sid, iova + size - 8, &v, 8, true), 0);
+			} else if (all || ik_rng_below(&rng, 2)) {
+				ik_gather_init(&g);
+				ck_assert_int_ge(ik_pgtable_unmap(pt, iova, size, &g), 0);
+				memset(mapped + (off >> 12), 0, size >> 12);
+				ck_assert_int_eq(ik_vtd_plan_unmap(ik_vtd_caps(r.u), ik_vtd_plan_flags(r.u),
+								   &e.t, &g, &p), 0);
+				ck_assert_int_eq(ik_vtd_plan_issue(r.u, &p), 0);
+				ck_assert_int_eq(ik_pgtable_gather_sync(pt, &g), 0);
+				ck_assert_int_eq(ik_softvtd_dma(r.m, sid, iova, &v, 8, false), -EFAULT);
+				ck_assert_int_eq(ik_vtd_fault_pop(r.u, &f), 0);
+			}
+			IK_REQUIRE(ik_softiommu_stale_pop(r.soft, &rep) == -ENOENT);
+		}
+		/* Every mapped page still reads; every unmapped one faults. */
+		for (uint64_t pg = 0; pg < span >> 12; pg += 61) {
+			uint64_t v;
+			int err = ik_softvtd_dma(r.m, sid, 0x40000000ull + (pg << 12), &v, 8, false);
+
+			IK_REQUIRE(err == (mapped[pg] ? 0 : -EFAULT));
+			if (err)
+				IK_REQUIRE(ik_vtd_fault_pop(r.u, &f) == 0);
+		}
+		ck_assert_int_eq(ik_softiommu_stale_pop(r.soft, &rep), -ENOENT);
+		/* Control: an unmap without its invalidation is caught. */
+		{
+			uint64_t v = 1, iova = 0x80000000ull;
+			struct ik_gather g;
+
+			ck_assert_int_eq(ik_pgtable_map(pt, iova, (uint64_t)(uintptr_t)buf, 4096,
+							IK_PROT_READ | IK_PROT_WRITE), 0);
+			ck_assert_int_eq(ik_softvtd_dma(r.m, sid, iova, &v, 8, true), 0);
+			ik_gather_init(&g);
+			ck_assert_int_eq(ik_pgtable_unmap(pt, iova, 4096, &g), 4096);
+			ck_assert_int_eq(ik_softvtd_dma(r.m, sid, iova, &v, 8, false), -EFAULT);
+			ck_assert_int_eq(ik_softiommu_stale_pop(r.soft, &rep), 0);
+			ik_pgtable_gather_sync(pt, &g);
+		}
+		rig_fini(&r);
+		ik_pgtable_destroy(pt);
+		free(buf);
+		free(mapped);
+	}
+}
+END_TEST
+
 Suite *ik_test_suite(void)
 {
 	Suite *s = suite_create("softvtd");
@@ -610,6 +798,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, invalid_descriptor_is_iqe_and_the_queue_recovers);
 	tcase_add_test(tc, devtlb_timeout_and_fetch_abort_are_recovered);
 	tcase_add_test(tc, stuck_status_bit_is_etimedout);
+	tcase_add_test(tc, planned_invalidations_leave_no_stale_translation);
 	suite_add_tcase(s, tc);
 	return s;
 }
