@@ -96,7 +96,9 @@
  *
  * docs/vtd-bringup.md walks through bringing a unit up with this API, in
  * the code of the hardware-in-the-loop checks (examples/baremetal/hil_vtd.c)
- * that run it on QEMU's intel-iommu.
+ * that run it on QEMU's intel-iommu.  Without QEMU, <iommukit/softvtd.h> is
+ * a register-level unit this core brings up through the same hooks
+ * (ik_softvtd_mmio(); tests/test_softvtd.c).
  *
  * Pointer arguments follow the rule of <iommukit/env.h> ("Conventions:
  * pointer arguments").
