@@ -273,6 +273,13 @@ static void bringup_and_dma(uint32_t flags, enum ik_pt_fmt fmt)
 	ck_assert_int_eq(memcmp(buf + 0xffc, &v, 8), 0);
 	ck_assert_int_eq(ik_softvtd_dma(r.m, SID(bus, devfn), 0x40000ffc, &back, 8, false), 0);
 	ck_assert_uint_eq(back, v);
+	/* Second-level input beyond MGAW (48 bits): an address-width fault. */
+	if (fmt == IK_PT_VTD_SL) {
+		ck_assert_int_eq(ik_softvtd_dma(r.m, SID(bus, devfn), 1ull << 48, &v, 8, false), -EFAULT);
+		ck_assert_int_eq(ik_vtd_fault_pop(r.u, &f), 0);
+		ck_assert_uint_eq(f.reason, (flags & IK_SOFTVTD_SCALABLE) ? 0x83 : 0x4);
+		ck_assert_uint_eq(f.addr, 1ull << 48);
+	}
 	/* Another device on the bus is still blocked. */
 	ck_assert_int_eq(ik_softvtd_dma(r.m, SID(bus, devfn + 1), 0x40000000, &v, 8, false), -EFAULT);
 	ck_assert_int_eq(ik_vtd_fault_pop(r.u, &f), 0);

@@ -86,7 +86,8 @@
  *               entry that is not present or faults is cached only under
  *               caching mode (CAP.CM), as CM allows.  Translations are cached
  *               by the soft IOMMU under the DID and dropped by IOTLB /
- *               PASID-based IOTLB invalidations.
+ *               PASID-based IOTLB invalidations.  A second-level input
+ *               address at or above 2^MGAW faults (address width).
  *   faults      a DMA that cannot be translated writes a fault record: the
  *               next of the NFR records in ring order, F set, FR the
  *               specification's reason (legacy 0x1-0xd, scalable 0x30-0x86),

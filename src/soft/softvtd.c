@@ -73,7 +73,7 @@ struct cce {
 struct ik_softvtd {
 	struct ik_softvtd_config cfg;
 	ik_lock_t lock;
-	unsigned nfr, fro, iro, mamv;
+	unsigned nfr, fro, iro, mamv, mgaw;
 	ik_u32 domains;
 	/* registers */
 	ik_u32 gsts, fsts, fectl, iectl, ics, fedata, feaddr, feuaddr, iedata, ieaddr, ieuaddr;
@@ -944,6 +944,7 @@ IK_API int ik_softvtd_create(const struct ik_softvtd_config *cfg, struct ik_soft
 	m->fro = fro;
 	m->iro = iro;
 	m->mamv = IK_VTD_CAP_MAMV(cfg->cap);
+	m->mgaw = IK_VTD_CAP_MGAW(cfg->cap);
 	m->domains = 1u << (4 + 2 * IK_VTD_CAP_ND(cfg->cap));
 	if (m->domains > 65536)
 		m->domains = 65536;
@@ -1073,6 +1074,14 @@ IK_API int ik_softvtd_dma(struct ik_softvtd *m, ik_u32 sid, ik_u64 iova, void *b
 		ik_u64 blk, n;
 
 		IK_ENV_MEMSET(&x, 0, sizeof(x));
+		if (!c.first_level && m->mgaw < 64 && (iova >> m->mgaw)) {
+			/* Second-level input beyond CAP.MGAW. */
+			ik_lock(&m->lock);
+			fault_record(m, sid, iova, reason_of(m, &c, IK_SOFTIOMMU_FAULT_ADDR_SIZE, write),
+				     write, c.fpd);
+			ik_unlock(&m->lock);
+			return -EFAULT;
+		}
 		if (ik_softiommu_translate(m->cfg.soft, sid, iova,
 					   write ? IK_SOFTIOMMU_WRITE : IK_SOFTIOMMU_READ, &x)) {
 			ik_lock(&m->lock);
