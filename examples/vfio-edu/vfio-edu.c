@@ -658,7 +658,7 @@ int main(int argc, char **argv)
 	struct edu e = { .container = -1, .group = -1, .device = -1 };
 	struct vfe_range ranges[64];
 	struct ik_iova_domain dom;
-	struct maps m;
+	struct maps m = { 0 };	/* map_calls and mapped[] start at zero */
 	uint64_t pgsizes = 0, granule = PAGE, limit_pfn;
 	unsigned long dma_bits = 28, timeout_ms = 5000, seed = 1, v;
 	unsigned reserved = 0;

@@ -80,6 +80,8 @@ struct iks_smmu {
 	struct iommu_device iommu;
 	struct mutex ste_lock;		/* serialises stream-table writes */
 	spinlock_t evt_lock;		/* one event-queue consumer */
+	spinlock_t masters_lock;	/* masters: probe, release and event reports */
+	struct list_head masters;	/* every probed iks_master, for event reports */
 	struct ida asids;
 	unsigned asid_max;
 	int evt_irq, gerr_irq;
@@ -99,6 +101,7 @@ struct iks_domain {
 struct iks_master {
 	struct iks_smmu *smmu;
 	struct device *dev;
+	struct list_head node;		/* on smmu->masters */
 	unsigned nsids;
 	u32 sids[];
 };
@@ -518,6 +521,9 @@ static struct iommu_device *iks_probe_device(struct device *dev)
 	m->nsids = fw->num_ids;
 	memcpy(m->sids, fw->ids, fw->num_ids * sizeof(u32));
 	dev_iommu_priv_set(dev, m);
+	spin_lock_irq(&smmu->masters_lock);
+	list_add_tail(&m->node, &smmu->masters);
+	spin_unlock_irq(&smmu->masters_lock);
 	dev_info(dev, "iks_smmuv3: StreamID %#x%s\n", m->sids[0], m->nsids > 1 ? " (+more)" : "");
 	return &smmu->iommu;
 }
@@ -531,6 +537,9 @@ static void iks_release_device(struct device *dev)
 	/* The core attached the release (blocked) domain already; make sure. */
 	if (!ik_smmu_ste_build(m->smmu->id, &c, ste))
 		iks_master_write_ste(m, ste);
+	spin_lock_irq(&m->smmu->masters_lock);
+	list_del(&m->node);
+	spin_unlock_irq(&m->smmu->masters_lock);
 	dev_iommu_priv_set(dev, NULL);
 	kfree(m);
 }
@@ -584,24 +593,76 @@ static const struct iommu_ops iks_ops = {
 
 /* ---------------------------------------------------------------- events */
 
+/* The name of the device that owns StreamID `sid` ("0000:00:02.0" for a PCI
+ * function: the report then names its BDF) into buf, or "unknown device"
+ * when no probed master has it (released since, or a stray StreamID). */
+static void iks_sid_name(struct iks_smmu *smmu, u32 sid, char *buf, size_t len)
+{
+	struct iks_master *m;
+	unsigned long flags;
+	unsigned i;
+
+	strscpy(buf, "unknown device", len);
+	spin_lock_irqsave(&smmu->masters_lock, flags);
+	list_for_each_entry(m, &smmu->masters, node)
+		for (i = 0; i < m->nsids; i++)
+			if (m->sids[i] == sid) {
+				strscpy(buf, dev_name(m->dev), len);
+				goto out;
+			}
+out:
+	spin_unlock_irqrestore(&smmu->masters_lock, flags);
+}
+
+/* Same device, type, direction and page: QEMU retries a refused DMA in
+ * 4-byte pieces, so one faulting transfer makes many records. */
+static bool iks_event_same(const struct ik_smmu_event *a, const struct ik_smmu_event *b)
+{
+	return a->sid == b->sid && a->type == b->type && a->rnw == b->rnw &&
+	       a->has_addr == b->has_addr && (a->addr >> PAGE_SHIFT) == (b->addr >> PAGE_SHIFT);
+}
+
+static void iks_report_event(struct iks_smmu *smmu, const struct ik_smmu_event *ev)
+{
+	char who[40];
+
+	iks_sid_name(smmu, ev->sid, who, sizeof(who));
+	dev_err_ratelimited(smmu->dev, "fault: event %s (%#x): %s sid %#x%s addr %#llx %s%s%s\n",
+			    ev->name, ev->type, who, ev->sid, ev->ssv ? " (ssid)" : "",
+			    ev->has_addr ? (unsigned long long)ev->addr : 0ull,
+			    ev->rnw ? "read" : "write", ev->s2 ? " stage 2" : "",
+			    ev->overflow ? " (records were lost before it)" : "");
+}
+
 static void iks_drain_events(struct iks_smmu *smmu)
 {
-	struct ik_smmu_event ev;
+	struct ik_smmu_event ev, last = {};
 	struct ik_smmu_gerror ge;
 	unsigned long flags;
+	unsigned repeats = 0;
+	bool have = false;
 	int n = 0;
 
 	spin_lock_irqsave(&smmu->evt_lock, flags);
-	/* Bounded: at most one queue's worth per call. */
+	/* Bounded: at most one queue's worth per call.  Every record counts;
+	 * a run of records like the one before (one DMA) is reported once,
+	 * with how many more there were. */
 	while (n++ < 1024 && ik_smmu_event_pop(smmu->s, &ev) == 0) {
 		atomic64_inc(&iks_ctr.faults);
-		dev_err_ratelimited(smmu->dev,
-				    "event %s (%#x): sid %#x%s addr %#llx %s%s%s\n",
-				    ev.name, ev.type, ev.sid, ev.ssv ? " (ssid)" : "",
-				    ev.has_addr ? (unsigned long long)ev.addr : 0ull,
-				    ev.rnw ? "read" : "write", ev.s2 ? " stage 2" : "",
-				    ev.overflow ? " (records were lost before it)" : "");
+		if (have && iks_event_same(&ev, &last) && !ev.overflow) {
+			repeats++;
+			continue;
+		}
+		if (repeats)
+			dev_err_ratelimited(smmu->dev, "fault: %u more like it (sid %#x)\n", repeats,
+					    last.sid);
+		iks_report_event(smmu, &ev);
+		last = ev;
+		have = true;
+		repeats = 0;
 	}
+	if (repeats)
+		dev_err_ratelimited(smmu->dev, "fault: %u more like it (sid %#x)\n", repeats, last.sid);
 	if (ik_smmu_gerror_poll(smmu->s, &ge) > 0) {
 		atomic64_inc(&iks_ctr.gerrors);
 		dev_err_ratelimited(smmu->dev, "global error(s) %#x acknowledged\n", ge.active);
@@ -715,6 +776,8 @@ static int iks_probe(struct platform_device *pdev)
 	smmu->dma = (struct ik_dma_mem){ .alloc = iks_dma_alloc, .free = iks_dma_free };
 	mutex_init(&smmu->ste_lock);
 	spin_lock_init(&smmu->evt_lock);
+	spin_lock_init(&smmu->masters_lock);
+	INIT_LIST_HEAD(&smmu->masters);
 	ida_init(&smmu->asids);
 	sc.mmio = &smmu->mmio;
 	sc.dma = &smmu->dma;

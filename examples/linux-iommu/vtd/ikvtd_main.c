@@ -415,7 +415,10 @@ static int ikvtd_set_context(struct device *dev, struct iommu_domain *dom)
 	if (err)
 		goto out;
 done:
-	info->attached = dom;
+	/* Blocked is a cleared context entry: a later attach must not try
+	 * to clear it again (-ENOENT: vfio's paging domain after the
+	 * blocked one of its DMA ownership, the default domain after it). */
+	info->attached = dom && dom->type != IOMMU_DOMAIN_BLOCKED ? dom : NULL;
 out:
 	mutex_unlock(&unit->lock);
 	return err;
