@@ -15,7 +15,11 @@
 #        iommukit strict   initcall_blacklist=arm_smmu_driver_init: load
 #                          iks_smmuv3, virtio_blk; 16 MiB random O_DIRECT
 #                          write + read back + checksum; edu DMA and a DMA
-#                          to an unmapped IOVA (fault check); a small DMA
+#                          to an unmapped IOVA (fault check); vfio-edu
+#                          (examples/vfio-edu, cross-built static) through
+#                          vfio-pci over iks_smmuv3's domains, each of its
+#                          checks a TAP line, and the driver's report of
+#                          its DMA after UNMAP_DMA naming edu; a small DMA
 #                          map benchmark on edu; remove the devices, unload
 #                          the module (SMMU disabled with GBPA.ABORT
 #                          written, nothing leaked);
@@ -68,8 +72,11 @@ ver=$(apt-cache pkgnames linux-image-6.12. 2> /dev/null |
 [ -n "$ver" ] || skip_all "smmuv3 guest: apt has no linux-image-6.12.*+deb12-arm64-unsigned"
 krel=$ver-arm64
 deb=$out/deb root=$out/root
+# vfio-edu's modules, in load order (arm64's irqbypass is built in)
+vfio_mods="drivers/vfio/vfio drivers/vfio/vfio_iommu_type1 drivers/vfio/pci/vfio-pci-core
+	drivers/vfio/pci/vfio-pci"
 mkdir -p "$deb"
-if [ ! -f "$deb/.done-$ver" ]; then
+if [ ! -f "$deb/.done-$ver-vfio" ]; then
 	rm -rf "$deb" "$root" && mkdir -p "$deb"
 	if ! (cd "$deb" && apt-get download -q "linux-image-$krel-unsigned:arm64" "linux-headers-$krel:arm64" \
 		"linux-headers-$ver-common" "linux-kbuild-$ver:$(dpkg --print-architecture)" \
@@ -82,12 +89,14 @@ if [ ! -f "$deb/.done-$ver" ]; then
 		dpkg-deb -x "$d" "$root"
 	done
 	dpkg-deb --fsys-tarfile "$deb"/linux-image-*.deb | tar -x -C "$root" "./boot/vmlinuz-$krel" \
-		"./lib/modules/$krel/kernel/drivers/block/virtio_blk.ko.xz"
+		"./lib/modules/$krel/kernel/drivers/block/virtio_blk.ko.xz" \
+		$(for m in $vfio_mods; do echo "./lib/modules/$krel/kernel/$m.ko.xz"; done)
 	xz -d "$root/lib/modules/$krel/kernel/drivers/block/virtio_blk.ko.xz"
+	for m in $vfio_mods; do xz -d "$root/lib/modules/$krel/kernel/$m.ko.xz"; done
 	# The headers' Makefile includes the -common one by absolute path.
 	sed -i "s|^include /usr/src/|include $root/usr/src/|" "$root/usr/src/linux-headers-$krel/Makefile"
 	rm -f "$deb"/*.deb
-	touch "$deb/.done-$ver"
+	touch "$deb/.done-$ver-vfio"
 fi
 echo "# kernel $krel; time so far $((SECONDS - t_start)) s"
 
@@ -101,6 +110,15 @@ if env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -j"$jobs" -C "$here" KDIR="$root
 else
 	notok "iks_smmuv3.ko and iks_edu.ko build for $krel with -Werror, no warning"
 	grep -E 'error|warning|ERROR|WARNING' "$out/kbuild.log" | head -n 20 | sed 's/^/#   /'
+	echo "1..$n"; echo "# PASS: $pass"; echo "# FAIL: $fail"; exit 1
+fi
+# examples/vfio-edu's program, static for aarch64
+if env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$top/examples/vfio-edu" CC=aarch64-linux-gnu-gcc \
+	OUT="$out/vfio" "$out/vfio/vfio-edu" > "$out/vfio-build.log" 2>&1; then
+	ok "vfio-edu cross-builds static for aarch64 with -Werror"
+else
+	notok "vfio-edu cross-builds static for aarch64 with -Werror"
+	tail -n 20 "$out/vfio-build.log" | sed 's/^/#   /'
 	echo "1..$n"; echo "# PASS: $pass"; echo "# FAIL: $fail"; exit 1
 fi
 echo "# time so far $((SECONDS - t_start)) s"
@@ -183,6 +201,33 @@ if [ "$mode" != intree ]; then
 	dmesg | grep "event F_TRANSLATION" | head -n 2 | sed 's/^/IKS: #   /'
 	cat /sys/kernel/debug/iks_smmuv3/stats | tr '\n' ' ' | sed 's/^/IKS: # stats /'; echo
 	rmmod iks_edu
+	# examples/vfio-edu through vfio-pci and vfio_iommu_type1 over
+	# iks_smmuv3's domains (its software-MSI window reserved); edu polls,
+	# no MSI.
+	edu=$(grep -l 0x11e8 /sys/bus/pci/devices/*/device | head -n 1); edu=${edu%/device}; edu=${edu##*/}
+	D="vfio: the VFIO modules load (vfio_iommu_type1 allow_unsafe_interrupts=1) and edu ($edu) binds to vfio-pci"
+	check sh -c "insmod /vfio.ko && insmod /vfio_iommu_type1.ko allow_unsafe_interrupts=1 &&
+		insmod /vfio-pci-core.ko && insmod /vfio-pci.ko && echo vfio-pci > /sys/bus/pci/devices/$edu/driver_override &&
+		echo $edu > /sys/bus/pci/drivers_probe && readlink /sys/bus/pci/devices/$edu/driver | grep -q /vfio-pci"
+	bdf=${edu#0000:}
+	nf0=$(dmesg | grep -i fault | grep -c "$bdf")
+	/vfio-edu "$edu" > /tmp/vfe 2>&1
+	vrc=$?
+	while IFS= read -r l; do
+		case $l in
+		"ok "*) say "ok - vfio-edu: ${l#* - }" ;;
+		"not ok "*) say "not ok - vfio-edu: ${l#* - }" ;;
+		*) say "# vfio-edu: $l" ;;
+		esac
+	done < /tmp/vfe
+	D="vfio-edu ran to the end and passed (exit status $vrc)"
+	check [ "$vrc" -eq 0 ]
+	i=0; while [ "$(dmesg | grep -i fault | grep -c "$bdf")" -le "$nf0" ] && [ $i -lt 20 ]; do sleep 0.1; i=$((i + 1)); done
+	D="iks_smmuv3 reported vfio-edu's DMA after UNMAP_DMA: a kernel line with \"fault\" and $bdf"
+	check sh -c "[ \$(dmesg | grep -i fault | grep -c '$bdf') -gt $nf0 ]"
+	dmesg | grep -i fault | grep "$bdf" | tail -n +$((nf0 + 1)) | sed 's/^/IKS: #   /'
+	D="edu unbound from vfio-pci"
+	check sh -c "echo $edu > /sys/bus/pci/devices/$edu/driver/unbind"
 fi
 if [ "$mode" = strict ]; then
 	D="rmmod iks_smmuv3 with devices attached is refused (module in use), nothing breaks"
@@ -202,7 +247,8 @@ poweroff -f
 EOF
 cpio=$out/initramfs.cpio
 "$out/mkcpio" "$cpio" init="$out/init" busybox="$root/bin/busybox" iks_smmuv3.ko="$kb/iks_smmuv3.ko" \
-	iks_edu.ko="$kb/iks_edu.ko" \
+	iks_edu.ko="$kb/iks_edu.ko" vfio-edu="$out/vfio/vfio-edu" \
+	$(for m in $vfio_mods; do echo "${m##*/}.ko=$root/lib/modules/$krel/kernel/$m.ko"; done) \
 	virtio_blk.ko="$root/lib/modules/$krel/kernel/drivers/block/virtio_blk.ko" || exit 1
 
 boot() { # boot NAME APPEND: console into $out/NAME.console, QEMU trace into $out/NAME.trace
