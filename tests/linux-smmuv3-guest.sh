@@ -8,6 +8,10 @@
 # status for an error, so 77 becomes 0.  Its build output and downloads go to
 # _lsmmu in the build directory.
 : "${top_srcdir:=.}"
+# One package cache for the three guest scripts (guest-lib.sh): each
+# package is downloaded once per build directory.
+IK_GUEST_CACHE=${IK_GUEST_CACHE:-$PWD/_guest-cache}
+export IK_GUEST_CACHE
 IK_LSMMU_OUT=${IK_LSMMU_OUT:-$PWD/_lsmmu} bash "$top_srcdir/examples/linux-iommu/smmuv3/guest.sh"
 rc=$?
 [ "$rc" -eq 77 ] && exit 0

@@ -8,6 +8,10 @@
 # other non-zero status for an error, so 77 becomes 0.  Its build output and
 # downloads go to _lvtd in the build directory.
 : "${top_srcdir:=.}"
+# One package cache for the three guest scripts (guest-lib.sh): each
+# package is downloaded once per build directory.
+IK_GUEST_CACHE=${IK_GUEST_CACHE:-$PWD/_guest-cache}
+export IK_GUEST_CACHE
 IK_LVTD_OUT=${IK_LVTD_OUT:-$PWD/_lvtd} bash "$top_srcdir/examples/linux-iommu/vtd/guest.sh"
 rc=$?
 [ "$rc" -eq 77 ] && exit 0

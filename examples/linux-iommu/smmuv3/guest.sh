@@ -4,7 +4,7 @@
 # guest.sh - the SMMUv3 Linux driver (iks_smmuv3.ko, over iommukit) booted
 # in Debian 12's arm64 6.12 kernel under qemu-system-aarch64 -M
 # virt,iommu=smmuv3, end to end from a fresh checkout:
-#   1. apt-get download (into $OUT/deb; nothing installed): the newest
+#   1. apt-get download (into the package cache; nothing installed): the newest
 #      linux-image-6.12.*+deb12-arm64-unsigned:arm64, its headers and
 #      -common, the amd64 linux-kbuild of that version (host tools for the
 #      cross build), busybox-static:arm64;
@@ -36,69 +36,54 @@
 #      skips, as tests/qemu-hil.sh does).
 # Needs: qemu-system-aarch64 (qemu-system-arm), gcc-aarch64-linux-gnu, apt
 # with arm64 as a foreign architecture (dpkg --add-architecture arm64 &&
-# apt-get update), xz-utils, a host cc (mkcpio).
-# Environment: IK_LSMMU_OUT (default _build-lsmmu), IK_LSMMU_TIMEOUT (per
-# boot, default 300 s), IK_JOBS (default 2).
+# apt-get update), xz-utils, flock, a host cc (mkcpio).  The download cache,
+# TAP helpers and QEMU boot are examples/linux-iommu/guest-lib.sh's.
+# Environment: IK_LSMMU_OUT (default _build-lsmmu), IK_GUEST_CACHE (the
+# downloaded packages, default $IK_LSMMU_OUT/debs; make check shares one
+# with the other guest scripts), IK_LSMMU_TIMEOUT (per boot, default 300 s),
+# IK_JOBS (default 2).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../.." && pwd)
-out=${IK_LSMMU_OUT:-$top/_build-lsmmu}
+gl_out=${IK_LSMMU_OUT:-$top/_build-lsmmu} gl_what="smmuv3 guest" gl_require=${IK_LSMMU_REQUIRE:-0}
+. "$top/examples/linux-iommu/guest-lib.sh"
+out=$gl_out
 tmo=${IK_LSMMU_TIMEOUT:-300}
 jobs=${IK_JOBS:-2}
-mkdir -p "$out"
-pass=0 fail=0 n=0
-ok() { n=$((n + 1)); pass=$((pass + 1)); echo "ok $n - $*"; }
-notok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $*"; }
-skip_all() {
-	if [ "${IK_LSMMU_REQUIRE:-0}" = 1 ]; then
-		notok "$* (IK_LSMMU_REQUIRE=1)"
-		echo "1..$n"; echo "# PASS: $pass"; echo "# FAIL: $fail"; exit 1
-	fi
-	echo "1..0 # SKIP $*"; exit 77
-}
-t_start=$SECONDS
-[ "${IK_HIL:-1}" = 0 ] && { echo "1..0 # SKIP smmuv3 guest: disabled (IK_HIL=0)"; exit 77; }
-
+gl_init
 # aarch64-linux-gnu-gcc-12: the compiler the headers' .kernelvariables names.
-for t in qemu-system-aarch64 aarch64-linux-gnu-gcc-12 apt-get dpkg-deb xz cc make; do
-	command -v "$t" > /dev/null || skip_all "smmuv3 guest: $t is not installed"
-done
+gl_need qemu-system-aarch64 aarch64-linux-gnu-gcc-12 aarch64-linux-gnu-gcc apt-get dpkg-deb xz cc make flock timeout
 dpkg --print-foreign-architectures | grep -qx arm64 ||
-	skip_all "smmuv3 guest: arm64 is not an apt architecture (dpkg --add-architecture arm64 && apt-get update)"
+	gl_skip "arm64 is not an apt architecture (dpkg --add-architecture arm64 && apt-get update)"
 
 # ---- 1. packages
-ver=$(apt-cache pkgnames linux-image-6.12. 2> /dev/null |
-	sed -n 's/^linux-image-\(6\.12\.[0-9]*+deb12\)-arm64-unsigned$/\1/p' | sort -V | tail -n 1)
-[ -n "$ver" ] || skip_all "smmuv3 guest: apt has no linux-image-6.12.*+deb12-arm64-unsigned"
+ver=$(gl_kver arm64)
+[ -n "$ver" ] || gl_skip "apt has no linux-image-6.12.*+deb12-arm64-unsigned"
 krel=$ver-arm64
-deb=$out/deb root=$out/root
+root=$out/root
 # vfio-edu's modules, in load order (arm64's irqbypass is built in)
 vfio_mods="drivers/vfio/vfio drivers/vfio/vfio_iommu_type1 drivers/vfio/pci/vfio-pci-core
 	drivers/vfio/pci/vfio-pci"
-mkdir -p "$deb"
-if [ ! -f "$deb/.done-$ver-vfio" ]; then
-	rm -rf "$deb" "$root" && mkdir -p "$deb"
-	if ! (cd "$deb" && apt-get download -q "linux-image-$krel-unsigned:arm64" "linux-headers-$krel:arm64" \
-		"linux-headers-$ver-common" "linux-kbuild-$ver:$(dpkg --print-architecture)" \
-		busybox-static:arm64) > "$out/download.log" 2>&1; then
-		tail -n 5 "$out/download.log" | sed 's/^/#   /'
-		skip_all "smmuv3 guest: could not download the $krel packages"
-	fi
-	mkdir -p "$root"
-	for d in "$deb"/linux-headers-*.deb "$deb"/linux-kbuild-*.deb "$deb"/busybox-static_*.deb; do
-		dpkg-deb -x "$d" "$root"
+pkgs="linux-image-$krel-unsigned:arm64 linux-headers-$krel:arm64 linux-headers-$ver-common
+	linux-kbuild-$ver:$(dpkg --print-architecture) busybox-static:arm64"
+gl_fetch $pkgs
+if [ ! -f "$root/.done-$ver-vfio" ]; then
+	rm -rf "$root" && mkdir -p "$root"
+	for p in $pkgs; do
+		case $p in linux-image-*) continue ;; esac
+		dpkg-deb -x "$(gl_deb "$p")" "$root" || gl_skip "cannot unpack $p"
 	done
-	dpkg-deb --fsys-tarfile "$deb"/linux-image-*.deb | tar -x -C "$root" "./boot/vmlinuz-$krel" \
-		"./lib/modules/$krel/kernel/drivers/block/virtio_blk.ko.xz" \
-		$(for m in $vfio_mods; do echo "./lib/modules/$krel/kernel/$m.ko.xz"; done)
+	dpkg-deb --fsys-tarfile "$(gl_deb "linux-image-$krel-unsigned:arm64")" | tar -x -C "$root" \
+		"./boot/vmlinuz-$krel" "./lib/modules/$krel/kernel/drivers/block/virtio_blk.ko.xz" \
+		$(for m in $vfio_mods; do echo "./lib/modules/$krel/kernel/$m.ko.xz"; done) ||
+		gl_skip "cannot unpack linux-image-$krel-unsigned"
 	xz -d "$root/lib/modules/$krel/kernel/drivers/block/virtio_blk.ko.xz"
 	for m in $vfio_mods; do xz -d "$root/lib/modules/$krel/kernel/$m.ko.xz"; done
 	# The headers' Makefile includes the -common one by absolute path.
 	sed -i "s|^include /usr/src/|include $root/usr/src/|" "$root/usr/src/linux-headers-$krel/Makefile"
-	rm -f "$deb"/*.deb
-	touch "$deb/.done-$ver-vfio"
+	touch "$root/.done-$ver-vfio"
 fi
-echo "# kernel $krel; time so far $((SECONDS - t_start)) s"
+echo "# kernel $krel (packages in $gl_cache); time so far $((SECONDS - gl_t0)) s"
 
 # ---- 2. modules
 kb=$out/kbuild
@@ -110,7 +95,7 @@ if env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -j"$jobs" -C "$here" KDIR="$root
 else
 	notok "iks_smmuv3.ko and iks_edu.ko build for $krel with -Werror, no warning"
 	grep -E 'error|warning|ERROR|WARNING' "$out/kbuild.log" | head -n 20 | sed 's/^/#   /'
-	echo "1..$n"; echo "# PASS: $pass"; echo "# FAIL: $fail"; exit 1
+	gl_finish
 fi
 # examples/vfio-edu's program, static for aarch64
 if env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$top/examples/vfio-edu" CC=aarch64-linux-gnu-gcc \
@@ -119,12 +104,12 @@ if env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$top/examples/vfio-edu" CC=a
 else
 	notok "vfio-edu cross-builds static for aarch64 with -Werror"
 	tail -n 20 "$out/vfio-build.log" | sed 's/^/#   /'
-	echo "1..$n"; echo "# PASS: $pass"; echo "# FAIL: $fail"; exit 1
+	gl_finish
 fi
-echo "# time so far $((SECONDS - t_start)) s"
+echo "# time so far $((SECONDS - gl_t0)) s"
 
 # ---- 3. initramfs and boots
-cc -O2 -Wall -o "$out/mkcpio" "$top/examples/linux-module/boot/mkcpio.c" || exit 1
+gl_mkcpio
 cat > "$out/init" <<'EOF'
 #!/busybox sh
 /busybox mkdir -p /bin /proc /sys /dev /tmp
@@ -252,18 +237,16 @@ cpio=$out/initramfs.cpio
 	virtio_blk.ko="$root/lib/modules/$krel/kernel/drivers/block/virtio_blk.ko" || exit 1
 
 boot() { # boot NAME APPEND: console into $out/NAME.console, QEMU trace into $out/NAME.trace
-	local name=$1 app=$2 t0=$SECONDS
+	local name=$1 app=$2
 	rm -f "$out/disk.img" && truncate -s 32M "$out/disk.img"
-	timeout "$tmo" qemu-system-aarch64 -M virt,iommu=smmuv3 -cpu cortex-a57 -smp 2 -m 1024 \
+	gl_boot "$name" "$tmo" qemu-system-aarch64 -M virt,iommu=smmuv3 -cpu cortex-a57 -smp 2 -m 1024 \
 		-nographic -no-reboot -nic none -kernel "$root/boot/vmlinuz-$krel" -initrd "$cpio" \
 		-drive if=none,id=d0,file="$out/disk.img",format=raw,cache=none \
 		-device virtio-blk-pci,drive=d0,iommu_platform=on,disable-legacy=on -device edu \
 		-D "$out/$name.trace" -trace smmuv3_cmdq_opcode -trace virtio_blk_handle_write \
 		-trace virtio_blk_handle_read \
-		-append "console=ttyAMA0 panic=-1 loglevel=4 $app" > "$out/$name.console" 2>&1
-	local rc=$?
-	echo "# boot $name: $((SECONDS - t0)) s (qemu status $rc)"
-	[ "$rc" -ne 124 ] || notok "$name: the guest finished within ${tmo} s"
+		-append "console=ttyAMA0 panic=-1 loglevel=4 $app"
+	mv -f "$out/$name.log" "$out/$name.console"
 }
 # tap NAME: the guest's IKS lines as ours
 tap() {
@@ -353,8 +336,4 @@ if [ "${unmaps[iks-strict]}" -gt 0 ] && [ "${unmaps[intree]}" -gt 0 ]; then
 else
 	notok "the iommu:unmap tracepoint counted DMA unmaps in both strict boots"
 fi
-echo "# time: total $((SECONDS - t_start)) s"
-echo "1..$n"
-echo "# PASS: $pass"
-echo "# FAIL: $fail"
-[ "$fail" -eq 0 ]
+gl_finish

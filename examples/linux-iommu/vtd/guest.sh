@@ -38,65 +38,40 @@
 # Prints one TAP line per check, then "# PASS: N" / "# FAIL: N"; exit 1 if a
 # check failed, 77 with one "1..0 # SKIP" line when the packages or QEMU
 # cannot be had.  Host tools: gcc with a static libc (libc6-dev), make,
-# apt-get, dpkg-deb, xz, qemu-system-x86 (7.2).  Environment: IK_LVTD_OUT
-# (default _build-lvtd in the tree; downloads are kept there), IK_LVTD_TIMEOUT
+# apt-get, dpkg-deb, xz, flock, qemu-system-x86 (7.2).  The download cache,
+# TAP helpers and QEMU boot are examples/linux-iommu/guest-lib.sh's.
+# Environment: IK_LVTD_OUT (default _build-lvtd in the tree),
+# IK_GUEST_CACHE (the downloaded packages, default $IK_LVTD_OUT/debs; make
+# check shares one with the other guest scripts), IK_LVTD_TIMEOUT
 # (seconds per boot, default 300), IK_HIL=0 (skip, as tests/qemu-hil.sh
 # does), IK_LVTD_REQUIRE=1 (a skip is a failure: for CI).  make check runs it
 # through tests/linux-vtd-guest.sh.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../.." && pwd)
-out=${IK_LVTD_OUT:-$top/_build-lvtd}
+gl_out=${IK_LVTD_OUT:-$top/_build-lvtd} gl_what="ikvtd guest" gl_require=${IK_LVTD_REQUIRE:-0}
+. "$top/examples/linux-iommu/guest-lib.sh"
+out=$gl_out
 tmo=${IK_LVTD_TIMEOUT:-300}
-pass=0 fail=0 n=0
-ok() { n=$((n + 1)); pass=$((pass + 1)); echo "ok $n - $*"; }
-notok() { n=$((n + 1)); fail=$((fail + 1)); echo "not ok $n - $*"; }
-skip() {
-	if [ "${IK_LVTD_REQUIRE:-0}" = 1 ]; then
-		notok "$* (IK_LVTD_REQUIRE=1)"
-		finish
-	fi
-	echo "1..0 # SKIP ikvtd guest: $*"
-	exit 77
-}
-finish() {
-	echo "# time: total $SECONDS s"
-	echo "1..$n"
-	echo "# PASS: $pass"
-	echo "# FAIL: $fail"
-	[ "$fail" -eq 0 ]
-	exit
-}
-[ "${IK_HIL:-1}" = 0 ] && { echo "1..0 # SKIP ikvtd guest: disabled (IK_HIL=0)"; exit 77; }
-mkdir -p "$out/debs"
-for t in gcc make xz timeout truncate; do
-	command -v "$t" > /dev/null 2>&1 || skip "$t is not installed"
-done
-command -v qemu-system-x86_64 > /dev/null || skip "qemu-system-x86_64 is not installed"
-command -v apt-get > /dev/null && command -v dpkg-deb > /dev/null || skip "no apt-get/dpkg-deb"
+gl_init
+gl_need gcc cc make xz timeout truncate flock qemu-system-x86_64 apt-get dpkg-deb
 
 # ---- 1. packages
-ver=$(apt-cache search --names-only '^linux-image-6\.12\.[0-9]+\+deb12-amd64-unsigned$' 2> /dev/null |
-	sed -n 's/^linux-image-\(6\.12\.[0-9]*+deb12\)-amd64-unsigned .*/\1/p' | sort -V | tail -1)
-[ -n "$ver" ] || skip "apt knows no linux-image-6.12.*+deb12-amd64-unsigned (bookworm-security/backports in sources?)"
+ver=$(gl_kver amd64)
+[ -n "$ver" ] || gl_skip "apt knows no linux-image-6.12.*+deb12-amd64-unsigned (bookworm-security/backports in sources?)"
 krel=$ver-amd64
 pkgs="linux-image-$krel-unsigned linux-headers-$krel linux-headers-$ver-common linux-kbuild-$ver"
-(
-	cd "$out/debs" || exit 1
-	for p in $pkgs; do
-		ls "$p"_*.deb > /dev/null 2>&1 || apt-get download -q "$p" || exit 1
-	done
-) > "$out/apt.log" 2>&1 || { tail -n 3 "$out/apt.log" | sed 's/^/#   /'; skip "cannot download $pkgs"; }
+gl_fetch $pkgs
 root=$out/root
 if [ ! -f "$root/.done-$ver" ]; then
 	rm -rf "$root" && mkdir -p "$root"
-	for p in $pkgs; do dpkg-deb -x "$out/debs/$p"_*.deb "$root" || skip "cannot unpack $p"; done
+	for p in $pkgs; do dpkg-deb -x "$(gl_deb "$p")" "$root" || gl_skip "cannot unpack $p"; done
 	touch "$root/.done-$ver"
 fi
 kdir=$root/usr/src/linux-headers-$krel
 sed -i "s|^include /usr/src/|include $root/usr/src/|" "$kdir/Makefile"
 kernel=$root/boot/vmlinuz-$krel
-echo "# kernel $krel (packages in $out/debs)"
+echo "# kernel $krel (packages in $gl_cache)"
 
 # ---- 2. module, /init, initramfs
 if env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$here" KDIR="$kdir" BUILD="$out/mod" -j2 > "$out/kbuild.log" 2>&1 && [ -f "$out/mod/ikvtd.ko" ]; then
@@ -109,15 +84,15 @@ if env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$here" KDIR="$kdir" BUILD="$
 else
 	notok "ikvtd.ko builds against linux-headers-$krel with -Werror"
 	tail -n 30 "$out/kbuild.log" | sed 's/^/#   /'
-	finish
+	gl_finish
 fi
 mkdir -p "$out/boot"
-gcc -static -O2 -Wall -Wextra -o "$out/boot/init" "$here/guest-init.c" &&
-	gcc -O2 -Wall -Wextra -o "$out/boot/mkcpio" "$top/examples/linux-module/boot/mkcpio.c" ||
-	{ notok "guest /init and mkcpio build (static libc: libc6-dev)"; finish; }
+gcc -static -O2 -Wall -Wextra -o "$out/boot/init" "$here/guest-init.c" ||
+	{ notok "guest /init builds (static libc: libc6-dev)"; gl_finish; }
+gl_mkcpio
 mdir=$root/lib/modules/$krel/kernel/drivers/nvme
 for m in common/nvme-auth host/nvme-core host/nvme; do
-	xz -dc "$mdir/$m.ko.xz" > "$out/boot/$(basename "$m").ko" || { notok "unpack $m.ko"; finish; }
+	xz -dc "$mdir/$m.ko.xz" > "$out/boot/$(basename "$m").ko" || { notok "unpack $m.ko"; gl_finish; }
 done
 # examples/vfio-edu's program and the VFIO modules (compressed: the guest
 # loads them with MODULE_INIT_COMPRESSED_FILE).
@@ -127,34 +102,31 @@ if env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$top/examples/vfio-edu" OUT=
 else
 	notok "vfio-edu builds static with -Werror"
 	tail -n 20 "$out/vfio-build.log" | sed 's/^/#   /'
-	finish
+	gl_finish
 fi
 set -- vfio-edu="$out/vfio/vfio-edu"
 for m in virt/lib/irqbypass drivers/vfio/vfio drivers/vfio/vfio_iommu_type1 \
 	drivers/vfio/pci/vfio-pci-core drivers/vfio/pci/vfio-pci; do
 	set -- "$@" "$(basename "$m").ko.xz=$root/lib/modules/$krel/kernel/$m.ko.xz"
 done
-"$out/boot/mkcpio" "$out/boot/initramfs.cpio" init="$out/boot/init" ikvtd.ko="$out/mod/ikvtd.ko" \
+"$out/mkcpio" "$out/boot/initramfs.cpio" init="$out/boot/init" ikvtd.ko="$out/mod/ikvtd.ko" \
 	nvme-auth.ko="$out/boot/nvme-auth.ko" nvme-core.ko="$out/boot/nvme-core.ko" \
-	nvme.ko="$out/boot/nvme.ko" ikdmabench.ko="$out/mod/ikdmabench.ko" "$@" || { notok "initramfs"; finish; }
+	nvme.ko="$out/boot/nvme.ko" ikdmabench.ko="$out/mod/ikdmabench.ko" "$@" || { notok "initramfs"; gl_finish; }
 truncate -s 64M "$out/boot/nvme.img"
 
 # ---- 3. boots
 # boot NAME IOMMU-OPTS APPEND: console in $out/NAME.log, QEMU trace in $out/NAME.trace.
 boot() {
-	local name=$1 vtd=$2 append=$3 t0=$SECONDS
+	local name=$1 vtd=$2 append=$3
 	rm -f "$out/$name.trace"
-	timeout "$tmo" qemu-system-x86_64 -M q35 -m 512 -smp 2 -nographic -no-reboot -nic none \
+	gl_boot "$name" "$tmo" qemu-system-x86_64 -M q35 -m 512 -smp 2 -nographic -no-reboot -nic none \
 		-vga none -device intel-iommu,intremap=off,"$vtd" \
 		-drive file="$out/boot/nvme.img",if=none,id=nvm,format=raw \
 		-device nvme,drive=nvm,serial=ikvtd,addr=03.0 -device edu,addr=04.0 \
 		-kernel "$kernel" -initrd "$out/boot/initramfs.cpio" \
 		-trace 'vtd_inv_desc*' -trace pci_cfg_read -D "$out/$name.trace" \
-		-append "console=ttyS0 quiet panic=-1 $append" > "$out/$name.log" 2>&1
-	local rc=$?
-	tr -d '\r' < "$out/$name.log" > "$out/$name.clog"
-	echo "# boot $name: $((SECONDS - t0)) s, qemu status $rc"
-	[ "$rc" -ne 124 ] || notok "$name: guest powered off before the ${tmo}s timeout"
+		-append "console=ttyS0 quiet panic=-1 $append"
+	mv -f "$out/$name.log" "$out/$name.clog"
 	sed -n 's/^.*IKT: \(not ok\|ok\) - /\1 - /p' "$out/$name.clog" | while IFS= read -r l; do
 		echo "$l"
 	done > "$out/$name.tap"
@@ -168,12 +140,7 @@ boot() {
 	done < "$out/$name.tap"
 	[ "$got" -eq 1 ] || { notok "$name: guest produced no result"; tail -n 20 "$out/$name.clog" | sed 's/^/#   /'; }
 	grep -a 'IKT: #' "$out/$name.clog" | sed "s/^.*IKT: # /#   $name: /"
-	if grep -aE 'BUG:|Oops|WARNING:|Call Trace|general protection|Kernel panic' "$out/$name.clog" |
-		sed 's/^/#   /' | grep .; then
-		notok "$name: the kernel logged no warning, BUG or oops"
-	else
-		ok "$name: the kernel logged no warning, BUG or oops"
-	fi
+	gl_no_oops "$name" "$out/$name.clog"
 }
 io_ms() { sed -n 's/^.*IKT: io .*median_ms \([0-9.]*\).*/\1/p' "$out/$1.clog" | head -1; }
 io_mib() { sed -n 's/^.*IKT: io .* mib \([0-9]*\) .*/\1/p' "$out/$1.clog" | head -1; }
@@ -237,4 +204,4 @@ echo "# dma-map benchmark on edu (ikdmabench.ko: ns per map / unmap, p50 p99, 2 
 for b in cm-off-lazy in-tree-lazy cm-on-strict sm-cm-on-strict in-tree; do
 	grep -aE 'ikdmabench: (single|sg)' "$out/$b.clog" 2> /dev/null | sed "s/^.*ikdmabench: /#   $(printf '%-16s' "$b") /"
 done
-finish
+gl_finish
