@@ -25,7 +25,7 @@
 #   IK_VFIO_OUT              output directory (default ./_vfio-edu; kept)
 #   IK_GUEST_CACHE           the downloaded packages (default $IK_VFIO_OUT/debs;
 #                            make check shares one with the other guest scripts)
-#   IK_VFIO_TIMEOUT          seconds the guest may run (default 300)
+#   IK_VFIO_TIMEOUT          seconds the guest may run (default 120)
 #   IK_VFIO_KERNEL_DEB       a linux-image-*-amd64-unsigned .deb to use instead
 #                            of downloading one
 #   IK_VFIO_REQUIRE=1        missing tools or packages fail instead of skipping
@@ -41,7 +41,7 @@ top=$(cd "$here/../.." && pwd)
 gl_out=${IK_VFIO_OUT:-$(pwd)/_vfio-edu} gl_what="vfio-edu guest" gl_require=${IK_VFIO_REQUIRE:-0}
 . "$top/examples/linux-iommu/guest-lib.sh"
 out=$gl_out
-tmo=${IK_VFIO_TIMEOUT:-300}
+tmo=${IK_VFIO_TIMEOUT:-120}
 gl_init
 gl_need qemu-system-x86_64 dpkg-deb tar timeout gcc cc flock
 [ -r /usr/include/linux/vfio.h ] || gl_skip "no <linux/vfio.h> (apt-get install linux-libc-dev)"

@@ -40,7 +40,7 @@
 # TAP helpers and QEMU boot are examples/linux-iommu/guest-lib.sh's.
 # Environment: IK_LSMMU_OUT (default _build-lsmmu), IK_GUEST_CACHE (the
 # downloaded packages, default $IK_LSMMU_OUT/debs; make check shares one
-# with the other guest scripts), IK_LSMMU_TIMEOUT (per boot, default 300 s),
+# with the other guest scripts), IK_LSMMU_TIMEOUT (per boot, default 120 s),
 # IK_JOBS (default 2).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -48,7 +48,7 @@ top=$(cd "$here/../../.." && pwd)
 gl_out=${IK_LSMMU_OUT:-$top/_build-lsmmu} gl_what="smmuv3 guest" gl_require=${IK_LSMMU_REQUIRE:-0}
 . "$top/examples/linux-iommu/guest-lib.sh"
 out=$gl_out
-tmo=${IK_LSMMU_TIMEOUT:-300}
+tmo=${IK_LSMMU_TIMEOUT:-120}
 jobs=${IK_JOBS:-2}
 gl_init
 # aarch64-linux-gnu-gcc-12: the compiler the headers' .kernelvariables names.
