@@ -45,7 +45,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../.." && pwd)
-gl_out=${IK_LSMMU_OUT:-$top/_build-lsmmu} gl_what="smmuv3 guest" gl_require=${IK_LSMMU_REQUIRE:-0}
+gl_out=${IK_LSMMU_OUT:-$top/_build-lsmmu} gl_what="smmuv3 guest" gl_require=${IK_LSMMU_REQUIRE:-0} gl_init_mark="IKS: "
 . "$top/examples/linux-iommu/guest-lib.sh"
 out=$gl_out
 tmo=${IK_LSMMU_TIMEOUT:-120}

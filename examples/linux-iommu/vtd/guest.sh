@@ -51,7 +51,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../.." && pwd)
-gl_out=${IK_LVTD_OUT:-$top/_build-lvtd} gl_what="ikvtd guest" gl_require=${IK_LVTD_REQUIRE:-0}
+gl_out=${IK_LVTD_OUT:-$top/_build-lvtd} gl_what="ikvtd guest" gl_require=${IK_LVTD_REQUIRE:-0} gl_init_mark="IKT: "
 . "$top/examples/linux-iommu/guest-lib.sh"
 out=$gl_out
 tmo=${IK_LVTD_TIMEOUT:-120}
