@@ -3,18 +3,18 @@
  * src/pgtable/pgtable.c - the format-independent half of the page-table engine:
  * the format registry, table-page allocation and the freed-table cache,
  * argument checks, gathers, and the walker's range dump.  The per-entry work
- * lives in src/pgtable/pgtable_tmpl.h, instantiated by each format.
+ * lives in src/pgtable/pgtable_tmpl.h, instantiated by each format in src/fmt/.
  */
 #include "pgtable_internal.h"
 
 /* ---- registry ---- */
 
-#define IK_PT_FORMAT(sym) extern const struct ik_pt_ops ik_pt_ops_##sym;
+#define IK_PT_FORMAT(ops) extern const struct ik_pt_ops ops;
 #include "pgtable_formats.h"
 #undef IK_PT_FORMAT
 
 static const struct ik_pt_ops *const ik_pt_formats[] = {
-#define IK_PT_FORMAT(sym) &ik_pt_ops_##sym,
+#define IK_PT_FORMAT(ops) &ops,
 #include "pgtable_formats.h"
 #undef IK_PT_FORMAT
 };

@@ -7,33 +7,47 @@
  * How to add a page-table format (the format contract)
  * ===================================================================
  *
- * A format is one header plus one small source file:
+ * A format family lives in src/fmt/, one naming rule for its files:
  *
- *   src/pgtable/fmt_NAME.h     static inline encoders/decoders listed below
- *                              (shared by the variants of a family, e.g.
- *                              LPAE stage 1 and 2);
- *   src/pgtable/pgtable_NAME.c a few lines:
+ *   src/fmt/FAMILY.h           the FMT_* facts and the static inline
+ *                              encoders/decoders listed below, shared by the
+ *                              variants of the family (LPAE stage 1 and 2);
+ *   src/fmt/FAMILY_VARIANT.c   the instantiation, a few lines:
  *
- *       #include "pgtable_internal.h"
+ *       #include "../pgtable/pgtable_internal.h"
  *       #define IKPT_FMT        IK_PT_LPAE_S1   // enum ik_pt_fmt value
  *       #define IKPT_SYM        lpae_s1         // suffix of its symbols
  *       #define IKPT_NAME       "lpae-s1"       // short name (CLI, JSON)
  *       #define LPAE_STAGE      1               // the family's variant switch
- *       #include "fmt_lpae.h"                   // the FMT_* facts, fmt_* functions
- *       #include "pgtable_tmpl.h"               // instantiates the engine
+ *       #include "lpae.h"                       // the FMT_* facts, lpae_* functions
+ *       #include "../pgtable/pgtable_tmpl.h"    // instantiates the engine
  *
- * then one line in src/pgtable/pgtable_formats.h (IK_PT_FORMAT(sym)), the
- * .c in Makefile.am's pgtable block, a row in the test suite's format table
- * (tests/test_pgtable.c) and in the benchmark's (examples/bench/bench_fmts.c).
- * Public bit definitions and register helpers of the format go in
- * include/iommukit/fmt/NAME.h.
+ *       const struct ik_pt_ops ik_pt_ops_lpae_s1 = IKPT_OPS;
  *
- * The template defines `const struct ik_pt_ops ik_pt_ops_<sym>` and names
- * each of its out-of-line functions NAME_<sym> (pt_map_lpae_s1, ...), so
- * that backtraces and profiles tell the formats apart.
+ *   src/fmt/FAMILY_regs.c      optional: the family's public register and
+ *                              config helpers (TTBR/TCR values, context
+ *                              entries, walkers from register values);
+ *   src/fmt/FAMILY_common.h    optional: facts FAMILY.h and FAMILY_regs.c
+ *                              share (FAMILY.h needs the variant switch).
+ *
+ * then one line in src/pgtable/pgtable_formats.h (IK_PT_FORMAT(ops)), the
+ * files in Makefile.am's pgtable block, a row in the test suite's format
+ * table (tests/test_pgtable.c) and in the benchmark's
+ * (examples/bench/bench_fmts.c).  Public bit definitions and register
+ * helpers' declarations go in include/iommukit/fmt/FAMILY.h.
+ *
+ * The template names each of its out-of-line functions NAME_<sym>
+ * (pt_map_lpae_s1, ...), so that backtraces and profiles tell the formats
+ * apart; IKPT_OPS is the initializer of the format's struct ik_pt_ops.
+ *
+ * Each format header defines the functions below under its family's prefix
+ * (lpae_mk_leaf, vtd_mk_leaf, riscv_mk_leaf, amd_mk_leaf, ...: one
+ * definition per name in the tree, which ctags and cscope can follow) and
+ * binds the contract's names to them at its end
+ * (`#define fmt_mk_leaf lpae_mk_leaf`).
  *
  * The engine template (src/pgtable/pgtable_tmpl.h) calls the functions below by
- * these exact names; they are `static inline` in the format header, so every
+ * these fmt_* names; they are `static inline` in the format header, so every
  * per-entry operation is inlined: no function pointer per PTE.  The runtime
  * format value selects the instantiated `struct ik_pt_ops` once per request.
  *

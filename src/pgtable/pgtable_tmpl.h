@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
  * src/pgtable/pgtable_tmpl.h - the page-table engine, instantiated once per
- * format.  Not API.  A format's source file defines IKPT_FMT, IKPT_SYM and
- * IKPT_NAME, includes its fmt_*.h (the contract in pgtable_internal.h) and
- * then this file, which defines `const struct ik_pt_ops ik_pt_ops_<IKPT_SYM>`.
- * Include once per translation unit.
+ * format.  Not API.  A format's source file (src/fmt/FAMILY_VARIANT.c)
+ * defines IKPT_FMT, IKPT_SYM and IKPT_NAME, includes its src/fmt/FAMILY.h
+ * (the contract in pgtable_internal.h) and then this file, and defines
+ * `const struct ik_pt_ops ik_pt_ops_<IKPT_SYM> = IKPT_OPS;`.  Include once
+ * per translation unit.
  *
  * Algorithms (all formats):
  *
@@ -2045,18 +2046,20 @@ static const struct ik_pt_fmt_info pt_info = {
 	FMT_HW_LEVELS_UP,
 };
 
-const struct ik_pt_ops PT_NS(ik_pt_ops) = {
-	&pt_info,
-	fmt_geometry,
-	pt_map,
-	pt_unmap,
-	pt_iova_to_phys,
 #if FMT_HAS_DIRTY
-	pt_dirty,
+#define PT_OPS_DIRTY pt_dirty
 #else
-	NULL,
+#define PT_OPS_DIRTY NULL
 #endif
-	pt_walk,
-	pt_dump,
-	pt_wdump,
-};
+/*
+ * The initializer of this instantiation's struct ik_pt_ops.  The format's
+ * source file defines the object under its full name, so that a plain grep
+ * or ctags finds it (and src/pgtable/pgtable_formats.h names it once more):
+ *
+ *     const struct ik_pt_ops ik_pt_ops_lpae_s1 = IKPT_OPS;
+ */
+#define IKPT_OPS                                                                 \
+	{                                                                        \
+		&pt_info, fmt_geometry, pt_map, pt_unmap, pt_iova_to_phys,       \
+		PT_OPS_DIRTY, pt_walk, pt_dump, pt_wdump,                        \
+	}

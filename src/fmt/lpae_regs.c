@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * ARM LPAE register values (TTBR/TCR/MAIR, VTTBR/VTCR) for a table set, and
+ * src/fmt/lpae_regs.c - ARM LPAE register values (TTBR/TCR/MAIR, VTTBR/VTCR) for a table set, and
  * the reverse: a walker from register values, as an emulated SMMU receives
  * them.  Field positions from the Arm ARM (TCR_EL1, VTCR_EL2, TTBR0_EL1,
  * VTTBR_EL2) and the SMMUv3 context descriptor / STE, which use the same
  * encodings.
  */
 #include <iommukit/fmt/lpae.h>
-#include "pgtable_internal.h"
+#include "../pgtable/pgtable_internal.h"
 #include "lpae_common.h"
 
 #define LPAE_TCR_T0SZ_MASK 0x3full

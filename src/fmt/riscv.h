@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * src/pgtable/fmt_riscv.h - the RISC-V IOMMU formats' side of the format
+ * src/fmt/riscv.h - the RISC-V IOMMU formats' side of the format
  * contract (see src/pgtable/pgtable_internal.h): Sv39/48/57 first stage and
  * Sv39x4/48x4/57x4 G-stage.  Not API.  The entry layout is described in
  * include/iommukit/fmt/riscv.h.
@@ -17,11 +17,11 @@
 #ifndef IK_SRC_FMT_RISCV_H
 #define IK_SRC_FMT_RISCV_H
 
-#include "pgtable_internal.h"
+#include "../pgtable/pgtable_internal.h"
 #include <iommukit/fmt/riscv.h>
 
 #ifndef RISCV_G
-#error "define RISCV_G to 0 (first stage) or 1 (G-stage) before including fmt_riscv.h"
+#error "define RISCV_G to 0 (first stage) or 1 (G-stage) before including riscv.h"
 #endif
 
 /* ---- the facts (ik_pt_fmt_info) ---- */
@@ -60,7 +60,7 @@ IK_INLINE unsigned riscv_levels_for_ias(unsigned ias)
 	return ias <= w3 ? 3u : ias <= w4 ? 4u : 5u;
 }
 
-IK_INLINE int fmt_geometry(struct ik_pt_geometry *g, const struct ik_pgtable_cfg *cfg)
+IK_INLINE int riscv_geometry(struct ik_pt_geometry *g, const struct ik_pgtable_cfg *cfg)
 {
 	/* quirks, fmt_flags, ias, oas and the granule are checked (FMT_*) */
 	unsigned lvl;
@@ -91,34 +91,34 @@ IK_INLINE int fmt_geometry(struct ik_pt_geometry *g, const struct ik_pgtable_cfg
 	return 0;
 }
 
-IK_ALWAYS_INLINE bool fmt_is_table(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
+IK_ALWAYS_INLINE bool riscv_is_table(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
 {
 	(void)g;
 	return lvl > 0 && !(pte & RISCV_RWX);
 }
 
-IK_ALWAYS_INLINE bool fmt_is_valid(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
+IK_ALWAYS_INLINE bool riscv_is_valid(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
 {
 	(void)g;
 	(void)lvl;
 	return (pte & IK_RISCV_PTE_V) != 0;
 }
 
-IK_ALWAYS_INLINE ik_u64 fmt_table_addr(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
+IK_ALWAYS_INLINE ik_u64 riscv_table_addr(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
 {
 	(void)g;
 	(void)lvl;
 	return IK_RISCV_PTE_ADDR(pte);
 }
 
-IK_ALWAYS_INLINE ik_u64 fmt_leaf_addr(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
+IK_ALWAYS_INLINE ik_u64 riscv_leaf_addr(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
 {
 	(void)g;
 	/* PPN bits below a superpage's size are a fault, not an address. */
 	return IK_RISCV_PTE_ADDR(pte) & ~(riscv_lvl_size(lvl) - 1);
 }
 
-IK_ALWAYS_INLINE ik_u64 fmt_mk_table(const struct ik_pt_geometry *g, ik_u64 table_iommu,
+IK_ALWAYS_INLINE ik_u64 riscv_mk_table(const struct ik_pt_geometry *g, ik_u64 table_iommu,
 				     unsigned lvl)
 {
 	(void)g;
@@ -126,7 +126,7 @@ IK_ALWAYS_INLINE ik_u64 fmt_mk_table(const struct ik_pt_geometry *g, ik_u64 tabl
 	return IK_RISCV_PTE_PPN(table_iommu) | IK_RISCV_PTE_V;
 }
 
-IK_INLINE int fmt_prot_attrs(const struct ik_pt_geometry *g, unsigned prot, ik_u64 *attrs)
+IK_INLINE int riscv_prot_attrs(const struct ik_pt_geometry *g, unsigned prot, ik_u64 *attrs)
 {
 	/* A preset: an IOMMU without A/D updates faults on A = 0. */
 	ik_u64 a = IK_RISCV_PTE_V | IK_RISCV_PTE_A | IK_RISCV_PTE_R;
@@ -148,7 +148,7 @@ IK_INLINE int fmt_prot_attrs(const struct ik_pt_geometry *g, unsigned prot, ik_u
 	return 0;
 }
 
-IK_ALWAYS_INLINE ik_u64 fmt_mk_leaf(const struct ik_pt_geometry *g, ik_u64 attrs, ik_u64 oa,
+IK_ALWAYS_INLINE ik_u64 riscv_mk_leaf(const struct ik_pt_geometry *g, ik_u64 attrs, ik_u64 oa,
 				    unsigned lvl)
 {
 	(void)g;
@@ -156,9 +156,9 @@ IK_ALWAYS_INLINE ik_u64 fmt_mk_leaf(const struct ik_pt_geometry *g, ik_u64 attrs
 	return attrs | (oa >> (12 - IK_RISCV_PTE_PPN_SHIFT));
 }
 
-IK_ALWAYS_INLINE ik_u64 fmt_leaf_attrs(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
+IK_ALWAYS_INLINE ik_u64 riscv_leaf_attrs(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
 {
-	ik_u64 ppn = IK_RISCV_PTE_PPN(fmt_leaf_addr(g, pte, lvl));
+	ik_u64 ppn = IK_RISCV_PTE_PPN(riscv_leaf_addr(g, pte, lvl));
 
 	return pte & ~ppn;
 }
@@ -166,18 +166,18 @@ IK_ALWAYS_INLINE ik_u64 fmt_leaf_attrs(const struct ik_pt_geometry *g, ik_u64 pt
 /* ---- hardware view ---- */
 
 /* RISC-V tables carry no hierarchical permissions. */
-struct fmt_walk_state {
+struct riscv_walk_state {
 	char unused;
 };
 
-IK_ALWAYS_INLINE void fmt_walk_init(const struct ik_pt_geometry *g, struct fmt_walk_state *st)
+IK_ALWAYS_INLINE void riscv_walk_init(const struct ik_pt_geometry *g, struct riscv_walk_state *st)
 {
 	(void)g;
 	st->unused = 0;
 }
 
-IK_INLINE enum ik_pt_fault fmt_walk_table(const struct ik_pt_geometry *g,
-					  struct fmt_walk_state *st, ik_u64 pte, unsigned lvl)
+IK_INLINE enum ik_pt_fault riscv_walk_table(const struct ik_pt_geometry *g,
+					  struct riscv_walk_state *st, ik_u64 pte, unsigned lvl)
 {
 	(void)g;
 	(void)st;
@@ -202,8 +202,8 @@ IK_INLINE bool riscv_access_ok(const struct ik_pt_geometry *g, unsigned prot, un
 	return true;
 }
 
-IK_INLINE enum ik_pt_fault fmt_walk_leaf(const struct ik_pt_geometry *g,
-					 const struct fmt_walk_state *st, ik_u64 pte,
+IK_INLINE enum ik_pt_fault riscv_walk_leaf(const struct ik_pt_geometry *g,
+					 const struct riscv_walk_state *st, ik_u64 pte,
 					 unsigned lvl, unsigned access,
 					 struct ik_pt_walk_result *res, ik_u64 *hw_new)
 {
@@ -247,18 +247,39 @@ IK_INLINE enum ik_pt_fault fmt_walk_leaf(const struct ik_pt_geometry *g,
 
 /* ---- dirty tracking (IK_PT_QUIRK_DIRTY) ---- */
 
-IK_ALWAYS_INLINE bool fmt_leaf_dirty(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
+IK_ALWAYS_INLINE bool riscv_leaf_dirty(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
 {
 	(void)g;
 	(void)lvl;
 	return (pte & IK_RISCV_PTE_D) != 0;
 }
 
-IK_ALWAYS_INLINE ik_u64 fmt_leaf_mkclean(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
+IK_ALWAYS_INLINE ik_u64 riscv_leaf_mkclean(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
 {
 	(void)g;
 	(void)lvl;
 	return pte & ~IK_RISCV_PTE_D;
 }
+
+/*
+ * The format contract's names (src/pgtable/pgtable_internal.h): the engine
+ * template calls fmt_*; this format defines riscv_*, so each definition has
+ * one name of its own (ctags, cscope and backtraces find it).
+ */
+#define fmt_geometry riscv_geometry
+#define fmt_is_table riscv_is_table
+#define fmt_is_valid riscv_is_valid
+#define fmt_leaf_addr riscv_leaf_addr
+#define fmt_leaf_attrs riscv_leaf_attrs
+#define fmt_leaf_dirty riscv_leaf_dirty
+#define fmt_leaf_mkclean riscv_leaf_mkclean
+#define fmt_mk_leaf riscv_mk_leaf
+#define fmt_mk_table riscv_mk_table
+#define fmt_prot_attrs riscv_prot_attrs
+#define fmt_table_addr riscv_table_addr
+#define fmt_walk_init riscv_walk_init
+#define fmt_walk_leaf riscv_walk_leaf
+#define fmt_walk_state riscv_walk_state
+#define fmt_walk_table riscv_walk_table
 
 #endif /* IK_SRC_FMT_RISCV_H */

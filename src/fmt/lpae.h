@@ -1,24 +1,24 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * src/pgtable/fmt_lpae.h - the ARM LPAE formats' side of the format contract (see
- * src/pgtable/pgtable_internal.h).  Not API.  Included by src/pgtable/pgtable_lpae_s1.c and
- * src/pgtable/pgtable_lpae_s2.c with LPAE_STAGE defined to 1 or 2, so that the stage
- * is a compile-time constant in every encoder.
+ * src/fmt/lpae.h - the ARM LPAE formats' side of the format contract (see
+ * src/pgtable/pgtable_internal.h).  Not API.  Included by src/fmt/lpae_s1.c
+ * and src/fmt/lpae_s2.c with LPAE_STAGE defined to 1 or 2, so that the
+ * stage is a compile-time constant in every encoder.
  *
  * Level mapping: engine level L is ARM lookup level 3 - L.  Block levels
  * and the 52-bit layouts (FEAT_LPA for 64K, FEAT_LPA2 / DS for 4K and 16K):
  * lpae_common.h and <iommukit/fmt/lpae.h>.  Bits of the formats from the
  * Arm ARM (VMSAv8-64 translation table descriptor formats).
  */
-#ifndef IK_FMT_LPAE_H
-#define IK_FMT_LPAE_H
+#ifndef IK_SRC_FMT_LPAE_H
+#define IK_SRC_FMT_LPAE_H
 
 #include <iommukit/fmt/lpae.h>
-#include "pgtable_internal.h"
+#include "../pgtable/pgtable_internal.h"
 #include "lpae_common.h"
 
 #ifndef LPAE_STAGE
-#error "define LPAE_STAGE (1 or 2) before including fmt_lpae.h"
+#error "define LPAE_STAGE (1 or 2) before including lpae.h"
 #endif
 
 /* ---- the facts (ik_pt_fmt_info) ---- */
@@ -29,7 +29,7 @@
 #endif
 #define FMT_HAS_DIRTY 1
 #define FMT_FLAGS IK_LPAE_FLAG_LPA2
-/* 49..52 need the 64K granule or LPA2 (fmt_geometry checks) */
+/* 49..52 need the 64K granule or LPA2 (lpae_geometry checks) */
 #define FMT_IAS_WIDTHS IK_PT_WIDTHS(32, 52)
 /* PARange: 32, 36, 40, 42, 44, 48 or 52 bits */
 #define FMT_OAS_WIDTHS ((1ull << 32) | (1ull << 36) | (1ull << 40) | (1ull << 42) | \
@@ -83,7 +83,7 @@ static inline ik_u64 lpae_addr_bits(const struct ik_pt_geometry *g)
 	return IK_LPAE_PTE_ADDR_MASK;	/* 64K: [47:16] and [15:12] */
 }
 
-static int fmt_geometry(struct ik_pt_geometry *g, const struct ik_pgtable_cfg *cfg)
+static int lpae_geometry(struct ik_pt_geometry *g, const struct ik_pgtable_cfg *cfg)
 {
 	/* quirks, fmt_flags, ias, oas and the granule are checked (FMT_*) */
 	unsigned glg2 = (unsigned)ik_ctz64(cfg->pgsize_bitmap);
@@ -140,13 +140,13 @@ static int fmt_geometry(struct ik_pt_geometry *g, const struct ik_pgtable_cfg *c
 	return 0;
 }
 
-static inline bool fmt_is_table(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
+static inline bool lpae_is_table(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
 {
 	(void)g;
 	return lvl > 0 && (pte & IK_LPAE_PTE_TYPE_MASK) == IK_LPAE_PTE_TYPE_TABLE;
 }
 
-static inline bool fmt_is_valid(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
+static inline bool lpae_is_valid(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
 {
 	ik_u64 type = pte & IK_LPAE_PTE_TYPE_MASK;
 
@@ -159,20 +159,20 @@ static inline bool fmt_is_valid(const struct ik_pt_geometry *g, ik_u64 pte, unsi
 	return lpae_block_level(g, lvl);
 }
 
-static inline ik_u64 fmt_table_addr(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
+static inline ik_u64 lpae_table_addr(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
 {
 	(void)lvl;
 	return lpae_pte_to_addr(g, pte) & ~((1ull << g->lg2_granule) - 1);
 }
 
-static inline ik_u64 fmt_leaf_addr(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
+static inline ik_u64 lpae_leaf_addr(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
 {
 	unsigned shift = g->lg2_granule + lvl * g->bits;
 
 	return lpae_pte_to_addr(g, pte) & ~((1ull << shift) - 1);
 }
 
-static inline ik_u64 fmt_mk_table(const struct ik_pt_geometry *g, ik_u64 table_iommu, unsigned lvl)
+static inline ik_u64 lpae_mk_table(const struct ik_pt_geometry *g, ik_u64 table_iommu, unsigned lvl)
 {
 	ik_u64 pte = lpae_addr_to_pte(g, table_iommu) | IK_LPAE_PTE_TYPE_TABLE;
 
@@ -182,7 +182,7 @@ static inline ik_u64 fmt_mk_table(const struct ik_pt_geometry *g, ik_u64 table_i
 	return pte;
 }
 
-static inline int fmt_prot_attrs(const struct ik_pt_geometry *g, unsigned prot, ik_u64 *attrs)
+static inline int lpae_prot_attrs(const struct ik_pt_geometry *g, unsigned prot, ik_u64 *attrs)
 {
 	ik_u64 a = IK_LPAE_PTE_AF;
 
@@ -233,35 +233,35 @@ static inline int fmt_prot_attrs(const struct ik_pt_geometry *g, unsigned prot, 
 	return 0;
 }
 
-static inline ik_u64 fmt_mk_leaf(const struct ik_pt_geometry *g, ik_u64 attrs, ik_u64 oa,
+static inline ik_u64 lpae_mk_leaf(const struct ik_pt_geometry *g, ik_u64 attrs, ik_u64 oa,
 				 unsigned lvl)
 {
 	return attrs | lpae_addr_to_pte(g, oa) |
 	       (lvl ? IK_LPAE_PTE_TYPE_BLOCK : IK_LPAE_PTE_TYPE_PAGE);
 }
 
-static inline ik_u64 fmt_leaf_attrs(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
+static inline ik_u64 lpae_leaf_attrs(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
 {
 	(void)lvl;
 	return pte & ~(lpae_addr_bits(g) | IK_LPAE_PTE_TYPE_MASK);
 }
 
 /* Hierarchical limits from table descriptors (stage 1 only). */
-struct fmt_walk_state {
+struct lpae_walk_state {
 	bool ro;	/* APTable[1]: no writes below */
 	bool nounpriv;	/* APTable[0]: no unprivileged access below */
 	bool xn;	/* XNTable (UXNTable) */
 	bool pxn;	/* PXNTable */
 };
 
-static inline void fmt_walk_init(const struct ik_pt_geometry *g, struct fmt_walk_state *st)
+static inline void lpae_walk_init(const struct ik_pt_geometry *g, struct lpae_walk_state *st)
 {
 	(void)g;
 	st->ro = st->nounpriv = st->xn = st->pxn = false;
 }
 
-static inline enum ik_pt_fault fmt_walk_table(const struct ik_pt_geometry *g,
-					      struct fmt_walk_state *st, ik_u64 pte, unsigned lvl)
+static inline enum ik_pt_fault lpae_walk_table(const struct ik_pt_geometry *g,
+					      struct lpae_walk_state *st, ik_u64 pte, unsigned lvl)
 {
 	(void)g;
 	(void)lvl;
@@ -281,7 +281,7 @@ static inline enum ik_pt_fault fmt_walk_table(const struct ik_pt_geometry *g,
 /* Stage 1 leaf: AP, APTable/XNTable limits, AttrIndx; HA/HD with
  * IK_PT_QUIRK_DIRTY (AP[2] is the dirty bit of a DBM leaf). */
 static inline enum ik_pt_fault lpae_walk_leaf_s1(const struct ik_pt_geometry *g,
-						 const struct fmt_walk_state *st, ik_u64 pte,
+						 const struct lpae_walk_state *st, ik_u64 pte,
 						 unsigned access, struct ik_pt_walk_result *res,
 						 ik_u64 *hw_new)
 {
@@ -376,8 +376,8 @@ static inline enum ik_pt_fault lpae_walk_leaf_s2(const struct ik_pt_geometry *g,
 	return IK_PT_FAULT_NONE;
 }
 
-static inline enum ik_pt_fault fmt_walk_leaf(const struct ik_pt_geometry *g,
-					     const struct fmt_walk_state *st, ik_u64 pte,
+static inline enum ik_pt_fault lpae_walk_leaf(const struct ik_pt_geometry *g,
+					     const struct lpae_walk_state *st, ik_u64 pte,
 					     unsigned lvl, unsigned access,
 					     struct ik_pt_walk_result *res, ik_u64 *hw_new)
 {
@@ -390,7 +390,7 @@ static inline enum ik_pt_fault fmt_walk_leaf(const struct ik_pt_geometry *g,
 
 /* Dirty state (DBM = 1 leaves only): stage 1 writable-dirty = AP[2] clear;
  * stage 2 writable-dirty = S2AP[1] set. */
-static inline bool fmt_leaf_dirty(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
+static inline bool lpae_leaf_dirty(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
 {
 	(void)g;
 	(void)lvl;
@@ -399,7 +399,7 @@ static inline bool fmt_leaf_dirty(const struct ik_pt_geometry *g, ik_u64 pte, un
 	return LPAE_STAGE == 1 ? !(pte & IK_LPAE_PTE_AP_RDONLY) : (pte & IK_LPAE_PTE_S2AP_WRITE) != 0;
 }
 
-static inline ik_u64 fmt_leaf_mkclean(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
+static inline ik_u64 lpae_leaf_mkclean(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
 {
 	(void)g;
 	(void)lvl;
@@ -408,4 +408,25 @@ static inline ik_u64 fmt_leaf_mkclean(const struct ik_pt_geometry *g, ik_u64 pte
 	return LPAE_STAGE == 1 ? pte | IK_LPAE_PTE_AP_RDONLY : pte & ~IK_LPAE_PTE_S2AP_WRITE;
 }
 
-#endif /* IK_FMT_LPAE_H */
+/*
+ * The format contract's names (src/pgtable/pgtable_internal.h): the engine
+ * template calls fmt_*; this format defines lpae_*, so each definition has
+ * one name of its own (ctags, cscope and backtraces find it).
+ */
+#define fmt_geometry lpae_geometry
+#define fmt_is_table lpae_is_table
+#define fmt_is_valid lpae_is_valid
+#define fmt_leaf_addr lpae_leaf_addr
+#define fmt_leaf_attrs lpae_leaf_attrs
+#define fmt_leaf_dirty lpae_leaf_dirty
+#define fmt_leaf_mkclean lpae_leaf_mkclean
+#define fmt_mk_leaf lpae_mk_leaf
+#define fmt_mk_table lpae_mk_table
+#define fmt_prot_attrs lpae_prot_attrs
+#define fmt_table_addr lpae_table_addr
+#define fmt_walk_init lpae_walk_init
+#define fmt_walk_leaf lpae_walk_leaf
+#define fmt_walk_state lpae_walk_state
+#define fmt_walk_table lpae_walk_table
+
+#endif /* IK_SRC_FMT_LPAE_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * src/pgtable/fmt_vtd.h - the Intel VT-d formats' side of the format contract (see
+ * src/fmt/vtd.h - the Intel VT-d formats' side of the format contract (see
  * src/pgtable/pgtable_internal.h): second-level tables and first-level (x86-64
  * paging) tables.  Not API.  The entry layouts are described in
  * include/iommukit/fmt/vtd.h.
@@ -16,17 +16,17 @@
  *   second-level  the leaf minus its address and PS: R, W, SNP, A, D and any
  *                 ignored bits;
  *   first-level   the leaf minus its address, PS and PAT, with the PAT flag
- *                 carried in bit 7 (where a 4K PTE holds it); fmt_mk_leaf
+ *                 carried in bit 7 (where a 4K PTE holds it); vtd_mk_leaf
  *                 moves it to bit 12 in 2M/1G leaves.
  */
 #ifndef IK_SRC_FMT_VTD_H
 #define IK_SRC_FMT_VTD_H
 
-#include "pgtable_internal.h"
+#include "../pgtable/pgtable_internal.h"
 #include <iommukit/fmt/vtd.h>
 
 #ifndef VTD_FL
-#error "define VTD_FL to 0 (second-level) or 1 (first-level) before including fmt_vtd.h"
+#error "define VTD_FL to 0 (second-level) or 1 (first-level) before including src/fmt/vtd.h"
 #endif
 /* AMD v2 (guest) tables: the first-level layout, with 2M and 1G pages
  * always available (no capability flags). */
@@ -84,7 +84,7 @@ IK_ALWAYS_INLINE bool vtd_hw_leaf_level(const struct ik_pt_geometry *g, unsigned
 	return false;
 }
 
-IK_INLINE int fmt_geometry(struct ik_pt_geometry *g, const struct ik_pgtable_cfg *cfg)
+IK_INLINE int vtd_geometry(struct ik_pt_geometry *g, const struct ik_pgtable_cfg *cfg)
 {
 	/* quirks, fmt_flags, ias, oas and the granule are checked (FMT_*) */
 	ik_u64 sizes;
@@ -120,7 +120,7 @@ IK_INLINE int fmt_geometry(struct ik_pt_geometry *g, const struct ik_pgtable_cfg
 	return 0;
 }
 
-IK_ALWAYS_INLINE bool fmt_is_table(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
+IK_ALWAYS_INLINE bool vtd_is_table(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
 {
 	(void)g;
 	/* PS above the directory-pointer level is not a leaf marker but a
@@ -128,7 +128,7 @@ IK_ALWAYS_INLINE bool fmt_is_table(const struct ik_pt_geometry *g, ik_u64 pte, u
 	return lvl > 0 && (lvl > 2 || !(pte & (VTD_FL ? IK_VTD_FL_PS : IK_VTD_SL_PS)));
 }
 
-IK_ALWAYS_INLINE bool fmt_is_valid(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
+IK_ALWAYS_INLINE bool vtd_is_valid(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
 {
 	(void)g;
 	(void)lvl;
@@ -137,21 +137,21 @@ IK_ALWAYS_INLINE bool fmt_is_valid(const struct ik_pt_geometry *g, ik_u64 pte, u
 	return (pte & (IK_VTD_SL_R | IK_VTD_SL_W)) != 0;	/* no present bit */
 }
 
-IK_ALWAYS_INLINE ik_u64 fmt_table_addr(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
+IK_ALWAYS_INLINE ik_u64 vtd_table_addr(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
 {
 	(void)g;
 	(void)lvl;
 	return pte & VTD_ADDR_BITS;
 }
 
-IK_ALWAYS_INLINE ik_u64 fmt_leaf_addr(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
+IK_ALWAYS_INLINE ik_u64 vtd_leaf_addr(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
 {
 	(void)g;
 	/* Bits below the leaf size are reserved (or PAT) in 2M/1G leaves. */
 	return pte & VTD_ADDR_BITS & ~(vtd_lvl_size(lvl) - 1);
 }
 
-IK_ALWAYS_INLINE ik_u64 fmt_mk_table(const struct ik_pt_geometry *g, ik_u64 table_iommu,
+IK_ALWAYS_INLINE ik_u64 vtd_mk_table(const struct ik_pt_geometry *g, ik_u64 table_iommu,
 				     unsigned lvl)
 {
 	(void)g;
@@ -161,7 +161,7 @@ IK_ALWAYS_INLINE ik_u64 fmt_mk_table(const struct ik_pt_geometry *g, ik_u64 tabl
 	return table_iommu | IK_VTD_SL_R | IK_VTD_SL_W;
 }
 
-IK_INLINE int fmt_prot_attrs(const struct ik_pt_geometry *g, unsigned prot, ik_u64 *attrs)
+IK_INLINE int vtd_prot_attrs(const struct ik_pt_geometry *g, unsigned prot, ik_u64 *attrs)
 {
 	ik_u64 a = 0;
 
@@ -202,7 +202,7 @@ IK_INLINE int fmt_prot_attrs(const struct ik_pt_geometry *g, unsigned prot, ik_u
 	return 0;
 }
 
-IK_ALWAYS_INLINE ik_u64 fmt_mk_leaf(const struct ik_pt_geometry *g, ik_u64 attrs, ik_u64 oa,
+IK_ALWAYS_INLINE ik_u64 vtd_mk_leaf(const struct ik_pt_geometry *g, ik_u64 attrs, ik_u64 oa,
 				    unsigned lvl)
 {
 	(void)g;
@@ -216,7 +216,7 @@ IK_ALWAYS_INLINE ik_u64 fmt_mk_leaf(const struct ik_pt_geometry *g, ik_u64 attrs
 	return (lvl ? attrs | IK_VTD_SL_PS : attrs) | oa;
 }
 
-IK_ALWAYS_INLINE ik_u64 fmt_leaf_attrs(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
+IK_ALWAYS_INLINE ik_u64 vtd_leaf_attrs(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
 {
 	ik_u64 a = pte & ~(VTD_ADDR_BITS & ~(vtd_lvl_size(lvl) - 1));
 
@@ -232,20 +232,20 @@ IK_ALWAYS_INLINE ik_u64 fmt_leaf_attrs(const struct ik_pt_geometry *g, ik_u64 pt
 /* ---- hardware view ---- */
 
 /* Limits accumulated from the table entries above the leaf. */
-struct fmt_walk_state {
+struct vtd_walk_state {
 	ik_u64 and_bits;	/* SL: R, W; FL: R/W, U/S */
 	ik_u64 or_bits;		/* FL: XD */
 };
 
-IK_ALWAYS_INLINE void fmt_walk_init(const struct ik_pt_geometry *g, struct fmt_walk_state *st)
+IK_ALWAYS_INLINE void vtd_walk_init(const struct ik_pt_geometry *g, struct vtd_walk_state *st)
 {
 	(void)g;
 	st->and_bits = ~(ik_u64)0;
 	st->or_bits = 0;
 }
 
-IK_INLINE enum ik_pt_fault fmt_walk_table(const struct ik_pt_geometry *g,
-					  struct fmt_walk_state *st, ik_u64 pte, unsigned lvl)
+IK_INLINE enum ik_pt_fault vtd_walk_table(const struct ik_pt_geometry *g,
+					  struct vtd_walk_state *st, ik_u64 pte, unsigned lvl)
 {
 	(void)g;
 	/* PS in a PML4E/PML5E (or an unsupported place) is a reserved bit. */
@@ -258,8 +258,8 @@ IK_INLINE enum ik_pt_fault fmt_walk_table(const struct ik_pt_geometry *g,
 	return IK_PT_FAULT_NONE;
 }
 
-IK_INLINE enum ik_pt_fault fmt_walk_leaf(const struct ik_pt_geometry *g,
-					 const struct fmt_walk_state *st, ik_u64 pte,
+IK_INLINE enum ik_pt_fault vtd_walk_leaf(const struct ik_pt_geometry *g,
+					 const struct vtd_walk_state *st, ik_u64 pte,
 					 unsigned lvl, unsigned access,
 					 struct ik_pt_walk_result *res, ik_u64 *hw_new)
 {
@@ -333,18 +333,39 @@ IK_INLINE enum ik_pt_fault fmt_walk_leaf(const struct ik_pt_geometry *g,
 
 /* ---- dirty tracking (IK_PT_QUIRK_DIRTY) ---- */
 
-IK_ALWAYS_INLINE bool fmt_leaf_dirty(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
+IK_ALWAYS_INLINE bool vtd_leaf_dirty(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
 {
 	(void)g;
 	(void)lvl;
 	return (pte & (VTD_FL ? IK_VTD_FL_D : IK_VTD_SL_D)) != 0;
 }
 
-IK_ALWAYS_INLINE ik_u64 fmt_leaf_mkclean(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
+IK_ALWAYS_INLINE ik_u64 vtd_leaf_mkclean(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
 {
 	(void)g;
 	(void)lvl;
 	return pte & ~(VTD_FL ? IK_VTD_FL_D : IK_VTD_SL_D);
 }
+
+/*
+ * The format contract's names (src/pgtable/pgtable_internal.h): the engine
+ * template calls fmt_*; this format defines vtd_*, so each definition has
+ * one name of its own (ctags, cscope and backtraces find it).
+ */
+#define fmt_geometry vtd_geometry
+#define fmt_is_table vtd_is_table
+#define fmt_is_valid vtd_is_valid
+#define fmt_leaf_addr vtd_leaf_addr
+#define fmt_leaf_attrs vtd_leaf_attrs
+#define fmt_leaf_dirty vtd_leaf_dirty
+#define fmt_leaf_mkclean vtd_leaf_mkclean
+#define fmt_mk_leaf vtd_mk_leaf
+#define fmt_mk_table vtd_mk_table
+#define fmt_prot_attrs vtd_prot_attrs
+#define fmt_table_addr vtd_table_addr
+#define fmt_walk_init vtd_walk_init
+#define fmt_walk_leaf vtd_walk_leaf
+#define fmt_walk_state vtd_walk_state
+#define fmt_walk_table vtd_walk_table
 
 #endif /* IK_SRC_FMT_VTD_H */

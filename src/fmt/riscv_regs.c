@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * src/pgtable/pgtable_riscv.c - RISC-V IOMMU helpers around the generic
+ * src/fmt/riscv_regs.c - RISC-V IOMMU helpers around the generic
  * engine: the iosatp / iohgatp value a driver programs into a device
  * context, and a walker built from such a value (for emulators).  The
- * formats themselves are src/pgtable/fmt_riscv.h, instantiated by
- * src/pgtable/pgtable_riscv_s1.c and src/pgtable/pgtable_riscv_s2.c.
+ * formats themselves are src/fmt/riscv.h, instantiated by
+ * src/fmt/riscv_s1.c and src/fmt/riscv_s2.c.
  */
-#include "pgtable_internal.h"
+#include "../pgtable/pgtable_internal.h"
 #include <iommukit/fmt/riscv.h>
 
 IK_API int ik_riscv_get_atp(const struct ik_pgtable *pt, ik_u16 gscid, ik_u64 *atp)

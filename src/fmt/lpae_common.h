@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * src/pgtable/lpae_common.h - ARM LPAE facts shared by the format
- * (fmt_lpae.h) and the register helpers (lpae_regs.c).  Not API.
+ * src/fmt/lpae_common.h - ARM LPAE facts shared by the format
+ * (src/fmt/lpae.h) and the register helpers (src/fmt/lpae_regs.c).  Not API.
  *
  * Engine level L is ARM lookup level 3 - L (a 4K LPA2 stage 1 with ias > 48
  * has a level-4 root: lookup level -1, which holds only table descriptors).

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * src/pgtable/fmt_amd.h - the AMD IOMMU v1 (host) format's side of the format
+ * src/fmt/amd.h - the AMD IOMMU v1 (host) format's side of the format
  * contract (see src/pgtable/pgtable_internal.h).  Not API.  The entry layout
  * is described in include/iommukit/fmt/amd.h.  (The v2 format is the x86-64
- * layout of fmt_vtd.h; see pgtable_amd_v2.c.)
+ * layout of src/fmt/vtd.h; see src/fmt/amd_v2.c.)
  *
  * Engine level L is AMD level L + 1, so a table entry at engine level L has
  * NextLevel = L (the AMD level of the table below).
@@ -12,13 +12,13 @@
  * back from a leaf.  NextLevel is 0 in every leaf the engine writes.
  *
  * This format uses the two optional walker hooks of the contract:
- * fmt_leaf_size() (next-level-7 pages are larger than their entry) and
- * fmt_table_level() (PDEs may skip levels).
+ * amd_leaf_size() (next-level-7 pages are larger than their entry) and
+ * amd_table_level() (PDEs may skip levels).
  */
 #ifndef IK_SRC_FMT_AMD_H
 #define IK_SRC_FMT_AMD_H
 
-#include "pgtable_internal.h"
+#include "../pgtable/pgtable_internal.h"
 #include <iommukit/fmt/amd.h>
 
 /* ---- the facts (ik_pt_fmt_info) ---- */
@@ -60,7 +60,7 @@ IK_INLINE ik_u64 amd_nl7_size(ik_u64 pte, unsigned lvl)
 	return (ik_u64)1 << lg;
 }
 
-IK_INLINE int fmt_geometry(struct ik_pt_geometry *g, const struct ik_pgtable_cfg *cfg)
+IK_INLINE int amd_geometry(struct ik_pt_geometry *g, const struct ik_pgtable_cfg *cfg)
 {
 	/* quirks, fmt_flags, ias, oas and the granule are checked (FMT_*) */
 	unsigned n = (cfg->ias - 12 + 8) / 9, l;
@@ -89,7 +89,7 @@ IK_INLINE int fmt_geometry(struct ik_pt_geometry *g, const struct ik_pgtable_cfg
 	return 0;
 }
 
-IK_ALWAYS_INLINE bool fmt_is_table(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
+IK_ALWAYS_INLINE bool amd_is_table(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
 {
 	unsigned nl = amd_nl(pte);
 
@@ -97,14 +97,14 @@ IK_ALWAYS_INLINE bool fmt_is_table(const struct ik_pt_geometry *g, ik_u64 pte, u
 	return lvl > 0 && nl != 0 && nl != IK_AMD_PTE_NL_SIZE;
 }
 
-IK_ALWAYS_INLINE bool fmt_is_valid(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
+IK_ALWAYS_INLINE bool amd_is_valid(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
 {
 	(void)g;
 	(void)lvl;
 	return (pte & IK_AMD_PTE_PR) != 0;
 }
 
-IK_ALWAYS_INLINE ik_u64 fmt_table_addr(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
+IK_ALWAYS_INLINE ik_u64 amd_table_addr(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
 {
 	(void)g;
 	(void)lvl;
@@ -113,8 +113,8 @@ IK_ALWAYS_INLINE ik_u64 fmt_table_addr(const struct ik_pt_geometry *g, ik_u64 pt
 
 /* The size of the page a leaf maps (walker hook, FMT_HAS_LEAF_SIZE): a
  * next-level-7 page's encoded size, else the level's.  A malformed
- * encoding reports the level's size (fmt_walk_leaf faults it). */
-IK_ALWAYS_INLINE ik_u64 fmt_leaf_size(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
+ * encoding reports the level's size (amd_walk_leaf faults it). */
+IK_ALWAYS_INLINE ik_u64 amd_leaf_size(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
 {
 	ik_u64 sz;
 
@@ -125,23 +125,23 @@ IK_ALWAYS_INLINE ik_u64 fmt_leaf_size(const struct ik_pt_geometry *g, ik_u64 pte
 	return sz ? sz : amd_lvl_size(lvl);
 }
 
-IK_ALWAYS_INLINE ik_u64 fmt_leaf_addr(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
+IK_ALWAYS_INLINE ik_u64 amd_leaf_addr(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
 {
 	/* Address bits below the page size are ignored (next-level-7: they
 	 * hold the size). */
-	return pte & IK_AMD_ADDR_MASK & ~(fmt_leaf_size(g, pte, lvl) - 1);
+	return pte & IK_AMD_ADDR_MASK & ~(amd_leaf_size(g, pte, lvl) - 1);
 }
 
 /* The engine level of the table a table entry points to (walker hook,
- * FMT_HAS_SKIP); fmt_walk_table() has checked it is below lvl. */
-IK_ALWAYS_INLINE unsigned fmt_table_level(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
+ * FMT_HAS_SKIP); amd_walk_table() has checked it is below lvl. */
+IK_ALWAYS_INLINE unsigned amd_table_level(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
 {
 	(void)g;
 	(void)lvl;
 	return amd_nl(pte) - 1;
 }
 
-IK_ALWAYS_INLINE ik_u64 fmt_mk_table(const struct ik_pt_geometry *g, ik_u64 table_iommu,
+IK_ALWAYS_INLINE ik_u64 amd_mk_table(const struct ik_pt_geometry *g, ik_u64 table_iommu,
 				     unsigned lvl)
 {
 	(void)g;
@@ -150,7 +150,7 @@ IK_ALWAYS_INLINE ik_u64 fmt_mk_table(const struct ik_pt_geometry *g, ik_u64 tabl
 	return table_iommu | IK_AMD_PTE_PR | IK_AMD_PTE_IR | IK_AMD_PTE_IW | IK_AMD_PTE_NL(lvl);
 }
 
-IK_INLINE int fmt_prot_attrs(const struct ik_pt_geometry *g, unsigned prot, ik_u64 *attrs)
+IK_INLINE int amd_prot_attrs(const struct ik_pt_geometry *g, unsigned prot, ik_u64 *attrs)
 {
 	ik_u64 a = IK_AMD_PTE_PR;
 
@@ -169,7 +169,7 @@ IK_INLINE int fmt_prot_attrs(const struct ik_pt_geometry *g, unsigned prot, ik_u
 	return 0;
 }
 
-IK_ALWAYS_INLINE ik_u64 fmt_mk_leaf(const struct ik_pt_geometry *g, ik_u64 attrs, ik_u64 oa,
+IK_ALWAYS_INLINE ik_u64 amd_mk_leaf(const struct ik_pt_geometry *g, ik_u64 attrs, ik_u64 oa,
 				    unsigned lvl)
 {
 	(void)g;
@@ -177,7 +177,7 @@ IK_ALWAYS_INLINE ik_u64 fmt_mk_leaf(const struct ik_pt_geometry *g, ik_u64 attrs
 	return attrs | oa;	/* NextLevel 0: a page of the level's size */
 }
 
-IK_ALWAYS_INLINE ik_u64 fmt_leaf_attrs(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
+IK_ALWAYS_INLINE ik_u64 amd_leaf_attrs(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
 {
 	(void)g;
 	return pte & ~(IK_AMD_ADDR_MASK & ~(amd_lvl_size(lvl) - 1)) & ~IK_AMD_PTE_NL_MASK;
@@ -185,18 +185,18 @@ IK_ALWAYS_INLINE ik_u64 fmt_leaf_attrs(const struct ik_pt_geometry *g, ik_u64 pt
 
 /* ---- hardware view ---- */
 
-struct fmt_walk_state {
+struct amd_walk_state {
 	ik_u64 and_bits;	/* IR, IW of the entries above */
 };
 
-IK_ALWAYS_INLINE void fmt_walk_init(const struct ik_pt_geometry *g, struct fmt_walk_state *st)
+IK_ALWAYS_INLINE void amd_walk_init(const struct ik_pt_geometry *g, struct amd_walk_state *st)
 {
 	(void)g;
 	st->and_bits = ~(ik_u64)0;
 }
 
-IK_INLINE enum ik_pt_fault fmt_walk_table(const struct ik_pt_geometry *g,
-					  struct fmt_walk_state *st, ik_u64 pte, unsigned lvl)
+IK_INLINE enum ik_pt_fault amd_walk_table(const struct ik_pt_geometry *g,
+					  struct amd_walk_state *st, ik_u64 pte, unsigned lvl)
 {
 	(void)g;
 	/* NextLevel must name a lower level (1..lvl in AMD numbering). */
@@ -206,8 +206,8 @@ IK_INLINE enum ik_pt_fault fmt_walk_table(const struct ik_pt_geometry *g,
 	return IK_PT_FAULT_NONE;
 }
 
-IK_INLINE enum ik_pt_fault fmt_walk_leaf(const struct ik_pt_geometry *g,
-					 const struct fmt_walk_state *st, ik_u64 pte,
+IK_INLINE enum ik_pt_fault amd_walk_leaf(const struct ik_pt_geometry *g,
+					 const struct amd_walk_state *st, ik_u64 pte,
 					 unsigned lvl, unsigned access,
 					 struct ik_pt_walk_result *res, ik_u64 *hw_new)
 {
@@ -244,18 +244,41 @@ IK_INLINE enum ik_pt_fault fmt_walk_leaf(const struct ik_pt_geometry *g,
 
 /* ---- dirty tracking (IK_PT_QUIRK_DIRTY) ---- */
 
-IK_ALWAYS_INLINE bool fmt_leaf_dirty(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
+IK_ALWAYS_INLINE bool amd_leaf_dirty(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
 {
 	(void)g;
 	(void)lvl;
 	return (pte & IK_AMD_PTE_D) != 0;
 }
 
-IK_ALWAYS_INLINE ik_u64 fmt_leaf_mkclean(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
+IK_ALWAYS_INLINE ik_u64 amd_leaf_mkclean(const struct ik_pt_geometry *g, ik_u64 pte, unsigned lvl)
 {
 	(void)g;
 	(void)lvl;
 	return pte & ~IK_AMD_PTE_D;
 }
+
+/*
+ * The format contract's names (src/pgtable/pgtable_internal.h): the engine
+ * template calls fmt_*; this format defines amd_*, so each definition has
+ * one name of its own (ctags, cscope and backtraces find it).
+ */
+#define fmt_geometry amd_geometry
+#define fmt_is_table amd_is_table
+#define fmt_is_valid amd_is_valid
+#define fmt_leaf_addr amd_leaf_addr
+#define fmt_leaf_attrs amd_leaf_attrs
+#define fmt_leaf_dirty amd_leaf_dirty
+#define fmt_leaf_mkclean amd_leaf_mkclean
+#define fmt_leaf_size amd_leaf_size
+#define fmt_mk_leaf amd_mk_leaf
+#define fmt_mk_table amd_mk_table
+#define fmt_prot_attrs amd_prot_attrs
+#define fmt_table_addr amd_table_addr
+#define fmt_table_level amd_table_level
+#define fmt_walk_init amd_walk_init
+#define fmt_walk_leaf amd_walk_leaf
+#define fmt_walk_state amd_walk_state
+#define fmt_walk_table amd_walk_table
 
 #endif /* IK_SRC_FMT_AMD_H */

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * src/pgtable/pgtable_vtd.c - Intel VT-d helpers around the generic engine: a config
+ * src/fmt/vtd_regs.c - Intel VT-d helpers around the generic engine: a config
  * from the unit's capability registers, the context / PASID entry values a
  * driver programs, and walkers built from such entries (for emulators).
- * The formats themselves are src/pgtable/fmt_vtd.h, instantiated by
- * src/pgtable/pgtable_vtd_sl.c and src/pgtable/pgtable_vtd_fl.c.
+ * The formats themselves are src/fmt/vtd.h, instantiated by
+ * src/fmt/vtd_sl.c and src/fmt/vtd_fl.c.
  */
-#include "pgtable_internal.h"
+#include "../pgtable/pgtable_internal.h"
 #include <iommukit/fmt/vtd.h>
 
 #define VTD_PTR_MASK IK_VTD_ADDR_MASK	/* bits 51:12 of a table pointer */
