@@ -2491,13 +2491,9 @@ static uint64_t stress_ops(void)
 {
 	/* TSan and valgrind are slow: scale down there. */
 	uint64_t n = (uint64_t)ik_test_iters(30000);
-#if defined(__SANITIZE_THREAD__)
-	n /= 10;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-	n /= 10;
-#endif
-#endif
+
+	if (IK_TEST_TSAN)
+		n /= 10;
 	return n < 200 ? 200 : n;
 }
 

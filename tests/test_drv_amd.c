@@ -57,87 +57,15 @@ static uint64_t get_bits(const uint64_t *d, unsigned lo, unsigned n)
 	return v;
 }
 
-/* ================================================================ DMA memory */
+/* ================================================================ DMA memory, page tables */
 
-struct fdma {
-	long allocs, frees, fail_at; /* fail_at: fail the n-th allocation (1-based), 0 never */
-	long calls;
-	struct ik_dma_mem d;
-};
-
-static void *fd_alloc(void *ctx, ik_size size, ik_size align, ik_u64 *dma)
-{
-	struct fdma *f = ctx;
-	void *p;
-
-	if (f->fail_at && ++f->calls == f->fail_at)
-		return NULL;
-	p = aligned_alloc(align < 4096 ? 4096 : align, (size + 4095) & ~(size_t)4095);
-	if (p) {
-		f->allocs++;
-		memset(p, 0xa5, size); /* the library must zero what it uses */
-		*dma = (uintptr_t)p;
-	}
-	return p;
-}
-
-static void fd_free(void *ctx, void *cpu, ik_u64 dma, ik_size size)
-{
-	struct fdma *f = ctx;
-
-	(void)dma;
-	(void)size;
-	f->frees++;
-	free(cpu);
-}
-
-static void fdma_init(struct fdma *f)
-{
-	memset(f, 0, sizeof(*f));
-	f->d.alloc = fd_alloc;
-	f->d.free = fd_free;
-	f->d.ctx = f;
-}
-
-/* ================================================================ page tables */
-
-static void *t_alloc(void *cookie, ik_size size, ik_u64 *iommu)
-{
-	void *p = aligned_alloc(size, size);
-
-	(void)cookie;
-	if (p)
-		*iommu = (uintptr_t)p;
-	return p;
-}
-
-static void t_free(void *cookie, void *cpu, ik_u64 iommu, ik_size size)
-{
-	(void)cookie;
-	(void)iommu;
-	(void)size;
-	free(cpu);
-}
+/* DMA memory: testlib's struct ik_test_dma (0xa5-filled, counted, failure
+ * injection); table sets: ik_test_pt_new(). */
 
 static struct ik_pgtable *mk_pt_hooks(enum ik_pt_fmt fmt, unsigned ias, uint32_t quirks,
 				      struct ik_pgtable_hooks *h, void *cookie)
 {
-	struct ik_pgtable_cfg c;
-	struct ik_pgtable *pt = NULL;
-
-	h->alloc_table = t_alloc;
-	h->free_table = t_free;
-	memset(&c, 0, sizeof(c));
-	c.fmt = fmt;
-	c.ias = ias;
-	c.oas = 48;
-	c.pgsize_bitmap = BIT(12) | BIT(21) | BIT(30);
-	c.coherent = true;
-	c.quirks = quirks;
-	c.hooks = h;
-	c.cookie = cookie;
-	ck_assert_int_eq(ik_pgtable_create(&c, &pt), 0);
-	return pt;
+	return ik_test_pt_new(fmt, ias, quirks, 0, h, cookie);
 }
 
 static struct ik_pgtable_hooks plain_hooks;
@@ -357,9 +285,9 @@ START_TEST(device_table_size_follows_the_highest_device_id)
 	static const struct {
 		uint32_t max_devid, entries;
 	} s[] = { { 0, 128 }, { 127, 128 }, { 128, 256 }, { 0x1234, 0x1280 }, { 0xffff, 0x10000 } };
-	struct fdma f;
+	struct ik_test_dma f;
 
-	fdma_init(&f);
+	ik_test_dma_init(&f);
 	for (unsigned i = 0; i < IK_ARRAY_SIZE(s); i++) {
 		struct ik_amd_devtab_config c = { .dma = &f.d, .max_devid = s[i].max_devid };
 		struct ik_amd_devtab t;
@@ -443,12 +371,12 @@ START_TEST(device_table_writes_in_a_safe_order_with_their_invalidations)
 	struct ik_amd_dte_config c;
 	struct ik_amd_change chg;
 	struct ik_amd_devtab t;
-	struct fdma f;
+	struct ik_test_dma f;
 	struct rec r;
 	uint64_t d1[4], d2[4], d3[4], blocked[4], cur[4], before[4];
 	const uint64_t *mem;
 
-	fdma_init(&f);
+	ik_test_dma_init(&f);
 	memset(&tc, 0, sizeof(tc));
 	tc.dma = &f.d;
 	tc.max_devid = 0x200;
@@ -563,9 +491,9 @@ START_TEST(gcr3_tables_hold_guest_roots_by_pasid)
 		  { 20, 2, { 0, 0x40201, 0xfffff } } };
 	struct ik_pgtable *v2 = mk_pt(IK_PT_AMD_V2, 47), *v2b = mk_pt(IK_PT_AMD_V2, 47);
 	struct ik_pgtable *v2_5 = mk_pt(IK_PT_AMD_V2, 56), *v1 = mk_pt(IK_PT_AMD_V1, 48);
-	struct fdma f;
+	struct ik_test_dma f;
 
-	fdma_init(&f);
+	ik_test_dma_init(&f);
 	for (unsigned i = 0; i < IK_ARRAY_SIZE(k); i++) {
 		struct ik_amd_gcr3tab_config gc = { .dma = &f.d, .pasid_bits = k[i].bits };
 		struct ik_amd_dte_config dc;
@@ -862,7 +790,7 @@ struct sys {
 	struct ik_cmdq *q;
 	void *ring;
 	struct ik_amd_devtab dt;
-	struct fdma f;
+	struct ik_test_dma f;
 	struct ik_amd_target t;
 	unsigned flush_walks;
 };
@@ -897,7 +825,7 @@ static void sys_init(struct sys *y)
 	qc.regs_ctx = &y->cq;
 	qc.timeout_ns = 20000000000ull;
 	ck_assert_int_eq(ik_cmdq_create(&qc, &y->q), 0);
-	fdma_init(&y->f);
+	ik_test_dma_init(&y->f);
 	memset(&tc, 0, sizeof(tc));
 	tc.dma = &y->f.d;
 	tc.max_devid = DEVID;
@@ -1449,7 +1377,7 @@ static void m_write32(void *ctx, uint32_t off, uint32_t v)
 struct arig {
 	struct amdm m;
 	struct ik_mmio mmio;
-	struct fdma f;
+	struct ik_test_dma f;
 	struct ik_fault_alloc fa;
 	struct ik_amd_config cfg;
 	struct ik_amd *u;
@@ -1462,7 +1390,7 @@ static void arig_init(struct arig *r, uint64_t efr)
 	r->mmio.read32 = m_read32;
 	r->mmio.write32 = m_write32;
 	r->mmio.ctx = &r->m;
-	fdma_init(&r->f);
+	ik_test_dma_init(&r->f);
 	ik_fault_alloc_init(&r->fa);
 	r->cfg.mmio = &r->mmio;
 	r->cfg.dma = &r->f.d;

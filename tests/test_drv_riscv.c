@@ -76,94 +76,15 @@ static struct ik_riscv_caps caps_of(uint64_t reg)
 	return c;
 }
 
-/* ================================================================ DMA memory */
+/* ================================================================ DMA memory, page tables */
 
-struct fdma {
-	long allocs, frees, fail_at; /* fail_at: fail the n-th allocation (1-based), 0 never */
-	long calls;
-	struct ik_dma_mem d;
-};
-
-static void *fd_alloc(void *ctx, ik_size size, ik_size align, ik_u64 *dma)
-{
-	struct fdma *f = ctx;
-	void *p;
-
-	if (f->fail_at && ++f->calls == f->fail_at)
-		return NULL;
-	p = aligned_alloc(align < 4096 ? 4096 : align, (size + 4095) & ~(size_t)4095);
-	if (p) {
-		f->allocs++;
-		memset(p, 0xa5, size); /* the library must zero what it uses */
-		*dma = (uintptr_t)p;
-	}
-	return p;
-}
-
-static void fd_free(void *ctx, void *cpu, ik_u64 dma, ik_size size)
-{
-	struct fdma *f = ctx;
-
-	(void)dma;
-	(void)size;
-	f->frees++;
-	free(cpu);
-}
-
-static void fdma_init(struct fdma *f)
-{
-	memset(f, 0, sizeof(*f));
-	f->d.alloc = fd_alloc;
-	f->d.free = fd_free;
-	f->d.ctx = f;
-}
-
-/* ================================================================ page tables */
-
-static void *t_alloc(void *cookie, ik_size size, ik_u64 *iommu)
-{
-	void *p = aligned_alloc(size, size);
-
-	(void)cookie;
-	if (p)
-		*iommu = (uintptr_t)p;
-	return p;
-}
-
-static void t_free(void *cookie, void *cpu, ik_u64 iommu, ik_size size)
-{
-	(void)cookie;
-	(void)iommu;
-	(void)size;
-	free(cpu);
-}
-
-static struct ik_pgtable *mk_pt_q(enum ik_pt_fmt fmt, unsigned ias, uint32_t quirks,
-				  uint64_t fmt_flags, struct ik_pgtable_hooks *h, void *cookie)
-{
-	struct ik_pgtable_cfg c;
-	struct ik_pgtable *pt = NULL;
-
-	h->alloc_table = t_alloc;
-	h->free_table = t_free;
-	memset(&c, 0, sizeof(c));
-	c.fmt = fmt;
-	c.ias = ias;
-	c.oas = 48;
-	c.pgsize_bitmap = BIT(12) | BIT(21) | BIT(30);
-	c.coherent = true;
-	c.quirks = quirks;
-	c.fmt_flags = fmt_flags;
-	c.hooks = h;
-	c.cookie = cookie;
-	ck_assert_int_eq(ik_pgtable_create(&c, &pt), 0);
-	return pt;
-}
+/* DMA memory: testlib's struct ik_test_dma (0xa5-filled, counted, failure
+ * injection); table sets: ik_test_pt_new(). */
 
 static struct ik_pgtable *mk_pt_hooks(enum ik_pt_fmt fmt, unsigned ias, struct ik_pgtable_hooks *h,
 				      void *cookie)
 {
-	return mk_pt_q(fmt, ias, 0, 0, h, cookie);
+	return ik_test_pt_new(fmt, ias, 0, 0, h, cookie);
 }
 
 static struct ik_pgtable_hooks plain_hooks;
@@ -215,8 +136,10 @@ END_TEST
 START_TEST(dc_fields_at_spec_positions)
 {
 	struct ik_riscv_caps caps = caps_of(full_caps_reg());
-	struct ik_pgtable *s1 = mk_pt_q(IK_PT_RISCV_S1, 47, IK_PT_QUIRK_DIRTY, 0, &plain_hooks, NULL);
-	struct ik_pgtable *s2 = mk_pt_q(IK_PT_RISCV_S2, 41, IK_PT_QUIRK_DIRTY, 0, &plain_hooks, NULL);
+	struct ik_pgtable *s1 = ik_test_pt_new(IK_PT_RISCV_S1, 47, IK_PT_QUIRK_DIRTY, 0,
+						&plain_hooks, NULL);
+	struct ik_pgtable *s2 = ik_test_pt_new(IK_PT_RISCV_S2, 41, IK_PT_QUIRK_DIRTY, 0,
+						&plain_hooks, NULL);
 	struct ik_riscv_dc_config c;
 	struct ik_riscv_dc d;
 	uint64_t dc[8];
@@ -253,11 +176,11 @@ START_TEST(dc_fields_at_spec_positions)
 	ck_assert(d.msiptp_mode == 1 && d.msiptp_root == 0x12345000ull && d.msi_addr_mask == 0xff);
 	/* a process directory: PDTV, fsc = pdtp (PD17 = MODE 2), DPE */
 	{
-		struct fdma f;
+		struct ik_test_dma f;
 		struct ik_riscv_pdt pdt;
 		struct ik_riscv_pdt_config pc = { 0 };
 
-		fdma_init(&f);
+		ik_test_dma_init(&f);
 		pc.dma = &f.d;
 		pc.caps = &caps;
 		pc.pid_bits = 17;
@@ -300,9 +223,12 @@ START_TEST(bad_dc_input_is_einval_and_buffers_stay_identical)
 {
 	struct ik_riscv_caps full = caps_of(full_caps_reg()), caps;
 	struct ik_pgtable *s1 = mk_pt(IK_PT_RISCV_S1, 38), *s2 = mk_pt(IK_PT_RISCV_S2, 41);
-	struct ik_pgtable *s1d = mk_pt_q(IK_PT_RISCV_S1, 38, IK_PT_QUIRK_DIRTY, 0, &plain_hooks, NULL);
-	struct ik_pgtable *s2d = mk_pt_q(IK_PT_RISCV_S2, 41, IK_PT_QUIRK_DIRTY, 0, &plain_hooks, NULL);
-	struct ik_pgtable *sum = mk_pt_q(IK_PT_RISCV_S1, 38, 0, IK_RISCV_FLAG_SUM, &plain_hooks, NULL);
+	struct ik_pgtable *s1d = ik_test_pt_new(IK_PT_RISCV_S1, 38, IK_PT_QUIRK_DIRTY, 0,
+						&plain_hooks, NULL);
+	struct ik_pgtable *s2d = ik_test_pt_new(IK_PT_RISCV_S2, 41, IK_PT_QUIRK_DIRTY, 0,
+						&plain_hooks, NULL);
+	struct ik_pgtable *sum = ik_test_pt_new(IK_PT_RISCV_S1, 38, 0, IK_RISCV_FLAG_SUM,
+						&plain_hooks, NULL);
 	struct ik_pgtable *s1_48 = mk_pt(IK_PT_RISCV_S1, 47), *lpae = mk_pt(IK_PT_LPAE_S1, 48);
 	struct ik_riscv_dc_config c;
 	struct ik_riscv_dc d, d0;
@@ -480,13 +406,13 @@ START_TEST(device_directory_levels_follow_the_spec_split)
 			unsigned total = 0, words = ext ? 8 : 4;
 			struct ik_riscv_ddt_config tc = { 0 };
 			struct ik_riscv_ddt t;
-			struct fdma f;
+			struct ik_test_dma f;
 			uint64_t dc[8], back[8], reg;
 			uint32_t dids[4];
 
 			for (unsigned l = 0; l < lv; l++)
 				total += bits[l];
-			fdma_init(&f);
+			ik_test_dma_init(&f);
 			tc.dma = &f.d;
 			tc.caps = &caps;
 			tc.levels = lv;
@@ -533,9 +459,9 @@ START_TEST(device_directory_levels_follow_the_spec_split)
 		struct ik_riscv_caps nomsi = caps_of(full_caps_reg() & ~BIT(SPEC_CAP_MSI_FLAT));
 		struct ik_riscv_ddt_config tc = { 0 };
 		struct ik_riscv_ddt t, t0;
-		struct fdma f;
+		struct ik_test_dma f;
 
-		fdma_init(&f);
+		ik_test_dma_init(&f);
 		memset(&t0, 0x33, sizeof(t0));
 		t = t0;
 		tc.dma = &f.d;
@@ -573,12 +499,12 @@ START_TEST(device_directory_writes_in_a_safe_order)
 	struct ik_riscv_dc_config c;
 	struct ik_riscv_change chg;
 	struct ik_riscv_ddt t;
-	struct fdma f;
+	struct ik_test_dma f;
 	struct obs o;
 	uint64_t dc[4], dc2[4], back[4], zero[4] = { 0, 0, 0, 0 };
 	const uint32_t did = 0x123456;
 
-	fdma_init(&f);
+	ik_test_dma_init(&f);
 	tc.dma = &f.d;
 	tc.caps = &caps;
 	tc.levels = 3;
@@ -690,7 +616,8 @@ START_TEST(process_directories_hold_first_stages_by_pid)
 	static const unsigned pd_bits[3] = { 8, 9, 3 };
 	struct ik_riscv_caps caps = caps_of(full_caps_reg());
 	struct ik_pgtable *s1 = mk_pt(IK_PT_RISCV_S1, 38);
-	struct ik_pgtable *sum = mk_pt_q(IK_PT_RISCV_S1, 47, 0, IK_RISCV_FLAG_SUM, &plain_hooks, NULL);
+	struct ik_pgtable *sum = ik_test_pt_new(IK_PT_RISCV_S1, 47, 0, IK_RISCV_FLAG_SUM,
+						&plain_hooks, NULL);
 	struct ik_pgtable *s2 = mk_pt(IK_PT_RISCV_S2, 41);
 	static const unsigned modes[3][2] = { { 8, 1 }, { 17, 2 }, { 20, 3 } };
 
@@ -698,11 +625,11 @@ START_TEST(process_directories_hold_first_stages_by_pid)
 		struct ik_riscv_pdt_config pc = { 0 };
 		struct ik_riscv_change chg;
 		struct ik_riscv_pdt t;
-		struct fdma f;
+		struct ik_test_dma f;
 		uint64_t fsc, pc2[2], *e;
 		uint32_t top = (1u << modes[m][0]) - 1, pids[3] = { 0, top, top / 3 };
 
-		fdma_init(&f);
+		ik_test_dma_init(&f);
 		pc.dma = &f.d;
 		pc.caps = &caps;
 		pc.pid_bits = modes[m][0];
@@ -760,9 +687,9 @@ START_TEST(process_directories_hold_first_stages_by_pid)
 		struct ik_riscv_caps nopd = caps_of(full_caps_reg() & ~BIT(SPEC_CAP_PD17));
 		struct ik_riscv_pdt_config pc = { 0 };
 		struct ik_riscv_pdt t;
-		struct fdma f;
+		struct ik_test_dma f;
 
-		fdma_init(&f);
+		ik_test_dma_init(&f);
 		pc.dma = &f.d;
 		pc.caps = &nopd;
 		pc.pid_bits = 17;
@@ -1059,7 +986,7 @@ static void sys_fini(struct sys *y)
 /* Make pt the device context of DID (a first stage tagged PSCID tag, or a
  * G-stage tagged GSCID tag) through the directory and the queue, and point
  * stream 0 at what the IOMMU reads there. */
-static void attach_dc(struct sys *y, struct ik_riscv_ddt *ddt, struct fdma *f,
+static void attach_dc(struct sys *y, struct ik_riscv_ddt *ddt, struct ik_test_dma *f,
 		      const struct ik_pgtable *pt, bool s2, uint32_t tag)
 {
 	struct ik_riscv_caps caps = caps_of(full_caps_reg());
@@ -1070,7 +997,7 @@ static void attach_dc(struct sys *y, struct ik_riscv_ddt *ddt, struct fdma *f,
 	struct ik_pt_walker w;
 	uint64_t dc[4];
 
-	fdma_init(f);
+	ik_test_dma_init(f);
 	tc.dma = &f->d;
 	tc.caps = &caps;
 	tc.levels = 2;
@@ -1139,7 +1066,7 @@ START_TEST(planned_invalidations_leave_no_stale_translation)
 		struct ik_riscv_plan p;
 		struct ik_riscv_ddt ddt;
 		struct ik_riscv_change chg;
-		struct fdma f;
+		struct ik_test_dma f;
 		struct ik_rng rng = { 0x5c5 + k };
 		struct ik_pgtable *pt;
 		unsigned char *buf;
@@ -1511,12 +1438,12 @@ static void rm_push(struct rm *m, bool fq, const uint64_t *rec)
 	m->ipsr |= fq ? IK_RISCV_IPSR_FIP : IK_RISCV_IPSR_PIP;
 }
 
-static struct ik_riscv *rm_unit(struct rm *m, struct fdma *f, unsigned fq_log2, ik_u32 flags)
+static struct ik_riscv *rm_unit(struct rm *m, struct ik_test_dma *f, unsigned fq_log2, ik_u32 flags)
 {
 	struct ik_riscv_config c = { 0 };
 	struct ik_riscv *u = NULL;
 
-	fdma_init(f);
+	ik_test_dma_init(f);
 	c.mmio = &m->mmio;
 	c.dma = &f->d;
 	c.cq_log2 = 6;
@@ -1531,7 +1458,7 @@ static struct ik_riscv *rm_unit(struct rm *m, struct fdma *f, unsigned fq_log2, 
 START_TEST(bringup_follows_the_register_handshakes)
 {
 	struct rm m;
-	struct fdma f;
+	struct ik_test_dma f;
 	struct ik_riscv *u;
 	struct ik_riscv_change chg = { 0 };
 	struct ik_riscv_plan p;
@@ -1599,10 +1526,10 @@ START_TEST(bringup_errors_leave_the_queues_off)
 	struct ik_riscv_config c = { 0 };
 	struct ik_riscv *u = NULL, *u0 = (struct ik_riscv *)&c;
 	struct rm m;
-	struct fdma f;
+	struct ik_test_dma f;
 
 	rm_init(&m, full_caps_reg() & ~(3ull << 28)); /* IGS: MSI only */
-	fdma_init(&f);
+	ik_test_dma_init(&f);
 	c.mmio = &m.mmio;
 	c.dma = &f.d;
 	u = u0;
@@ -1653,7 +1580,7 @@ END_TEST
 START_TEST(command_queue_recovers_from_an_illegal_command)
 {
 	struct rm m;
-	struct fdma f;
+	struct ik_test_dma f;
 	struct ik_riscv *u;
 	struct ik_riscv_stats st;
 	struct ik_riscv_plan p;
@@ -1685,7 +1612,7 @@ END_TEST
 START_TEST(fault_and_page_request_queues_are_read_and_acknowledged)
 {
 	struct rm m;
-	struct fdma f;
+	struct ik_test_dma f;
 	struct ik_riscv *u;
 	struct ik_riscv_fault fl;
 	struct ik_riscv_page_req pr;

@@ -19,23 +19,12 @@
 #include "iova_inline.h"
 #include "iova_mt.h"
 
-#if defined(__SANITIZE_THREAD__)
-#define UNDER_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define UNDER_TSAN 1
-#endif
-#endif
-#ifndef UNDER_TSAN
-#define UNDER_TSAN 0
-#endif
-
 /* Single-threaded model runs: ThreadSanitizer slows every access down and
  * finds nothing in them that the threaded test does not cover, so they run
  * at 1/8 of their size there. */
 static long model_iters(long n)
 {
-	return ik_test_iters(UNDER_TSAN ? n / 8 : n);
+	return ik_test_iters(IK_TEST_TSAN ? n / 8 : n);
 }
 
 #define CHECK_OK(d)                                                                       \
@@ -921,7 +910,8 @@ START_TEST(test_exhaustive_tiny_spaces)
 	static const uint64_t starts[] = { 0, 1, 5, 8, 0ull - 8 };
 
 	for (size_t s = 0; s < IK_ARRAY_SIZE(starts); s++)
-		for (unsigned size = 1; size <= (UNDER_TSAN || ik_test_scale() < 1 ? 6u : 8u); size++) {
+		for (unsigned size = 1; size <= (IK_TEST_TSAN || ik_test_scale() < 1 ? 6u : 8u);
+		     size++) {
 			if (starts[s] + size - 1 < starts[s])
 				continue;
 			for (unsigned mask = 0; mask < (1u << size); mask++) {
@@ -2113,7 +2103,7 @@ START_TEST(test_threads_share_a_domain_without_overlap)
 	struct iova_checker k = { &d, 0, 0, 0, NULL, 0 };
 	pthread_t th[T], kt;
 	uint8_t *owner = calloc(IOVA_MT_SPACE, 1);
-	long ops = ik_test_iters(UNDER_TSAN ? 20000 : 200000);
+	long ops = ik_test_iters(IK_TEST_TSAN ? 20000 : 200000);
 
 	cfg_init(&cfg, 0, IOVA_MT_SPACE - 1);
 	cfg.depot_max = 2;

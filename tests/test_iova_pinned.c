@@ -27,17 +27,6 @@
 #error "build with -DIK_ENV_HEADER='\"iova_pinned_env.h\"' (see Makefile.am)"
 #endif
 
-#if defined(__SANITIZE_THREAD__)
-#define UNDER_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define UNDER_TSAN 1
-#endif
-#endif
-#ifndef UNDER_TSAN
-#define UNDER_TSAN 0
-#endif
-
 #define ALL ((unsigned)-1)
 
 /* ---------------------------------------------------------------- the emulation */
@@ -688,7 +677,7 @@ START_TEST(test_threads_share_a_domain_without_overlap)
 	struct iova_checker k = { &d, 0, 0, 0, check_migrates, 0xc4ecull };
 	pthread_t th[T], kt;
 	uint8_t *owner = calloc(IOVA_MT_SPACE, 1);
-	long ops = ik_test_iters(UNDER_TSAN ? 20000 : 200000);
+	long ops = ik_test_iters(IK_TEST_TSAN ? 20000 : 200000);
 	unsigned long pins0 = __atomic_load_n(&g_pins, __ATOMIC_RELAXED);
 	unsigned long fences0 = __atomic_load_n(&g_fences, __ATOMIC_RELAXED);
 	unsigned long pins, fences;

@@ -39,30 +39,16 @@ static enum ik_pt_fmt cfg_fmt = IK_PT_AMD_V1;
 static struct ik_pgtable_cfg mkcfg(unsigned ias, unsigned oas, ik_u64 flags, ik_u32 quirks,
 				   struct ik_test_tables *e)
 {
-	struct ik_pgtable_cfg c;
-
-	memset(&c, 0, sizeof(c));
-	c.fmt = cfg_fmt;
-	c.ias = ias;
-	c.oas = oas;
-	c.pgsize_bitmap = ALL_SIZES;
-	c.coherent = true;
-	c.quirks = quirks;
-	c.fmt_flags = flags;
-	c.hooks = &ik_test_tables_hooks;
-	c.cookie = e;
-	return c;
+	return ik_test_cfg(cfg_fmt, ias, oas, ALL_SIZES, quirks, flags, true, &ik_test_tables_hooks,
+			   e);
 }
 
 static struct ik_pgtable *mkpt(unsigned ias, unsigned oas, ik_u64 flags, ik_u32 quirks,
 			       struct ik_test_tables *e)
 {
 	struct ik_pgtable_cfg c = mkcfg(ias, oas, flags, quirks, e);
-	struct ik_pgtable *pt = NULL;
-	int rc = ik_pgtable_create(&c, &pt);
 
-	ck_assert_msg(rc == 0, "create ias %u: %d", ias, rc);
-	return pt;
+	return ik_test_pt_create(&c);
 }
 
 /* The raw entry at AMD level `level` on the path of iova (NULL if the path

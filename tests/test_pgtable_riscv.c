@@ -35,30 +35,15 @@
 static struct ik_pgtable_cfg mkcfg(enum ik_pt_fmt fmt, unsigned ias, unsigned oas, ik_u64 flags,
 				   ik_u32 quirks, struct ik_test_tables *e)
 {
-	struct ik_pgtable_cfg c;
-
-	memset(&c, 0, sizeof(c));
-	c.fmt = fmt;
-	c.ias = ias;
-	c.oas = oas;
-	c.pgsize_bitmap = ALL_SIZES;
-	c.coherent = true;
-	c.quirks = quirks;
-	c.fmt_flags = flags;
-	c.hooks = &ik_test_tables_hooks;
-	c.cookie = e;
-	return c;
+	return ik_test_cfg(fmt, ias, oas, ALL_SIZES, quirks, flags, true, &ik_test_tables_hooks, e);
 }
 
 static struct ik_pgtable *mkpt(enum ik_pt_fmt fmt, unsigned ias, unsigned oas, ik_u64 flags,
 			       ik_u32 quirks, struct ik_test_tables *e)
 {
 	struct ik_pgtable_cfg c = mkcfg(fmt, ias, oas, flags, quirks, e);
-	struct ik_pgtable *pt = NULL;
-	int rc = ik_pgtable_create(&c, &pt);
 
-	ck_assert_msg(rc == 0, "create %d/%u/%u: %d", (int)fmt, ias, oas, rc);
-	return pt;
+	return ik_test_pt_create(&c);
 }
 
 static bool ref_read(void *ctx, uint64_t pa, uint64_t *val)

@@ -78,30 +78,15 @@ static void reset_counts(struct tenv *e)
 static struct ik_pgtable_cfg mkcfg(enum ik_pt_fmt fmt, unsigned ias, unsigned oas, ik_u64 flags,
 				   ik_u32 quirks, bool coherent, struct tenv *e)
 {
-	struct ik_pgtable_cfg c;
-
-	memset(&c, 0, sizeof(c));
-	c.fmt = fmt;
-	c.ias = ias;
-	c.oas = oas;
-	c.pgsize_bitmap = ALL_SIZES;
-	c.coherent = coherent;
-	c.quirks = quirks;
-	c.fmt_flags = flags;
-	c.hooks = &t_hooks;
-	c.cookie = e;
-	return c;
+	return ik_test_cfg(fmt, ias, oas, ALL_SIZES, quirks, flags, coherent, &t_hooks, e);
 }
 
 static struct ik_pgtable *mkpt(enum ik_pt_fmt fmt, unsigned ias, unsigned oas, ik_u64 flags,
 			       ik_u32 quirks, bool coherent, struct tenv *e)
 {
 	struct ik_pgtable_cfg c = mkcfg(fmt, ias, oas, flags, quirks, coherent, e);
-	struct ik_pgtable *pt = NULL;
-	int rc = ik_pgtable_create(&c, &pt);
 
-	ck_assert_msg(rc == 0, "create %d/%u: %d", (int)fmt, ias, rc);
-	return pt;
+	return ik_test_pt_create(&c);
 }
 
 /* The raw entry at level `lvl` on the path of `iova` (NULL if the path ends

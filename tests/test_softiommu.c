@@ -31,17 +31,6 @@ static void *xmemalign(size_t align, size_t size)
 	return posix_memalign(&p, align, size ? size : align) ? NULL : p;
 }
 
-#if defined(__SANITIZE_THREAD__)
-#define IK_TEST_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define IK_TEST_TSAN 1
-#endif
-#endif
-#ifndef IK_TEST_TSAN
-#define IK_TEST_TSAN 0
-#endif
-
 /* ------------------------------------------------------------ fake walker */
 
 #define FAKE_MAX 64

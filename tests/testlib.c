@@ -91,15 +91,32 @@ void ik_fault_alloc_disarm(struct ik_fault_alloc *fa)
 	fa->fail_every = 0;
 }
 
+/* An identity table page: aligned to its size, IOMMU address = CPU address. */
+static void *id_table_alloc(void *cookie, ik_size size, ik_u64 *iommu)
+{
+	void *p = aligned_alloc(size, size);
+
+	(void)cookie;
+	if (p)
+		*iommu = (uintptr_t)p;
+	return p;
+}
+
+static void id_table_free(void *cookie, void *cpu, ik_u64 iommu, ik_size size)
+{
+	(void)cookie;
+	(void)iommu;
+	(void)size;
+	free(cpu);
+}
+
 void *ik_test_tables_alloc(void *cookie, ik_size size, ik_u64 *iommu)
 {
 	struct ik_test_tables *t = cookie;
-	void *p = aligned_alloc(size, size);
+	void *p = id_table_alloc(NULL, size, iommu);
 
-	if (p) {
+	if (p)
 		__atomic_add_fetch(&t->allocs, 1, __ATOMIC_RELAXED);
-		*iommu = (uintptr_t)p;
-	}
 	return p;
 }
 
@@ -107,10 +124,8 @@ void ik_test_tables_free(void *cookie, void *cpu, ik_u64 iommu, ik_size size)
 {
 	struct ik_test_tables *t = cookie;
 
-	(void)iommu;
-	(void)size;
 	__atomic_add_fetch(&t->frees, 1, __ATOMIC_RELAXED);
-	free(cpu);
+	id_table_free(NULL, cpu, iommu, size);
 }
 
 const struct ik_pgtable_hooks ik_test_tables_hooks = {
@@ -197,4 +212,79 @@ int ik_test_wait_encode(const struct ik_cmdq_fmt *fmt, uint64_t addr, uint64_t d
 		return ik_amd_cmd_encode(&c, w);
 	}
 	return -EINVAL;
+}
+
+static void *test_dma_alloc(void *ctx, ik_size size, ik_size align, ik_u64 *dma)
+{
+	struct ik_test_dma *f = ctx;
+	void *p;
+
+	if (f->fail_at && ++f->calls == f->fail_at)
+		return NULL;
+	p = aligned_alloc(align < 4096 ? 4096 : align, (size + 4095) & ~(size_t)4095);
+	if (p) {
+		f->allocs++;
+		memset(p, 0xa5, size); /* the library must zero what it uses */
+		*dma = (uintptr_t)p;
+	}
+	return p;
+}
+
+static void test_dma_free(void *ctx, void *cpu, ik_u64 dma, ik_size size)
+{
+	struct ik_test_dma *f = ctx;
+
+	(void)dma;
+	(void)size;
+	f->frees++;
+	free(cpu);
+}
+
+void ik_test_dma_init(struct ik_test_dma *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->d.alloc = test_dma_alloc;
+	f->d.free = test_dma_free;
+	f->d.ctx = f;
+}
+
+struct ik_pgtable_cfg ik_test_cfg(enum ik_pt_fmt fmt, unsigned ias, unsigned oas, uint64_t pgsizes,
+				  uint32_t quirks, uint64_t fmt_flags, bool coherent,
+				  const struct ik_pgtable_hooks *h, void *cookie)
+{
+	struct ik_pgtable_cfg c;
+
+	memset(&c, 0, sizeof(c));
+	c.fmt = fmt;
+	c.ias = ias;
+	c.oas = oas;
+	c.pgsize_bitmap = pgsizes;
+	c.coherent = coherent;
+	c.quirks = quirks;
+	c.fmt_flags = fmt_flags;
+	c.hooks = h;
+	c.cookie = cookie;
+	return c;
+}
+
+struct ik_pgtable *ik_test_pt_create(const struct ik_pgtable_cfg *c)
+{
+	struct ik_pgtable *pt = NULL;
+	int rc = ik_pgtable_create(c, &pt);
+
+	ck_assert_msg(rc == 0, "ik_pgtable_create fmt %d ias %u oas %u: %d", (int)c->fmt, c->ias,
+		      c->oas, rc);
+	return pt;
+}
+
+struct ik_pgtable *ik_test_pt_new(enum ik_pt_fmt fmt, unsigned ias, uint32_t quirks,
+				  uint64_t fmt_flags, struct ik_pgtable_hooks *h, void *cookie)
+{
+	struct ik_pgtable_cfg c;
+
+	h->alloc_table = id_table_alloc;
+	h->free_table = id_table_free;
+	c = ik_test_cfg(fmt, ias, 48, IK_SZ_4K | IK_SZ_2M | IK_SZ_1G, quirks, fmt_flags, true, h,
+			cookie);
+	return ik_test_pt_create(&c);
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
  * Shared helpers for iommukit's Check suites: a seeded PRNG, a size knob for
- * slow runs (valgrind), a fault-injecting allocator, and identity table
- * memory for the page-table suites.
+ * slow runs (valgrind), a fault-injecting allocator, identity table memory
+ * for the page-table suites, and DMA memory and table sets for the driver
+ * suites.
  *
  * Each suite defines `Suite *ik_test_suite(void)`; tests/tmain.c runs it and
  * prints TAP, which automake's tap-driver turns into one result per test.
@@ -12,10 +13,26 @@
 
 #include <check.h>
 #include <stdint.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <iommukit/env.h>
+#include <iommukit/drv/io.h>
+#include <iommukit/pgtable.h>
 
 Suite *ik_test_suite(void);
+
+/* IK_TEST_TSAN: 1 in a ThreadSanitizer build (gcc or clang), else 0; suites
+ * scale their model runs down under it. */
+#if defined(__SANITIZE_THREAD__)
+#define IK_TEST_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define IK_TEST_TSAN 1
+#endif
+#endif
+#ifndef IK_TEST_TSAN
+#define IK_TEST_TSAN 0
+#endif
 
 /*
  * IK_REQUIRE(cond): assert inside hot loops.  Check's ck_assert_*() report
@@ -156,5 +173,43 @@ static inline uint64_t ik_test_addr(const void *p)
  */
 struct ik_cmdq_fmt;
 int ik_test_wait_encode(const struct ik_cmdq_fmt *fmt, uint64_t addr, uint64_t data, uint64_t *w);
+
+/*
+ * DMA memory (struct ik_dma_mem) for the driver suites: buffers from
+ * aligned_alloc (at least 4 KiB aligned, sizes rounded up to 4 KiB) whose DMA
+ * address is their CPU address, filled with 0xa5 so that a driver that
+ * forgets to zero what it uses is caught.  allocs and frees count the
+ * buffers handed out and taken back; fail_at = n makes the n-th allocation
+ * (1-based, counted in calls) fail, 0 never.  Not thread-safe.
+ * ik_test_dma_init() zeroes *f and points f->d at it.
+ */
+struct ik_test_dma {
+	long allocs, frees, fail_at;
+	long calls;
+	struct ik_dma_mem d;
+};
+
+void ik_test_dma_init(struct ik_test_dma *f);
+
+/*
+ * A page-table config with the fields given and every other field 0
+ * (pgsizes: pgsize_bitmap; h and cookie: hooks and their cookie).
+ * ik_test_pt_create(): ik_pgtable_create(c), failing the test (with the
+ * format, widths and error) if it fails.
+ */
+struct ik_pgtable_cfg ik_test_cfg(enum ik_pt_fmt fmt, unsigned ias, unsigned oas, uint64_t pgsizes,
+				  uint32_t quirks, uint64_t fmt_flags, bool coherent,
+				  const struct ik_pgtable_hooks *h, void *cookie);
+struct ik_pgtable *ik_test_pt_create(const struct ik_pgtable_cfg *c);
+
+/*
+ * A table set for a driver suite: fmt and ias as given, oas 48, 4K, 2M and
+ * 1G pages, coherent, quirks and fmt_flags as given.  h->alloc_table and
+ * h->free_table are set to identity table pages that ignore the cookie;
+ * h's other hooks (flush_walk, iotlb_sync_map, ...) and cookie are the
+ * suite's.  Fails the test if ik_pgtable_create() does.
+ */
+struct ik_pgtable *ik_test_pt_new(enum ik_pt_fmt fmt, unsigned ias, uint32_t quirks,
+				  uint64_t fmt_flags, struct ik_pgtable_hooks *h, void *cookie);
 
 #endif
