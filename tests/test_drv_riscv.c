@@ -1032,6 +1032,16 @@ static void e2e_flush_walk(void *cookie, uint64_t iova, uint64_t size, uint64_t 
 	ck_assert_int_eq(ik_riscv_plan_issue(y->q, &p), 0);
 }
 
+/* ik_test_churn()'s invalidation: the unmap's plan, issued. */
+static int e2e_inval(void *ctx, struct ik_gather *g)
+{
+	struct sys *y = ctx;
+	struct ik_riscv_plan p;
+	int err = ik_riscv_plan_unmap(&y->t, g, &p);
+
+	return err ? err : ik_riscv_plan_issue(y->q, &p);
+}
+
 /* What examples/bench's dsys_invalidate() issued before the planner: one
  * AV = 1 command per 4 KiB page of the range, the tables-freed flag
  * ignored. */
@@ -1125,41 +1135,7 @@ START_TEST(planned_invalidations_leave_no_stale_translation)
 			ck_assert_int_eq(ik_softiommu_dma_read(y.s, 0, iova + 0x3000, &v, 8), -EFAULT);
 			ck_assert_int_eq(ik_softiommu_stale_pop(y.s, &rep), -ENOENT);
 		}
-		for (long it = 0; it < iters; it++) {
-			unsigned lg = 12 + (unsigned)ik_rng_below(&rng, 11);
-			uint64_t size = 1ull << lg, off = ik_rng_below(&rng, span >> lg) << lg;
-			uint64_t iova = 0x40000000ull + off, v = (uint64_t)it;
-			bool any = false, all = true;
-			struct ik_gather g;
-
-			for (uint64_t pg = off >> 12; pg < (off + size) >> 12; pg++) {
-				any |= mapped[pg];
-				all &= mapped[pg];
-			}
-			if (!any) {
-				IK_REQUIRE(ik_pgtable_map(pt, iova, (uint64_t)(uintptr_t)buf + off, size,
-							  IK_PROT_READ | IK_PROT_WRITE) == 0);
-				memset(mapped + (off >> 12), 1, size >> 12);
-				IK_REQUIRE(ik_softiommu_dma_write(y.s, 0, iova, &v, 8) == 0);
-				IK_REQUIRE(ik_softiommu_dma_write(y.s, 0, iova + size - 8, &v, 8) == 0);
-			} else if (all || ik_rng_below(&rng, 2)) {
-				ik_gather_init(&g);
-				IK_REQUIRE(ik_pgtable_unmap(pt, iova, size, &g) >= 0);
-				memset(mapped + (off >> 12), 0, size >> 12);
-				IK_REQUIRE(ik_riscv_plan_unmap(&y.t, &g, &p) == 0);
-				IK_REQUIRE(ik_riscv_plan_issue(y.q, &p) == 0);
-				IK_REQUIRE(ik_pgtable_gather_sync(pt, &g) == 0);
-				IK_REQUIRE(ik_softiommu_dma_read(y.s, 0, iova, &v, 8) == -EFAULT);
-			}
-			IK_REQUIRE(ik_softiommu_stale_pop(y.s, &rep) == -ENOENT);
-		}
-		for (uint64_t pg = 0; pg < span >> 12; pg += 61) {
-			uint64_t v;
-			int err = ik_softiommu_dma_read(y.s, 0, 0x40000000ull + (pg << 12), &v, 8);
-
-			IK_REQUIRE(err == (mapped[pg] ? 0 : -EFAULT));
-		}
-		ck_assert_int_eq(ik_softiommu_stale_pop(y.s, &rep), -ENOENT);
+		ik_test_churn(pt, y.s, 0x40000000ull, buf, span, mapped, iters, &rng, e2e_inval, &y);
 		ck_assert_uint_eq(y.cq.rejected, 0);
 		/* Control 1: an unmap without its invalidation is caught. */
 		{

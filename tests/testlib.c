@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <iommukit/pgtable.h>
+#include <iommukit/softiommu.h>
 #include <iommukit/cmdq.h>
 #include <iommukit/cmd/smmuv3.h>
 #include <iommukit/cmd/vtd.h>
@@ -287,4 +288,47 @@ struct ik_pgtable *ik_test_pt_new(enum ik_pt_fmt fmt, unsigned ias, uint32_t qui
 	c = ik_test_cfg(fmt, ias, 48, IK_SZ_4K | IK_SZ_2M | IK_SZ_1G, quirks, fmt_flags, true, h,
 			cookie);
 	return ik_test_pt_create(&c);
+}
+
+void ik_test_churn(struct ik_pgtable *pt, struct ik_softiommu *s, uint64_t iova, void *buf,
+		   uint64_t span, bool *mapped, long iters, struct ik_rng *rng,
+		   ik_test_inval_fn inval, void *ctx)
+{
+	struct ik_softiommu_stale rep;
+
+	for (long it = 0; it < iters; it++) {
+		unsigned lg = 12 + (unsigned)ik_rng_below(rng, 11);
+		uint64_t size = 1ull << lg, off = ik_rng_below(rng, span >> lg) << lg;
+		uint64_t va = iova + off, v = (uint64_t)it;
+		bool any = false, all = true;
+		struct ik_gather g;
+
+		for (uint64_t pg = off >> 12; pg < (off + size) >> 12; pg++) {
+			any |= mapped[pg];
+			all &= mapped[pg];
+		}
+		if (!any) {
+			IK_REQUIRE(ik_pgtable_map(pt, va, (uint64_t)(uintptr_t)buf + off, size,
+						  IK_PROT_READ | IK_PROT_WRITE) == 0);
+			memset(mapped + (off >> 12), 1, size >> 12);
+			IK_REQUIRE(ik_softiommu_dma_write(s, 0, va, &v, 8) == 0);
+			IK_REQUIRE(ik_softiommu_dma_write(s, 0, va + size - 8, &v, 8) == 0);
+		} else if (all || ik_rng_below(rng, 2)) {
+			ik_gather_init(&g);
+			IK_REQUIRE(ik_pgtable_unmap(pt, va, size, &g) >= 0);
+			memset(mapped + (off >> 12), 0, size >> 12);
+			IK_REQUIRE(inval(ctx, &g) == 0);
+			IK_REQUIRE(ik_pgtable_gather_sync(pt, &g) == 0);
+			IK_REQUIRE(ik_softiommu_dma_read(s, 0, va, &v, 8) == -EFAULT);
+		}
+		IK_REQUIRE(ik_softiommu_stale_pop(s, &rep) == -ENOENT);
+	}
+	/* Every mapped page still reads; every unmapped one faults. */
+	for (uint64_t pg = 0; pg < span >> 12; pg += 61) {
+		uint64_t v;
+		int err = ik_softiommu_dma_read(s, 0, iova + (pg << 12), &v, 8);
+
+		IK_REQUIRE(err == (mapped[pg] ? 0 : -EFAULT));
+	}
+	IK_REQUIRE(ik_softiommu_stale_pop(s, &rep) == -ENOENT);
 }

@@ -212,4 +212,26 @@ struct ik_pgtable *ik_test_pt_create(const struct ik_pgtable_cfg *c);
 struct ik_pgtable *ik_test_pt_new(enum ik_pt_fmt fmt, unsigned ias, uint32_t quirks,
 				  uint64_t fmt_flags, struct ik_pgtable_hooks *h, void *cookie);
 
+/*
+ * Random map/unmap churn of pt checked by a soft IOMMU, for the driver
+ * suites' end-to-end tests.  s translates device 0's DMA through pt (the
+ * suite attached it) with IK_SOFTIOMMU_CHECK.  iters steps over
+ * [iova, iova + span): each picks a random aligned range of 4 KiB..4 MiB
+ * (2 MiB blocks where aligned; span a multiple of 4 MiB).  A range with
+ * nothing of it mapped is mapped onto buf + its offset and written at both
+ * ends through s; otherwise it is unmapped (always where all of it is
+ * mapped, else half the time), inval(ctx, g) issues the driver's
+ * invalidation of the gather (0 or a negative errno), the gather is synced
+ * and a read of it through s must fault.  After every step the
+ * stale-translation checker must have nothing to report; at the end every
+ * 61st page must read iff it is mapped.  mapped: span >> 12 flags, false on
+ * entry; on return, what is mapped.  Fails the test on any departure.
+ */
+struct ik_softiommu;
+struct ik_gather;
+typedef int (*ik_test_inval_fn)(void *ctx, struct ik_gather *g);
+void ik_test_churn(struct ik_pgtable *pt, struct ik_softiommu *s, uint64_t iova, void *buf,
+		   uint64_t span, bool *mapped, long iters, struct ik_rng *rng,
+		   ik_test_inval_fn inval, void *ctx);
+
 #endif
