@@ -332,3 +332,18 @@ void ik_test_churn(struct ik_pgtable *pt, struct ik_softiommu *s, uint64_t iova,
 	}
 	IK_REQUIRE(ik_softiommu_stale_pop(s, &rep) == -ENOENT);
 }
+
+void ik_test_stale_control(struct ik_pgtable *pt, struct ik_softiommu *s, uint64_t iova,
+			   void *buf, struct ik_gather *g)
+{
+	struct ik_softiommu_stale rep;
+	uint64_t v = 1;
+
+	ck_assert_int_eq(ik_pgtable_map(pt, iova, (uint64_t)(uintptr_t)buf, 4096,
+					IK_PROT_READ | IK_PROT_WRITE), 0);
+	ck_assert_int_eq(ik_softiommu_dma_write(s, 0, iova, &v, 8), 0);
+	ik_gather_init(g);
+	ck_assert_int_eq(ik_pgtable_unmap(pt, iova, 4096, g), 4096);
+	ck_assert_int_eq(ik_softiommu_dma_read(s, 0, iova, &v, 8), -EFAULT);
+	ck_assert_int_eq(ik_softiommu_stale_pop(s, &rep), 0);
+}

@@ -234,4 +234,14 @@ void ik_test_churn(struct ik_pgtable *pt, struct ik_softiommu *s, uint64_t iova,
 		   uint64_t span, bool *mapped, long iters, struct ik_rng *rng,
 		   ik_test_inval_fn inval, void *ctx);
 
+/*
+ * The control of ik_test_churn(): a 4 KiB page at iova mapped onto buf and
+ * written through s (device 0), then unmapped into *g (initialized here)
+ * with no invalidation: a read through s must fault and the
+ * stale-translation checker must report it.  The caller then invalidates
+ * (or not) and syncs *g.
+ */
+void ik_test_stale_control(struct ik_pgtable *pt, struct ik_softiommu *s, uint64_t iova,
+			   void *buf, struct ik_gather *g);
+
 #endif
