@@ -5,10 +5,7 @@
 # are not checked): a short run of each mode exits 0 with its table or JSON,
 # a bad option exits 2 with a one-line message.  Prints TAP.
 set -u
-bench=./iommukit-bench
-n=0 fails=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-no() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
+. "${top_srcdir:-..}/tests/bench-lib.sh"
 echo "1..8"
 
 out=$($bench --quick dma --time 0.05 --size 4k,64k 2>&1)

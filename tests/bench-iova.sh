@@ -7,11 +7,7 @@
 # with dlopen(), printing both means and their ratio; a library that cannot
 # be loaded is a one-line error with exit 2.  Prints TAP.
 set -u
-bench=./iommukit-bench
-n=0 fails=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-no() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
-skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
+. "${top_srcdir:-..}/tests/bench-lib.sh"
 echo "1..6"
 
 out=$($bench --json --quick iova --only W3 2>&1)
@@ -30,14 +26,7 @@ else
 	no "W2 table"; printf '%s\n' "$out" | sed 's/^/# /'
 fi
 
-lib=.libs/libiommukit.so
-if [ ! -f "$lib" ]; then
-	skip "--baseline table" "no shared library in this build"
-	skip "--baseline --json" "no shared library in this build"
-elif $bench --quick iova --baseline "$lib" 2>&1 | grep -q 'not available in this build'; then
-	skip "--baseline table" "not available in this build (sanitizers or no RTLD_DEEPBIND)"
-	skip "--baseline --json" "not available in this build"
-else
+if baseline_usable iova; then
 	out=$($bench --quick iova --baseline "$lib" 2>&1)
 	if [ $? -eq 0 ] && printf '%s\n' "$out" | grep -q '^W1 .*alloc .*[0-9]\.[0-9][0-9][0-9]$' &&
 	   printf '%s\n' "$out" | grep -q '^W3 .*free .*[0-9]\.[0-9][0-9][0-9]$'; then
@@ -54,20 +43,6 @@ else
 	fi
 fi
 
-err=$($bench iova --candidate "$lib" 2>&1 >/dev/null)
-rc=$?
-if [ $rc -eq 2 ] && printf '%s\n' "$err" | grep -q -- '--candidate needs --baseline'; then
-	ok "--candidate without --baseline: usage error, exit 2"
-else
-	no "--candidate without --baseline: exit $rc: $err"
-fi
-
-err=$($bench iova --baseline ./no-such-library.so 2>&1 >/dev/null)
-rc=$?
-lines=$(printf '%s\n' "$err" | wc -l)
-if [ $rc -eq 2 ] && [ "$lines" -eq 1 ]; then
-	ok "--baseline with a missing library: one line, exit 2"
-else
-	no "--baseline with a missing library: exit $rc, $lines lines: $err"
-fi
+needs_baseline iova --candidate "$lib"
+missing_baseline iova
 [ $fails -eq 0 ]

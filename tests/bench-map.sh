@@ -8,21 +8,10 @@
 # library that cannot be loaded is a one-line error with exit 2, and
 # --candidate or --rounds without --baseline a usage error.  Prints TAP.
 set -u
-bench=./iommukit-bench
-n=0 fails=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-no() { n=$((n + 1)); echo "not ok $n - $1"; fails=$((fails + 1)); }
-skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
+. "${top_srcdir:-..}/tests/bench-lib.sh"
 echo "1..5"
 
-lib=.libs/libiommukit.so
-if [ ! -f "$lib" ]; then
-	skip "--baseline table" "no shared library in this build"
-	skip "--baseline --json" "no shared library in this build"
-elif $bench --quick map --size 2M --baseline "$lib" 2>&1 | grep -q 'not available in this build'; then
-	skip "--baseline table" "not available in this build (sanitizers or no RTLD_DEEPBIND)"
-	skip "--baseline --json" "not available in this build"
-else
+if baseline_usable map --size 2M; then
 	# the 2 MiB rows: a block, and 4K pages whose unmap releases one table
 	out=$($bench --quick map --size 2M --baseline "$lib" --rounds 2 2>&1)
 	if [ $? -eq 0 ] &&
@@ -44,22 +33,7 @@ else
 	fi
 fi
 
-for opt in "--candidate $lib" "--rounds 3"; do
-	err=$($bench map $opt 2>&1 >/dev/null)
-	rc=$?
-	if [ $rc -eq 2 ] && printf '%s\n' "$err" | grep -q -- 'needs --baseline'; then
-		ok "${opt%% *} without --baseline: usage error, exit 2"
-	else
-		no "${opt%% *} without --baseline: exit $rc: $err"
-	fi
-done
-
-err=$($bench map --baseline ./no-such-library.so 2>&1 >/dev/null)
-rc=$?
-lines=$(printf '%s\n' "$err" | wc -l)
-if [ $rc -eq 2 ] && [ "$lines" -eq 1 ]; then
-	ok "--baseline with a missing library: one line, exit 2"
-else
-	no "--baseline with a missing library: exit $rc, $lines lines: $err"
-fi
+needs_baseline map --candidate "$lib"
+needs_baseline map --rounds 3
+missing_baseline map
 [ $fails -eq 0 ]
