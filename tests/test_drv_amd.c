@@ -1633,6 +1633,23 @@ START_TEST(enable_programs_the_rings_then_iommu_en_then_flushes)
 }
 END_TEST
 
+/* DMA memory beyond the unit's OAS (device addresses at 2^60 and up):
+ * creating the unit (its device table and rings) fails with -ERANGE and
+ * gives back every buffer and every byte it took. */
+START_TEST(dma_beyond_oas_is_erange)
+{
+	struct arig r;
+
+	arig_init(&r, 0);
+	r.f.dma_or = 1ull << 60;
+	ck_assert_int_eq(ik_amd_create(&r.cfg, &r.u), -ERANGE);
+	ck_assert_ptr_null(r.u);
+	ck_assert_int_gt(r.f.allocs, 0);
+	ck_assert_int_eq(r.f.allocs, r.f.frees);
+	ck_assert_int_eq(r.fa.live, 0);
+}
+END_TEST
+
 START_TEST(bad_unit_input_is_einval_and_nothing_is_written)
 {
 	struct arig r;
@@ -2246,6 +2263,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, illegal_command_stops_the_buffer_and_recovery_resumes_it);
 	tcase_add_test(tc, event_log_pops_in_order_overflow_restarts_and_hostile_pointers_are_eio);
 	tcase_add_test(tc, ppr_log_runs_where_the_unit_has_one);
+	tcase_add_test(tc, dma_beyond_oas_is_erange);
 	tcase_add_test(tc, unit_devtab_writes_issue_their_invalidations);
 	tcase_add_test(tc, ivrs_gives_iommus_and_device_ranges);
 	tcase_add_test(tc, hostile_ivrs_is_einval_and_nothing_is_written);

@@ -1491,6 +1491,24 @@ START_TEST(bringup_follows_the_register_handshakes)
 }
 END_TEST
 
+/* DMA memory beyond the unit's PAS (device addresses at 2^60 and up):
+ * enabling fails with -ERANGE and gives back every buffer it took. */
+START_TEST(dma_beyond_pas_is_erange)
+{
+	struct rm m;
+	struct ik_test_dma f;
+	struct ik_riscv *u;
+
+	rm_init(&m, full_caps_reg());
+	u = rm_unit(&m, &f, 4, 0);
+	f.dma_or = 1ull << 60;
+	ck_assert_int_eq(ik_riscv_enable(u), -ERANGE);
+	ck_assert_int_gt(f.allocs, 0);
+	ik_riscv_destroy(u);
+	ck_assert_int_eq(f.allocs, f.frees);
+}
+END_TEST
+
 START_TEST(bringup_errors_leave_the_queues_off)
 {
 	struct ik_riscv_config c = { 0 };
@@ -1678,6 +1696,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, planned_invalidations_leave_no_stale_translation);
 	tcase_add_test(tc, bringup_follows_the_register_handshakes);
 	tcase_add_test(tc, bringup_errors_leave_the_queues_off);
+	tcase_add_test(tc, dma_beyond_pas_is_erange);
 	tcase_add_test(tc, command_queue_recovers_from_an_illegal_command);
 	tcase_add_test(tc, fault_and_page_request_queues_are_read_and_acknowledged);
 	suite_add_tcase(s, tc);

@@ -1726,6 +1726,27 @@ START_TEST(plan_map_and_plan_change_follow_their_tables)
 }
 END_TEST
 
+/* DMA memory beyond the unit's HAW (device addresses at 2^60 and up):
+ * enabling (the root table, the invalidation queue) fails with -ERANGE and
+ * gives back every buffer it took. */
+START_TEST(dma_beyond_haw_is_erange)
+{
+	struct ik_test_dma f;
+	struct rig r;
+
+	rig_init(&r, false);
+	ik_test_dma_init(&f);
+	f.dma_or = 1ull << 60;
+	r.cfg.dma = &f.d;
+	ck_assert_int_eq(ik_vtd_create(&r.cfg, &r.u), 0);
+	ck_assert_int_eq(ik_vtd_enable(r.u), -ERANGE);
+	ck_assert_int_gt(f.allocs, 0);
+	ik_vtd_destroy(r.u);
+	ck_assert_int_eq(f.allocs, f.frees);
+	ck_assert_int_eq(r.fa.live, 0);
+}
+END_TEST
+
 /* ================================================================ end to end */
 
 /* Bind stream 0 of the soft IOMMU to what the unit would walk for
@@ -1797,6 +1818,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, plan_unmap_follows_the_choice_table_row_by_row);
 	tcase_add_test(tc, plan_refuses_a_gather_from_another_table_set);
 	tcase_add_test(tc, plan_map_and_plan_change_follow_their_tables);
+	tcase_add_test(tc, dma_beyond_haw_is_erange);
 	tcase_add_test(tc, null_pointer_arguments_are_einval);
 	suite_add_tcase(s, tc);
 	return s;

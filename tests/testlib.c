@@ -226,7 +226,7 @@ static void *test_dma_alloc(void *ctx, ik_size size, ik_size align, ik_u64 *dma)
 	if (p) {
 		f->allocs++;
 		memset(p, 0xa5, size); /* the library must zero what it uses */
-		*dma = (uintptr_t)p;
+		*dma = (uintptr_t)p | f->dma_or;
 	}
 	return p;
 }

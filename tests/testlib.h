@@ -180,12 +180,15 @@ int ik_test_wait_encode(const struct ik_cmdq_fmt *fmt, uint64_t addr, uint64_t d
  * address is their CPU address, filled with 0xa5 so that a driver that
  * forgets to zero what it uses is caught.  allocs and frees count the
  * buffers handed out and taken back; fail_at = n makes the n-th allocation
- * (1-based, counted in calls) fail, 0 never.  Not thread-safe.
+ * (1-based, counted in calls) fail, 0 never.  dma_or is ORed into every
+ * device address handed out (0: the CPU address; a high bit: memory the
+ * IOMMU cannot address).  Not thread-safe.
  * ik_test_dma_init() zeroes *f and points f->d at it.
  */
 struct ik_test_dma {
 	long allocs, frees, fail_at;
 	long calls;
+	uint64_t dma_or;
 	struct ik_dma_mem d;
 };
 

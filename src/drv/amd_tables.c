@@ -14,6 +14,7 @@
  */
 #include <iommukit/drv/amd.h>
 #include <iommukit/atomic.h>
+#include "drv_int.h"
 
 #define PAGE 4096u
 #define DTE_WORDS 4
@@ -21,28 +22,15 @@
 #define ADDR52 0x000ffffffffff000ull
 #define GCR3_A_MASK ((ik_u64)7 << IK_AMD_DTE0_GCR3_A_SHIFT)
 
-/* [dma, dma + size) lies below 2^bits. */
-static bool dma_fits(ik_u64 dma, ik_u64 size, unsigned bits)
-{
-	ik_u64 last = dma + size - 1;
-
-	return last >= dma && (bits >= 64 || !(last >> bits));
-}
-
 /* A zeroed, cleaned, 4 KiB aligned table of `size` bytes below 2^oas. */
 static int page_get(const struct ik_dma_mem *d, ik_size size, unsigned oas, ik_u64 **cpu,
 		    ik_u64 *dma)
 {
 	void *p;
-	int err = ik_dma_alloc(d, size, PAGE, &p, dma);
+	int err = ik_drv_dma_alloc_below(d, size, PAGE, oas, &p, dma);
 
 	if (err)
 		return err;
-	if ((*dma & (PAGE - 1)) || !dma_fits(*dma, size, oas)) {
-		ik_dma_free(d, p, *dma, size);
-		return -ERANGE;
-	}
-	IK_ENV_MEMSET(p, 0, size);
 	*cpu = (ik_u64 *)p;
 	return 0;
 }

@@ -11,6 +11,7 @@
  */
 #include <iommukit/drv/amd.h>
 #include <iommukit/atomic.h>
+#include "drv_int.h"
 
 #define PAGE 4096u
 #define ENTRY 16u
@@ -380,19 +381,12 @@ IK_API bool ik_amd_has_ppr(const struct ik_amd *u)
 static int ring_alloc(struct ik_amd *u, struct ring *r)
 {
 	void *p;
-	ik_u64 last;
 	int err;
 
 	r->bytes = (ik_size)ENTRY << r->log2;
-	err = ik_dma_alloc(&u->dma, r->bytes, r->bytes, &p, &r->dma);
+	err = ik_drv_dma_alloc_below(&u->dma, r->bytes, r->bytes, u->oas, &p, &r->dma);
 	if (err)
 		return err;
-	last = r->dma + r->bytes - 1;
-	if (last < r->dma || (last >> u->oas)) {
-		ik_dma_free(&u->dma, p, r->dma, r->bytes);
-		r->dma = 0;
-		return -ERANGE;
-	}
 	r->cpu = (ik_u64 *)p;
 	ik_dma_clean(&u->dma, r->cpu, r->dma, r->bytes);
 	return 0;

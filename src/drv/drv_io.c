@@ -4,6 +4,7 @@
  */
 #include <iommukit/drv/io.h>
 #include <iommukit/atomic.h>
+#include "drv_int.h"
 
 #if defined(IK_ENV_MMIO_READ32) || defined(IK_ENV_MMIO_WRITE32) || \
 	defined(IK_ENV_MMIO_READ64) || defined(IK_ENV_MMIO_WRITE64)
@@ -134,5 +135,23 @@ IK_API int ik_dma_alloc(const struct ik_dma_mem *d, ik_size size, ik_size align,
 	IK_ENV_MEMSET(p, 0, size);
 	*cpu = p;
 	*dma = a;
+	return 0;
+}
+
+int ik_drv_dma_alloc_below(const struct ik_dma_mem *d, ik_size size, ik_size align, unsigned bits,
+			   void **cpu, ik_u64 *dma)
+{
+	ik_u64 last;
+	int err = ik_dma_alloc(d, size, align, cpu, dma);
+
+	if (err)
+		return err;
+	last = *dma + (size - 1);
+	if (last < *dma || (bits < 64 && (last >> bits))) {
+		ik_dma_free(d, *cpu, *dma, size);
+		*cpu = NULL;
+		*dma = 0;
+		return -ERANGE;
+	}
 	return 0;
 }

@@ -11,6 +11,7 @@
  */
 #include <iommukit/drv/riscv.h>
 #include <iommukit/atomic.h>
+#include "drv_int.h"
 
 #define QB_PPN 0x003ffffffffffc00ull	/* [53:10] */
 #define CQ_ERRORS (IK_RISCV_QCSR_MF | IK_RISCV_CQCSR_CMD_TO | IK_RISCV_CQCSR_CMD_ILL)
@@ -221,21 +222,14 @@ static void buf_free(struct ik_riscv *u, struct dmabuf *b)
 /* A zeroed, cleaned buffer of `size` bytes aligned to `align`, below 2^PAS. */
 static int buf_get(struct ik_riscv *u, struct dmabuf *b, ik_size size, ik_size align)
 {
-	ik_u64 last;
 	int err;
 
 	if (b->cpu)
 		return 0;
-	err = ik_dma_alloc(&u->dma, size, align, &b->cpu, &b->dma);
+	err = ik_drv_dma_alloc_below(&u->dma, size, align, u->caps.pas, &b->cpu, &b->dma);
 	if (err)
 		return err;
 	b->size = size;
-	last = b->dma + (size - 1);
-	if (last < b->dma || (last >> u->caps.pas)) {
-		buf_free(u, b);
-		return -ERANGE;
-	}
-	IK_ENV_MEMSET(b->cpu, 0, size);
 	ik_dma_wmb();
 	ik_dma_clean(&u->dma, b->cpu, b->dma, size);
 	return 0;

@@ -7,6 +7,7 @@
  * "Register descriptions".
  */
 #include "vtd_int.h"
+#include "drv_int.h"
 
 /* ---------------------------------------------------------------- capabilities */
 
@@ -306,16 +307,12 @@ static void wr32(const struct ik_vtd *u, ik_u32 off, ik_u32 v)
 
 int ik_vtd_page_alloc(struct ik_vtd *u, ik_size size, ik_size align, struct vtd_page *pg)
 {
-	ik_u64 limit = (ik_u64)1 << u->haw, dma;
+	ik_u64 dma;
 	void *cpu;
-	int err = ik_dma_alloc(&u->dma, size, align, &cpu, &dma);
+	int err = ik_drv_dma_alloc_below(&u->dma, size, align, u->haw, &cpu, &dma);
 
 	if (err)
 		return err;
-	if (dma >= limit || size > limit - dma) {
-		ik_dma_free(&u->dma, cpu, dma, size);
-		return -ERANGE;
-	}
 	pg->cpu = cpu;
 	pg->dma = dma;
 	u->st.tables++;

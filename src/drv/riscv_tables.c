@@ -14,6 +14,7 @@
  */
 #include <iommukit/drv/riscv.h>
 #include <iommukit/atomic.h>
+#include "drv_int.h"
 
 #define PAGE 4096u
 #define PPN_FIELD 0x003ffffffffffc00ull	/* [53:10] */
@@ -271,7 +272,7 @@ static int node_new(struct ik_riscv_dir *d, bool nonleaf, struct ik_riscv_dir_no
 	struct ik_riscv_dir_node *n = (struct ik_riscv_dir_node *)ik_alloc(d->alloc,
 									   node_bytes(nonleaf), 8);
 	void *p;
-	ik_u64 dma, last;
+	ik_u64 dma;
 	int err;
 
 	if (!n)
@@ -279,14 +280,7 @@ static int node_new(struct ik_riscv_dir *d, bool nonleaf, struct ik_riscv_dir_no
 	IK_ENV_MEMSET(n, 0, node_bytes(nonleaf));
 	if (nonleaf)
 		n->child = (struct ik_riscv_dir_node **)(void *)(n + 1);
-	err = ik_dma_alloc(d->dma, PAGE, PAGE, &p, &dma);
-	if (!err) {
-		last = dma + (PAGE - 1);
-		if ((dma & (PAGE - 1)) || last < dma || (last >> d->oas)) {
-			ik_dma_free(d->dma, p, dma, PAGE);
-			err = -ERANGE;
-		}
-	}
+	err = ik_drv_dma_alloc_below(d->dma, PAGE, PAGE, d->oas, &p, &dma);
 	if (err) {
 		ik_free(d->alloc, n, node_bytes(nonleaf));
 		return err;

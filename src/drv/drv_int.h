@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
+/*
+ * Internal (not API): helpers the driver cores in src/drv/ share.  Defined
+ * in src/drv/drv_io.c.
+ */
+#ifndef IK_SRC_DRV_INT_H
+#define IK_SRC_DRV_INT_H
+
+#include <iommukit/drv/io.h>
+
+/*
+ * ik_drv_dma_alloc_below - ik_dma_alloc(d, size, align, cpu, dma) for memory
+ * the IOMMU addresses with `bits`-bit device addresses: the whole buffer
+ * [*dma, *dma + size) must lie below 2^bits (bits >= 64: anywhere; the end
+ * is computed without overflow).  Returns 0 with the buffer zeroed (not
+ * cleaned); ik_dma_alloc()'s errors; -ERANGE when the buffer does not fit
+ * (it is freed again).  On failure *cpu = NULL, *dma = 0.  O(size).
+ */
+int ik_drv_dma_alloc_below(const struct ik_dma_mem *d, ik_size size, ik_size align, unsigned bits,
+			   void **cpu, ik_u64 *dma);
+
+#endif /* IK_SRC_DRV_INT_H */
