@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * What the IOVA multi-thread tests share (test_iova, test_iova_pinned): an
- * ownership map, one byte per pfn (0 free, else the owning thread's id + 1,
+ * What the IOVA multi-thread tests share (test_iova, test_iova_pinned):
+ * CHECK_OK(d) (ik_iova_check() finds nothing wrong, else the test fails
+ * with the file, line and the check's message), an ownership map, one byte per pfn (0 free, else the owning thread's id + 1,
  * changed with compare-and-swap so that two owners of one pfn are caught at
  * once), the worker thread, and a thread that runs ik_iova_check() in a
  * loop while the workers race.
@@ -16,6 +17,13 @@
 #include <iommukit/iova.h>
 #include "testlib.h"
 #include "iova_inline.h"
+
+#define CHECK_OK(d)                                                                       \
+	do {                                                                              \
+		int c_ = ik_iova_check(d);                                                \
+		IK_REQUIRE_MSG(c_ == 0, "%s:%d: ik_iova_check: %s", __FILE__, __LINE__,   \
+			       ik_iova_check_str(c_));                                    \
+	} while (0)
 
 /* Claim [p, p + n) for thread id: false if any pfn already has an owner. */
 static inline bool iova_owner_claim(uint8_t *owner, unsigned id, uint64_t p, uint64_t n)

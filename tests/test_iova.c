@@ -27,13 +27,6 @@ static long model_iters(long n)
 	return ik_test_iters(IK_TEST_TSAN ? n / 8 : n);
 }
 
-#define CHECK_OK(d)                                                                       \
-	do {                                                                              \
-		int c_ = ik_iova_check(d);                                                \
-		IK_REQUIRE_MSG(c_ == 0, "%s:%d: ik_iova_check: %s", __FILE__, __LINE__,   \
-			       ik_iova_check_str(c_));                                    \
-	} while (0)
-
 static void cfg_init(struct ik_iova_config *c, uint64_t start, uint64_t end)
 {
 	memset(c, 0, sizeof(*c));

@@ -142,13 +142,6 @@ static void tally_reset(void)
 
 /* ---------------------------------------------------------------- helpers */
 
-#define CHECK_OK(d)                                                                       \
-	do {                                                                              \
-		int c_ = ik_iova_check(d);                                                \
-		IK_REQUIRE_MSG(c_ == 0, "%s:%d: ik_iova_check: %s", __FILE__, __LINE__,   \
-			       ik_iova_check_str(c_));                                    \
-	} while (0)
-
 static void dom_init(struct ik_iova_domain *d, uint64_t start, uint64_t end, unsigned flags)
 {
 	struct ik_iova_config c;

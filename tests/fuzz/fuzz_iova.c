@@ -56,19 +56,14 @@ static struct fz_alloc FA;
 /* ---------------------------------------------------------------- model */
 
 /* Index of the first range with lo >= pfn. */
+static uint64_t m_lo(size_t i)
+{
+	return M.r[i].lo;
+}
+
 static size_t m_lower(uint64_t pfn)
 {
-	size_t a = 0, b = M.n;
-
-	while (a < b) {
-		size_t m = (a + b) / 2;
-
-		if (M.r[m].lo < pfn)
-			a = m + 1;
-		else
-			b = m;
-	}
-	return a;
+	return fz_lower(M.n, m_lo, pfn);
 }
 
 /* The range containing pfn, or -1. */

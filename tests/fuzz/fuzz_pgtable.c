@@ -378,19 +378,14 @@ static bool have_wreg;
 static uint64_t IAS_END; /* 2^ias (ias < 64) */
 static uint64_t BIG;	  /* the largest page size */
 
+static uint64_t ext_iova(size_t i)
+{
+	return M.e[i].iova;
+}
+
 static size_t ext_lower(uint64_t iova)
 {
-	size_t a = 0, b = M.n;
-
-	while (a < b) {
-		size_t m = (a + b) / 2;
-
-		if (M.e[m].iova < iova)
-			a = m + 1;
-		else
-			b = m;
-	}
-	return a;
+	return fz_lower(M.n, ext_iova, iova);
 }
 
 /* The extent holding iova, or -1. */
@@ -481,19 +476,14 @@ static void ext_insert(uint64_t iova, uint64_t size, uint64_t pa, uint64_t leaf,
 static bool dirty_overflow;
 static bool split_budget; /* the model follows an unmap it may still skip */
 
+static uint64_t dirty_at(size_t i)
+{
+	return M.dirty[i];
+}
+
 static size_t dirty_lower(uint64_t iova)
 {
-	size_t a = 0, b = M.ndirty;
-
-	while (a < b) {
-		size_t m = (a + b) / 2;
-
-		if (M.dirty[m] < iova)
-			a = m + 1;
-		else
-			b = m;
-	}
-	return a;
+	return fz_lower(M.ndirty, dirty_at, iova);
 }
 
 static bool is_dirty(uint64_t leaf_base)

@@ -53,6 +53,23 @@ static inline uint64_t fz_bytes(struct fz *f, unsigned bytes)
 	return v;
 }
 
+/* The shadow models' sorted arrays: the first index i in [0, n) with
+ * key(i) >= k (n if none), for keys that do not decrease with i.  O(log n). */
+static inline size_t fz_lower(size_t n, uint64_t (*key)(size_t i), uint64_t k)
+{
+	size_t a = 0, b = n;
+
+	while (a < b) {
+		size_t m = a + (b - a) / 2;
+
+		if (key(m) < k)
+			a = m + 1;
+		else
+			b = m;
+	}
+	return a;
+}
+
 static inline uint8_t fz_u8(struct fz *f)
 {
 	return (uint8_t)fz_bytes(f, 1);
