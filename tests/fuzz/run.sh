@@ -4,7 +4,7 @@
 # Build and run iommukit's libFuzzer harnesses (tests/fuzz/fuzz_*.c).
 #
 #   tests/fuzz/run.sh [--time S] [--out DIR] [--build-only] [--replay-only]
-#                     [--jobs N] [HARNESS...]
+#                     [--jobs N] [--parallel N] [HARNESS...]
 #
 # For each harness (default: every tests/fuzz/fuzz_*.c; a name like "iova"
 # or "fuzz_iova" picks one):
@@ -14,6 +14,9 @@
 #   3. fuzz for S seconds (default 20) from a working corpus DIR/corpus/NAME
 #      (seeded from the repo's corpus; kept between runs), writing any
 #      crashing input to DIR/artifacts/NAME/.
+# --jobs N gives each harness N fuzzing processes; --parallel N runs N
+# harnesses at the same time (each still fuzzes S seconds; results are
+# printed in harness order).
 # Prints "# PASS: N" / "# FAIL: N" (automake style) at the end; exits 1 if a
 # build, a replay or a fuzz run failed.  `make fuzz-smoke` runs it with the
 # defaults; a long run is e.g. `tests/fuzz/run.sh --time 1800 pgtable`.
@@ -23,7 +26,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 out=${FUZZ_OUT:-$PWD/_fuzz}
-secs=20 build_only=0 replay_only=0 jobs=1
+secs=20 build_only=0 replay_only=0 jobs=1 par=1
 names=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -33,6 +36,8 @@ while [ $# -gt 0 ]; do
 	--out=*) out=${1#*=}; shift ;;
 	--jobs) jobs=$2; shift 2 ;;
 	--jobs=*) jobs=${1#*=}; shift ;;
+	--parallel) par=$2; shift 2 ;;
+	--parallel=*) par=${1#*=}; shift ;;
 	--build-only) build_only=1; shift ;;
 	--replay-only) replay_only=1; shift ;;
 	-h|--help) sed -n '3,/^set -u/p' "$0" | sed -e '/^set -u/d' -e 's/^# \{0,1\}//'; exit 0 ;;
@@ -101,21 +106,25 @@ if ! build_lib; then
 	echo "# PASS: 0"; echo "# FAIL: ${#names[@]}"; exit 1
 fi
 
-pass=0 fail=0
-for n in "${names[@]}"; do
+case $par in ''|*[!0-9]*|0) echo "run.sh: --parallel wants a positive number" >&2; exit 2 ;; esac
+# One harness: build, replay, fuzz.  Prints one PASS:/FAIL: line (and the
+# lines that explain a failure); returns 0 on PASS.
+run_one() {
+	local n=$1 h bin seeds art work execs cov
+	local args
 	h=$here/fuzz_$n.c bin=$out/fuzz_$n
 	if [ ! -f "$h" ]; then
-		echo "FAIL: fuzz_$n: no such harness ($h)"; fail=$((fail + 1)); continue
+		echo "FAIL: fuzz_$n: no such harness ($h)"; return 1
 	fi
 	# Build: the harness, linked with the library's instrumented objects.
 	if [ ! -x "$bin" ] || [ -n "$(find "$top/src" "$top/include" "$here" -newer "$bin" -name '*.[ch]' | head -1)" ]; then
 		# shellcheck disable=SC2086
 		if ! "$CLANG" $flags -o "$bin" "$h" $libobjs -lpthread -lm > "$out/build_$n.log" 2>&1; then
 			echo "FAIL: fuzz_$n: build failed"; sed 's/^/  | /' "$out/build_$n.log" | head -40
-			fail=$((fail + 1)); continue
+			return 1
 		fi
 	fi
-	[ "$build_only" = 1 ] && { echo "PASS: fuzz_$n (built)"; pass=$((pass + 1)); continue; }
+	[ "$build_only" = 1 ] && { echo "PASS: fuzz_$n (built)"; return 0; }
 	seeds=$top/tests/fuzz/corpus/$n
 	art=$out/artifacts/$n
 	mkdir -p "$art"
@@ -123,10 +132,10 @@ for n in "${names[@]}"; do
 	if [ -d "$seeds" ] && [ -n "$(ls -A "$seeds")" ]; then
 		if ! "$bin" -runs=1 -error_exitcode=77 "$seeds"/* > "$out/replay_$n.log" 2>&1; then
 			echo "FAIL: fuzz_$n: seed corpus replay"; tail -n 30 "$out/replay_$n.log" | sed 's/^/  | /'
-			fail=$((fail + 1)); continue
+			return 1
 		fi
 	fi
-	[ "$replay_only" = 1 ] && { echo "PASS: fuzz_$n (replayed)"; pass=$((pass + 1)); continue; }
+	[ "$replay_only" = 1 ] && { echo "PASS: fuzz_$n (replayed)"; return 0; }
 	work=$out/corpus/$n
 	mkdir -p "$work"
 	args=(-max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
@@ -137,12 +146,29 @@ for n in "${names[@]}"; do
 		execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$out/fuzz_$n.log" | tail -1)
 		cov=$(grep -Eo 'cov: [0-9]+' "$out/fuzz_$n.log" | tail -1)
 		echo "PASS: fuzz_$n (${secs} s, ${execs:-?} execs, ${cov:-cov: ?})"
-		pass=$((pass + 1))
 	else
 		echo "FAIL: fuzz_$n: finding in $art:"; ls "$art" | sed 's/^/  | /'
 		grep -E 'ERROR|check failed|runtime error|SUMMARY' "$out/fuzz_$n.log" | head -10 | sed 's/^/  | /'
-		fail=$((fail + 1))
+		return 1
 	fi
+}
+
+# Run the harnesses, $par at a time; each one's report goes to a file and is
+# printed in harness order once it is done.
+pass=0 fail=0
+rep=$out/reports
+mkdir -p "$rep"
+i=0
+for n in "${names[@]}"; do
+	rm -f "$rep/$n.out" "$rep/$n.rc"
+	(run_one "$n" > "$rep/$n.out" 2>&1; echo $? > "$rep/$n.rc") &
+	i=$((i + 1))
+	if [ $((i % par)) -eq 0 ]; then wait; fi
+done
+wait
+for n in "${names[@]}"; do
+	cat "$rep/$n.out"
+	if [ "$(cat "$rep/$n.rc" 2>/dev/null)" = 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 done
 echo "# PASS: $pass"
 echo "# FAIL: $fail"
