@@ -252,6 +252,29 @@ static void shrunk_propagate(struct ik_iova_domain *d, struct ik_rb_node *rb)
 	update_up(d, rb, NULL, rb);
 }
 
+/*
+ * The nodes from rb up to, not including, `stop` (NULL: the root) gained a
+ * gap whose values are (g, f) in their subtrees and lost nothing: each one's
+ * summaries become the maximum of theirs and (g, f), without looking at its
+ * own gap or its children, and once one's do not change, none above it up to
+ * `stop` changes either.  Returns the nodes counted.
+ */
+static unsigned update_gained(struct ik_rb_node *rb, const struct ik_rb_node *stop, ik_u64 g,
+			      ik_u64 f)
+{
+	unsigned k = 0;
+
+	for (; rb != stop; rb = ik_rb_parent(rb)) {
+		node_t *n = N(rb);
+
+		k++;
+		if (n->max_gap >= g && node_afit(n) >= f)
+			break;
+		set_summary(n, IK_MAX(n->max_gap, g), IK_MAX(node_afit(n), f));
+	}
+	return k;
+}
+
 static void aug_copy(struct ik_rb_node *from, struct ik_rb_node *to, void *ctx)
 {
 	node_t *f = N(from), *t = N(to);
@@ -454,8 +477,19 @@ static void link_range(struct ik_iova_domain *d, node_t *nn, node_t *owner, ik_u
 			propagate_path(d, pa);
 		else
 			shrunk_propagate(d, &owner->rb);
+	} else if (owner) {
+		/* The nodes between nn and owner (the right spine of owner's
+		 * left subtree) only gained nn's gap: a maximum per node, up
+		 * to the first that does not change, where a pass from nn's
+		 * parent computed each one in full (measured: about 4% of a
+		 * W3 allocation).  Then owner, whose own gap shrank, and
+		 * above it while values change, in full (update_up()). */
+		if (parent != &owner->rb)
+			d->summary_updates += update_gained(parent, &owner->rb, gap, afit);
+		update_up(d, &owner->rb, NULL, &owner->rb);
 	} else if (parent) {
-		update_up(d, parent, NULL, owner ? &owner->rb : parent);
+		/* the top gap: every node above only gained nn's gap */
+		d->summary_updates += update_gained(parent, NULL, gap, afit);
 	}
 	ik_rb_insert_fix_(&nn->rb, &d->root, &iova_aug, d);
 	d->nr_ranges++;
