@@ -2167,6 +2167,94 @@ START_TEST(test_free_summary_update_shares_the_erase_pass)
 }
 END_TEST
 
+/*
+ * The hint's probe tried on every allocation (its credit forced on), in a
+ * W3-like churn of mixed sizes (aligned or not), with frees and a few
+ * reservations that erase or keep the hint's node: every result is the model's (the
+ * highest fit under the limit, aligned as asked: a probe that answered with
+ * a lower gap, or an overlapping range, would differ), the checker passes
+ * after every call (a hint left on a node that is no longer in the tree,
+ * the spare included, is IK_IOVA_CHECK_HINT; summaries that the update
+ * after an allocation left wrong are IK_IOVA_CHECK_AUGMENT), and both
+ * outcomes of the probe occur and are counted.
+ */
+START_TEST(test_probe_on_every_allocation_matches_model)
+{
+	const uint64_t start = 1, end = 4095;
+	struct ik_iova_domain d;
+	ik_u32 h0, m0, h1, m1;
+	struct model m;
+	struct ik_rng r = { 0x9e0be5u };
+	long ops = model_iters(30000), allocs = 0, resv = 0;
+
+	dom_init(&d, start, end, IK_IOVA_CFG_NO_RCACHE, NULL);
+	model_init(&m, start, end);
+	/* fill about a quarter, from the top */
+	while (m.pages < (end - start + 1) / 4) {
+		uint64_t n = 1 + ik_rng_below(&r, 16), got, want;
+
+		ck_assert(model_place(&m, n, true, end, &want));
+		ck_assert_int_eq(ik_iova_alloc(&d, n, end, IK_IOVA_SIZE_ALIGNED, &got), 0);
+		ck_assert_uint_eq(got, want);
+		model_alloc(&m, got, n);
+	}
+	ck_assert_int_eq(ik_iova_probe_stats(&d, &h0, &m0), 0);
+	for (long i = 0; i < ops; i++) {
+		uint64_t n = 1 + ik_rng_below(&r, 16), lim = end, got = 0, want = 0;
+		bool al = ik_rng_below(&r, 4) != 0, fit;
+		size_t li;
+		int rc;
+
+		if (m.nlive && ik_rng_below(&r, 8) != 0) {
+			li = ik_rng_below(&r, m.nlive);
+			ck_assert_int_eq(ik_iova_free(&d, m.live[li]), 0);
+			model_free_at(&m, li);
+			CHECK_OK(&d);
+		}
+		if (d.tomb && d.hint == d.tomb && resv < 200 && ik_rng_below(&r, 4) == 0) {
+			/* a reservation of a free page: drops the kept node, here
+			 * the hint too */
+			uint64_t lo = start + ik_rng_below(&r, end - start + 1);
+
+			while (m.st[lo - start] != FREE)
+				lo = lo == end ? start : lo + 1;
+			ck_assert_int_eq(model_reserve(&m, lo, lo), 0);
+			ck_assert_int_eq(ik_iova_reserve(&d, lo, lo), 0);
+			model_count_resv(&m);
+			resv++;
+			CHECK_OK(&d);
+		}
+		if (ik_rng_below(&r, 16) == 0)
+			lim = start + ik_rng_below(&r, end - start + 1);
+		d.hint_credit = 1;
+		fit = model_place(&m, n, al, lim, &want);
+		rc = ik_iova_alloc(&d, n, lim, al ? IK_IOVA_SIZE_ALIGNED : 0, &got);
+		allocs++;
+		IK_REQUIRE_MSG(rc == (fit ? 0 : -ENOSPC), "op %ld: alloc(%llu, lim %llu, al %d) rc %d",
+			       i, (unsigned long long)n, (unsigned long long)lim, al, rc);
+		if (fit) {
+			IK_REQUIRE_MSG(got == want, "op %ld: alloc(%llu, lim %llu, al %d) at %llu, "
+				       "model %llu", i, (unsigned long long)n, (unsigned long long)lim,
+				       al, (unsigned long long)got, (unsigned long long)want);
+			IK_REQUIRE(got + n - 1 <= lim);
+			IK_REQUIRE(!al || (got & (((uint64_t)1 << log2_up(n)) - 1)) == 0);
+			model_alloc(&m, got, n);
+		}
+		CHECK_OK(&d);
+	}
+	ck_assert_int_eq(ik_iova_probe_stats(&d, &h1, &m1), 0);
+	ck_assert_uint_gt(h1, h0);
+	ck_assert_uint_gt(m1, m0);
+	ck_assert_uint_le((uint64_t)(h1 - h0) + (m1 - m0), (uint64_t)allocs);
+	ck_assert_int_eq(ik_iova_probe_stats(NULL, &h1, &m1), -EINVAL);
+	ck_assert_int_eq(ik_iova_probe_stats(&d, NULL, &m1), -EINVAL);
+	ck_assert_int_eq(ik_iova_probe_stats(&d, &h1, NULL), -EINVAL);
+	ck_assert_int_gt(resv, 0);
+	ik_iova_destroy(&d);
+	model_free(&m);
+}
+END_TEST
+
 START_TEST(test_node_is_at_most_56_bytes)
 {
 	struct ik_iova_domain d;
@@ -2715,6 +2803,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, test_limited_search_tries_every_turn);
 	tcase_add_test(tc, test_kept_node_op_by_op_matches_model);
 	tcase_add_test(tc, test_node_is_at_most_56_bytes);
+	tcase_add_test(tc, test_probe_on_every_allocation_matches_model);
 	tcase_add_test(tc, test_free_summary_update_shares_the_erase_pass);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("errors");

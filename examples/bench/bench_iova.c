@@ -27,6 +27,9 @@
  * and the nodes whose summaries each free and allocation updated,
  * rotations included (summary_updates_mean; ik_iova_stats()'s
  * summary_updates, read after each sampled call, outside its timing).
+ * W1-W3: the hint's probes over the timed loop, on the allocation row
+ * (probe_hits, probe_misses: ik_iova_probe_stats(); a probe is tried after
+ * a hit and otherwise about once in 64 allocations).
  *
  * Each latency is one operation between two clock reads; the clock's own cost
  * is subtracted (printed as timer_ns).  For W1-W3 that cost is measured in
@@ -92,6 +95,11 @@ static uint64_t node_bytes;
  * library's own count (ik_iova_stats bytes / ranges) and the system heap's
  * growth over the fill (node sizes as malloc rounds them, its headers). */
 static double lib_bytes_per_range, heap_bytes_per_range;
+/* The hint's probes over a churn's timed loop (ik_iova_probe_stats()),
+ * reported with its allocation row; probe_set: a churn set
+ * them. */
+static uint64_t probe_hits, probe_misses;
+static bool probe_set;
 
 struct rng {
 	uint64_t s;
@@ -279,6 +287,9 @@ static void report(const struct bench_opts *o, const char *wl, const char *occ, 
 			printf("\"summary_updates_mean\":null,");
 		if (batch_pair)
 			printf("\"batch_pair_p50_ns\":%llu,", (unsigned long long)batch_pair);
+		if (probe_set && !strcmp(op, "alloc"))
+			printf("\"probe_hits\":%llu,\"probe_misses\":%llu,",
+			       (unsigned long long)probe_hits, (unsigned long long)probe_misses);
 		if (lib_bytes_per_range > 0)
 			printf("\"bytes_per_range\":%.1f,", lib_bytes_per_range);
 		if (heap_bytes_per_range > 0)
@@ -523,6 +534,7 @@ static int churn(const struct bench_opts *o, const char *wl, const char *occ, ui
 			   .maxsize = maxsize };
 	struct series sa, sf;
 	struct series *const both[2] = { &sa, &sf };
+	ik_u32 h0, m0, h1, m1;
 	struct calib cal;
 	uint64_t pair = 0;
 	int err = 0;
@@ -531,10 +543,15 @@ static int churn(const struct bench_opts *o, const char *wl, const char *occ, ui
 	    bench_samples_init(&cal.empty, iters))
 		return 1;
 	c.upd = upd_now(c.d);
+	ik_iova_probe_stats(c.d, &h0, &m0);
 	for (uint64_t i = 0; i < iters && !err; i++) {
 		err = churn_step(&c, &sf, &sa);
 		calib_lap(&cal);
 	}
+	ik_iova_probe_stats(c.d, &h1, &m1);
+	probe_hits = (ik_u32)(h1 - h0);
+	probe_misses = (ik_u32)(m1 - m0);
+	probe_set = true;
 	if (!err)
 		err = churn_batches(&c, iters, &pair);
 	if (err)
@@ -548,7 +565,13 @@ static int churn(const struct bench_opts *o, const char *wl, const char *occ, ui
 		       " p50 %llu ns\n    memory per live range: %.1f bytes (library), %.1f bytes"
 		       " (heap growth over the fill; 0: unknown)\n", (unsigned long long)timer_ns,
 		       (unsigned long long)pair, lib_bytes_per_range, heap_bytes_per_range);
+	if (!o->json)
+		printf("    hint probe (a climb from the gap last freed into or allocated from,"
+		       " before the descent): %llu hits, %llu misses in %llu allocations\n",
+		       (unsigned long long)probe_hits, (unsigned long long)probe_misses,
+		       (unsigned long long)iters);
 	lib_bytes_per_range = heap_bytes_per_range = 0;
+	probe_set = false;
 	if (c.fails && !o->json)
 		printf("    (%llu allocations found no room and were not replaced)\n",
 		       (unsigned long long)c.fails);

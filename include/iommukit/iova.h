@@ -208,6 +208,7 @@ struct ik_iova_domain {
 	struct ik_iova_node *tomb; /* a freed range's node kept with an empty range */
 	struct ik_iova_node *spare; /* a freed node kept for the next allocation, or NULL */
 	unsigned hint_credit;	/* 1: the last try of the hint succeeded */
+	ik_u32 probe_hits;	/* see ik_iova_probe_stats(); in what was padding */
 	ik_u64 last_hi;		/* its last pfn */
 	ik_u64 start_pfn, end_pfn, granule;
 	const struct ik_allocator *alloc;
@@ -223,6 +224,7 @@ struct ik_iova_domain {
 	struct ik_iova_depot *rc_depot; /* [class] */
 	/* rcache: written */
 	unsigned rc_maybe_cached; /* hint: something may be cached (see iova_rcache.c) */
+	ik_u32 probe_misses;	/* see ik_iova_probe_stats(); under the tree lock, in what was padding */
 	ik_u64 rc_mags;		/* magazines allocated (atomic) */
 	ik_u64 live;		/* IK_IOVA_LIVE between init and destroy */
 };
@@ -329,6 +331,20 @@ IK_API int ik_iova_largest_free(struct ik_iova_domain *d, ik_u64 limit, ik_u64 *
 
 /* ik_iova_stats - counters, see struct ik_iova_stats.  O(cpus x classes). */
 IK_API void ik_iova_stats(struct ik_iova_domain *d, struct ik_iova_stats *st);
+
+/*
+ * ik_iova_probe_stats - how often the hint answered an allocation.  When the
+ * limit lies above every range, an allocation may first try the gap last
+ * freed into or allocated from: one climb from its node to the root says
+ * whether that gap is the answer (it fits, and nothing above it does).  A
+ * hit skips the descent from the root; a miss (a higher gap fits) is
+ * followed by it.  The hint is tried after a hit and otherwise about once
+ * in 64 allocations.  Stores the counts since init, modulo 2^32 (they live
+ * in what was padding of struct ik_iova_domain, so that its layout stays as
+ * it was), in *hits and *misses.  Takes the tree lock.  O(1).
+ * Errors: -EINVAL (d, hits or misses NULL).
+ */
+IK_API int ik_iova_probe_stats(struct ik_iova_domain *d, ik_u32 *hits, ik_u32 *misses);
 
 /*
  * ik_iova_check - verify every invariant: red-black shape, order, augmented

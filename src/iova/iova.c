@@ -71,6 +71,18 @@
 
 typedef struct ik_iova_node node_t;
 
+/* The memory per live range that iova.h documents and `iommukit-bench iova`
+ * reports (bytes_per_range, node_bytes): 56 bytes on 64-bit hosts. */
+_Static_assert(sizeof(void *) != 8 || sizeof(node_t) == 56, "an IOVA node is 56 bytes on 64-bit");
+/* ik_iova_probe_stats()'s counters sit in what were padding holes of the
+ * domain (abi/accepted.abignore says where): the members around them keep
+ * their offsets. */
+#define IK_IOVA_OFF_(m) __builtin_offsetof(struct ik_iova_domain, m)
+_Static_assert(sizeof(void *) != 8 ||
+	       (IK_IOVA_OFF_(probe_hits) == 52 && IK_IOVA_OFF_(last_hi) == 56 &&
+		IK_IOVA_OFF_(probe_misses) == 220 && IK_IOVA_OFF_(rc_mags) == 224),
+	       "struct ik_iova_domain: the probe counters must stay in the old padding");
+
 #define RESV_BIT ((ik_u64)1 << 63)
 
 static inline node_t *N(const struct ik_rb_node *rb)
@@ -856,9 +868,11 @@ IK_ALWAYS_INLINE enum top_result search_top(struct ik_iova_domain *d, const stru
 	}
 	if (!ok) {
 		d->hint_credit = 0;
+		d->probe_misses++;
 		return TOP_DESCEND;
 	}
 	d->hint_credit = 1;
+	d->probe_hits++;
 	*owner = h;
 	*visits = *v;
 	return TOP_FOUND;
@@ -1301,6 +1315,17 @@ void ik_iova_stats(struct ik_iova_domain *d, struct ik_iova_stats *st)
 	st->bytes = nodes * sizeof(node_t) + st->magazines * sizeof(struct ik_iova_mag) +
 		    (ik_u64)d->rc_classes * d->rc_ncpus * sizeof(struct ik_iova_cpu) +
 		    (ik_u64)d->rc_classes * sizeof(struct ik_iova_depot);
+}
+
+int ik_iova_probe_stats(struct ik_iova_domain *d, ik_u32 *hits, ik_u32 *misses)
+{
+	if (!d || !hits || !misses)
+		return -EINVAL;
+	ik_lock(&d->lock);
+	*hits = d->probe_hits;
+	*misses = d->probe_misses;
+	ik_unlock(&d->lock);
+	return 0;
 }
 
 static int node_cmp(const struct ik_rb_node *a, const struct ik_rb_node *b)
