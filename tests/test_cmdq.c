@@ -1867,6 +1867,58 @@ START_TEST(set_picks_per_cpu_queue_and_syncs_all)
 END_TEST
 
 
+/*
+ * Reservations committed out of order, lap after lap: PROD moves only over
+ * the committed prefix, and all of it at once when the gap is filled;
+ * reservations straddle the ring's end (written in two runs) at changing
+ * places, and slots inside one are never taken for the start of another.
+ * Single-threaded: the test drains the consumer itself.
+ */
+START_TEST(reservations_commit_out_of_order_across_laps)
+{
+	static const unsigned flags[] = { 0, IK_CMDQ_CFG_NO_WRAP };
+
+	for (unsigned f = 0; f < 2; f++) {
+		uint64_t next[3] = { 0, 0, 0 }, seq[3] = { 0, 0, 0 }, cmds[3][6][2];
+		ik_u32 regmask = flags[f] ? 15 : 31;
+		struct rig r;
+
+		rig_init(&r, &ik_cmdq_fmt_smmuv3, 4, flags[f], 0);
+		r.handler = order_handler;
+		r.ctx = next;
+		for (unsigned lap = 0; lap < 300; lap++) {
+			/* 3..15 entries in all: fits the capacity (15 or 16) */
+			unsigned n[3] = { 1 + lap % 5, 1 + (lap * 7) % 4, 1 + (lap * 3) % 6 };
+			ik_u32 at[3], prod0 = __atomic_load_n(&r.sw.prod, __ATOMIC_ACQUIRE);
+
+			for (unsigned k = 0; k < 3; k++) {
+				ck_assert_int_eq(ik_cmdq_test_reserve(r.q, n[k], &at[k]), 0);
+				for (unsigned i = 0; i < n[k]; i++)
+					mk_cmd(cmds[k][i], k, seq[k]++);
+			}
+			ck_assert_uint_eq(at[1], at[0] + n[0]);
+			ck_assert_uint_eq(at[2], at[1] + n[1]);
+			/* the last first: nothing can be published */
+			ik_cmdq_test_commit(r.q, at[2], cmds[2], n[2]);
+			ck_assert_uint_eq(__atomic_load_n(&r.sw.prod, __ATOMIC_ACQUIRE), prod0);
+			ik_cmdq_test_commit(r.q, at[0], cmds[0], n[0]);
+			ck_assert_uint_eq(__atomic_load_n(&r.sw.prod, __ATOMIC_ACQUIRE),
+					  (at[0] + n[0]) & regmask);
+			/* the gap filled: both behind it go with one PROD write */
+			ik_cmdq_test_commit(r.q, at[1], cmds[1], n[1]);
+			ck_assert_uint_eq(__atomic_load_n(&r.sw.prod, __ATOMIC_ACQUIRE),
+					  (at[2] + n[2]) & regmask);
+			ck_assert_int_eq(ik_cmdq_sw_consume(&r.sw, 64), (int)(n[0] + n[1] + n[2]));
+			ck_assert_int_eq(ik_cmdq_sw_consume(&r.sw, 64), 0);
+		}
+		for (unsigned k = 0; k < 3; k++)
+			ck_assert_uint_eq(next[k], seq[k]);
+		ck_assert_uint_eq(r.seen, seq[0] + seq[1] + seq[2]);
+		rig_fini(&r);
+	}
+}
+END_TEST
+
 START_TEST(preempted_reserver_delays_only_the_consumer)
 {
 	uint64_t next[2] = { 0, 0 }, mine[2][2], others[3][2];
@@ -3331,6 +3383,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(q, long_request_gets_its_turn_against_an_overtaking_producer);
 	tcase_add_test(q, set_picks_per_cpu_queue_and_syncs_all);
 	tcase_add_test(q, preempted_reserver_delays_only_the_consumer);
+	tcase_add_test(q, reservations_commit_out_of_order_across_laps);
 	tcase_add_test(q, counters_doorbell_hook_and_batch_timeout);
 	tcase_add_test(q, stale_cons_read_never_lets_producers_overrun_the_consumer);
 	tcase_add_test(q, sw_consumer_config_and_external_completion_write);

@@ -25,10 +25,12 @@
  *                is the wrap bit) or, with IK_CMDQ_CFG_NO_WRAP (VT-d IQH/IQT),
  *                i mod 2^n, in which case one slot stays empty.
  *   reserve      the next index to hand out; producers move it with one CAS.
- *   valid marker per slot, the index last written there: a producer stores
- *                it (release) once the entry is complete.
+ *   valid marker per reservation, at its first slot: the reservation's
+ *                first and end index, which its producer stores (release)
+ *                once all its entries are complete; the publisher retires
+ *                it as it passes (one step per reservation, not per entry).
  *   published    the index up to which PROD has been written.  Whoever finds
- *                a contiguous run of valid slots at `published` advances it
+ *                a contiguous run of valid reservations at `published` advances it
  *                and writes PROD (and rings the doorbell) once for the run.
  *   cons         the consumer's index (CONS register); `cons_cached` is the
  *                newest value any producer has read.

@@ -26,7 +26,10 @@ struct ik_cmdq {
 	void *err_ctx;
 	const struct ik_allocator *alloc;
 	ik_size memsize;
-	ik_u32 *marker;		/* per slot: index last made valid there */
+	/* Per slot: the valid marker of a reservation that starts there,
+	 * start | end << 32 (see mark_of()), or a value whose low half is
+	 * not an index of the slot (nothing to publish there). */
+	ik_u64 *marker;
 	struct ik_cmdq_owner **owner;	/* per slot: the waiting issuer, or NULL */
 
 	/* Hot producer words, each on its own line. */
@@ -93,6 +96,25 @@ static inline void ent_load(void *dst, const ik_u8 *slot, unsigned words)
 static inline ik_u8 *slot_of(const struct ik_cmdq *q, ik_u32 i)
 {
 	return q->ring + (ik_size)(i & q->mask) * q->es;
+}
+
+/*
+ * Valid markers.  A producer that has written a reservation [r, end) stores
+ * one marker at slot r: r in the low half, end in the high half.  The
+ * publisher, at `published` == r, finds it, jumps to end and replaces it by
+ * mark_none(r), whose low half is not congruent to r modulo the ring size:
+ * so a marker names an index of its slot only while the reservation that
+ * wrote it is unpublished, and a slot inside a reservation (never marked)
+ * can never be taken for one, however many laps ago it was last marked.
+ */
+static inline ik_u64 mark_of(ik_u32 r, ik_u32 end)
+{
+	return (ik_u64)r | (ik_u64)end << 32;
+}
+
+static inline ik_u64 mark_none(ik_u32 i)
+{
+	return (ik_u64)(i ^ 1u);
 }
 
 /* The completion word of the sync at index j: low byte 0 (not an SMMUv3
@@ -466,11 +488,20 @@ static void publish(struct ik_cmdq *q, struct ik_cmdq_counters *cnt)
 			return; /* the holder re-scans after unlocking (P2) */
 		p0 = ik_load_relaxed(&q->published);
 		p = p0;
-		/* A1 acquire, pairs with R1: the entry and its owner are
-		 * complete.  Only reserved entries can match, so this stops
-		 * within the capacity. */
-		while (ik_load_acquire(&q->marker[p & q->mask]) == p)
-			p++;
+		/* A1 acquire, pairs with R1: every entry of the reservation
+		 * that starts at p, and their owners, are complete.  Only
+		 * unpublished reservations are marked, so this stops within
+		 * the capacity, one step per reservation.  The marker is
+		 * retired before the release below (R2), so it happens before
+		 * the next lap's producer marks this slot again. */
+		for (;;) {
+			ik_u64 m = ik_load_acquire(&q->marker[p & q->mask]);
+
+			if ((ik_u32)m != p)
+				break;
+			ik_store_relaxed(&q->marker[p & q->mask], mark_none(p));
+			p = (ik_u32)(m >> 32);
+		}
 		if (p != p0) {
 			/* R2: `published` then PROD; the hook releases (and a
 			 * device driver's hook orders MMIO after ik_dma_wmb()). */
@@ -489,7 +520,7 @@ static void publish(struct ik_cmdq *q, struct ik_cmdq_counters *cnt)
 		 * its fence, so we see it here. */
 		ik_smp_mb();
 		p = ik_load_relaxed(&q->published);
-		if (ik_load_relaxed(&q->marker[p & q->mask]) != p)
+		if ((ik_u32)ik_load_relaxed(&q->marker[p & q->mask]) != p)
 			return;
 	}
 }
@@ -557,24 +588,68 @@ static int reserve(struct ik_cmdq *q, ik_u32 n, ik_u32 *out, struct waiter *w,
 	return err;
 }
 
-/* Write n entries (and a sync when `sync`) at reserved index r. */
+/*
+ * Copy `cnt` entries of `words` (4 or 8) 32-bit words from src into the
+ * consecutive slots from d on (no wrap inside), and set their owners to o.
+ * A 16-byte half of an entry is two relaxed 64-bit stores: the ring is
+ * aligned to the entry size, and every other access to it is a 32-bit
+ * relaxed atomic (ent_store(), ent_load(), a completion word) on the same
+ * bytes, so no thread ever sees a torn word.  The source is read with
+ * 8-byte copies (the API asks only for 4-byte alignment, and no type).
+ */
+static inline void half_store(ik_u64 *w, const char *src)
+{
+	ik_u64 v0, v1;
+
+	IK_ENV_MEMCPY(&v0, src, 8);
+	IK_ENV_MEMCPY(&v1, src + 8, 8);
+	ik_store_relaxed(&w[0], v0);
+	ik_store_relaxed(&w[1], v1);
+}
+
+static inline void ents_store(ik_u32 *d, const char *src, ik_u32 cnt, unsigned words,
+			      struct ik_cmdq_owner **ow, struct ik_cmdq_owner *o)
+{
+	ik_u64 *w = (ik_u64 *)(void *)d;
+
+	if (words == 4) {
+		for (ik_u32 e = 0; e < cnt; e++, w += 2, src += 16) {
+			half_store(w, src);
+			ik_store_relaxed(&ow[e], o);
+		}
+	} else {
+		for (ik_u32 e = 0; e < cnt; e++, w += 4, src += 32) {
+			half_store(w, src);
+			half_store(w + 2, src + 16);
+			ik_store_relaxed(&ow[e], o);
+		}
+	}
+}
+
+/*
+ * Write n entries (and a sync when `sync`) at reserved index r, then mark
+ * the reservation valid.  The commands go in at most two contiguous runs
+ * of slots (the ring wraps at most once), entries then owners; one marker
+ * for the whole reservation, stored last (R1).
+ */
 static void fill(struct ik_cmdq *q, ik_u32 r, const void *cmds, ik_u32 n, bool sync,
 		 struct ik_cmdq_owner *o)
 {
-	ik_u64 s[4];
-	ik_u32 k;
+	const char *src = (const char *)cmds;
+	unsigned words = WORDS(q);
+	ik_u32 k = 0;
 
-	for (k = 0; k < n; k++) {
-		ik_u32 i = r + k;
+	while (k < n) {
+		ik_u32 sl = (r + k) & q->mask, cnt = IK_MIN(n - k, q->size - sl);
 
-		ent_store(slot_of(q, i), (const char *)cmds + (ik_size)k * q->es, WORDS(q));
-		ik_store_relaxed(&q->owner[i & q->mask], o);
-		/* R1 release, pairs with A1 in publish(). */
-		ik_store_release(&q->marker[i & q->mask], i);
+		ents_store((ik_u32 *)(void *)(q->ring + (ik_size)sl * q->es), src, cnt, words,
+			   &q->owner[sl], o);
+		src += (ik_size)cnt * q->es;
+		k += cnt;
 	}
 	if (sync) {
 		ik_u32 j = r + n;
-		ik_u64 addr = 0;
+		ik_u64 addr = 0, s[4];
 
 		if (q->status) {
 			ik_u32 sl = j & q->mask, old;
@@ -596,10 +671,13 @@ static void fill(struct ik_cmdq *q, ik_u32 r, const void *cmds, ik_u32 n, bool s
 			addr = q->ring_dma + (ik_u64)(j & q->mask) * q->es;
 		}
 		q->fmt->encode_sync(s, addr, q->status ? status_tag(q, j) : done_word(q, j));
-		ent_store(slot_of(q, j), s, WORDS(q));
+		ent_store(slot_of(q, j), s, words);
 		ik_store_relaxed(&q->owner[j & q->mask], o);
-		ik_store_release(&q->marker[j & q->mask], j); /* R1 */
 	}
+	/* R1 release, pairs with A1 in publish(): the entries and owners
+	 * above are complete. */
+	if (n || sync)
+		ik_store_release(&q->marker[r & q->mask], mark_of(r, r + n + sync));
 }
 
 /* Queue n commands (+ sync) without waiting for the sync.  *sync_idx gets
@@ -771,7 +849,7 @@ IK_API ik_size ik_cmdq_memsize(const struct ik_cmdq_config *cfg)
 	if (!config_ok(cfg))
 		return 0;
 	n = (ik_size)1 << cfg->log2_entries;
-	sz = hdr_size() + IK_ALIGN_UP(n * sizeof(ik_u32), (ik_size)IK_CACHELINE) +
+	sz = hdr_size() + IK_ALIGN_UP(n * sizeof(ik_u64), (ik_size)IK_CACHELINE) +
 	     IK_ALIGN_UP(n * sizeof(struct ik_cmdq_owner *), (ik_size)IK_CACHELINE);
 	if (!cfg->ring)
 		sz += n * cfg->fmt->entry_size;
@@ -804,7 +882,7 @@ IK_API int ik_cmdq_init(void *mem, ik_size size, const struct ik_cmdq_config *cf
 		return -EINVAL;
 	n = (ik_size)1 << cfg->log2_entries;
 	ring = cfg->ring ? (ik_u8 *)cfg->ring :
-			   p + hdr_size() + IK_ALIGN_UP(n * sizeof(ik_u32), (ik_size)IK_CACHELINE) +
+			   p + hdr_size() + IK_ALIGN_UP(n * sizeof(ik_u64), (ik_size)IK_CACHELINE) +
 				   IK_ALIGN_UP(n * sizeof(struct ik_cmdq_owner *), (ik_size)IK_CACHELINE);
 	ring_dma = cfg->ring_dma ? cfg->ring_dma : (ik_u64)(ik_uptr)ring;
 	bytes = (ik_u64)n * cfg->fmt->entry_size;
@@ -849,8 +927,8 @@ IK_API int ik_cmdq_init(void *mem, ik_size size, const struct ik_cmdq_config *cf
 	q->alloc = cfg->alloc;
 	q->memsize = need;
 	p += hdr_size();
-	q->marker = (ik_u32 *)(void *)p;
-	p += IK_ALIGN_UP(n * sizeof(ik_u32), (ik_size)IK_CACHELINE);
+	q->marker = (ik_u64 *)(void *)p;
+	p += IK_ALIGN_UP(n * sizeof(ik_u64), (ik_size)IK_CACHELINE);
 	q->owner = (struct ik_cmdq_owner **)(void *)p;
 	p += IK_ALIGN_UP(n * sizeof(struct ik_cmdq_owner *), (ik_size)IK_CACHELINE);
 	q->ring = ring;
@@ -867,13 +945,9 @@ IK_API int ik_cmdq_init(void *mem, ik_size size, const struct ik_cmdq_config *cf
 	if (q->status)
 		for (ik_u32 k = 0; k < q->size; k++)
 			ik_store_relaxed(&q->status[k], 0u);
-	for (ik_u32 k = 0; k < q->size; k++) {
-		/* Slot k's first index is the first i >= base with i mod size
-		 * == k; mark it as valid one lap earlier, i.e. not yet. */
-		ik_u32 first = base + ((k - base) & q->mask);
-
-		q->marker[k] = first - q->size;
-	}
+	/* Nothing to publish anywhere (see mark_none()). */
+	for (ik_u32 k = 0; k < q->size; k++)
+		q->marker[k] = mark_none(k);
 	*out = q;
 	return 0;
 }
