@@ -82,9 +82,9 @@
  * (Linux: local_irq_save() around the issue; examples/linux-iommu/vtd).
  *
  * Waiting.  A waiter spins with IK_ENV_CPU_RELAX() - first 1, 2, 4, 8
- * pauses, then in steps of 8 with one IK_ENV_TIME_NS() read each - until
- * the wait has spun for the queue's spin budget, and only then calls
- * IK_ENV_YIELD() at each step: a yield may give away a whole time slice
+ * pauses, then one pause per look with one IK_ENV_TIME_NS() read every 8
+ * looks - until the wait has spun for the queue's spin budget, and only
+ * then calls IK_ENV_YIELD() at each step: a yield may give away a whole time slice
  * (sched_yield() on a busy CPU; cond_resched() in a kernel), far longer
  * than a sync takes on a consumer that runs elsewhere.  The budget adapts
  * between min(2 us, bound) and the bound (ik_cmdq_set_spin(); default

@@ -189,7 +189,7 @@ struct waiter {
 };
 
 #define SPIN_STEPS 4	/* 1, 2, 4, 8 pauses without the clock */
-#define SPIN_CHUNK 8	/* pauses between clock reads after that */
+#define SPIN_CHUNK 8	/* steps (one pause each) per clock read after that */
 #define SPIN_MIN_NS 2000ull /* the adaptive budget's floor */
 
 #ifdef IK_ENV_WAIT_SPIN_NS
@@ -218,19 +218,21 @@ static void waiter_init(struct waiter *w, struct ik_cmdq *q)
  * first".
  *
  * Spinning is bounded: SPIN_STEPS steps of 1 .. 8 pauses (no clock), then
- * steps of SPIN_CHUNK pauses until the wait has spun for the queue's budget
- * (q->spin_ns), then IK_ENV_YIELD() each step.  A yield can hand away a
+ * steps of one pause, the clock read at every SPIN_CHUNK-th, until the wait
+ * has spun for the queue's budget (q->spin_ns), then IK_ENV_YIELD() each
+ * step (each reading the clock).  A yield can hand away a
  * whole time slice (sched_yield() on a busy CPU), far longer than a sync
  * takes on a consumer that runs elsewhere, so a waiter yields only once the
  * wait has proved long.  The budget adapts (waiter_done()): a wait that had
  * to yield halves it (the consumer, or a producer preempted inside its
  * insertion, may need this CPU: spinning only delays them), a wait that
  * ended while spinning past the untimed steps doubles it, within
- * [SPIN_MIN_NS, ik_cmdq_set_spin()].  The clock is read once per step after
- * the untimed steps.  Short steps: the caller looks again after each, so a
- * completion is seen within about SPIN_CHUNK pauses (a longer step only
- * adds latency; the lines polled are read-shared until the consumer writes
- * them).
+ * [SPIN_MIN_NS, ik_cmdq_set_spin()].  One pause per step: the caller looks
+ * again after each, so a completion is seen within about one pause, as a
+ * plain cpu_relax() loop sees it (a pause and a clock read cost about the
+ * same, so eight pauses a step made the average wait about four pauses and
+ * a clock read longer than needed); the lines polled are read-shared until
+ * the consumer writes them.
  */
 static int waiter_step(struct waiter *w, ik_u32 c)
 {
@@ -240,6 +242,10 @@ static int waiter_step(struct waiter *w, ik_u32 c)
 		for (unsigned k = 0; k < (1u << w->step); k++)
 			ik_cpu_relax();
 		w->step++;
+		return 0;
+	}
+	if (!w->yielded && (w->step++ - SPIN_STEPS) % SPIN_CHUNK) {
+		ik_cpu_relax();
 		return 0;
 	}
 	now = IK_ENV_TIME_NS();
@@ -252,8 +258,7 @@ static int waiter_step(struct waiter *w, ik_u32 c)
 	if (!w->spin_start)
 		w->spin_start = now;
 	if (!w->yielded && now - w->spin_start < w->budget) {
-		for (unsigned k = 0; k < SPIN_CHUNK; k++)
-			ik_cpu_relax();
+		ik_cpu_relax();
 		return 0;
 	}
 	w->yielded = true;
@@ -747,7 +752,12 @@ static int wait_index(struct ik_cmdq *q, ik_u32 j, struct waiter *w,
 	for (;; iter++) {
 		ik_u32 c;
 
-		if (msi && (iter & 7) != 7)
+		/* With MSI the sync's own word proves completion: read the
+		 * CONS register (for errors, and the progress that restarts
+		 * the timeout) only every 64th look while spinning - it shares
+		 * a line with what the consumer writes per entry - and at
+		 * every look once the wait yields. */
+		if (msi && (iter & 63) != 63 && !w->yielded)
 			c = ik_load_acquire(&q->cons_cached); /* C2 */
 		else
 			c = cons_refresh(q);
