@@ -135,7 +135,8 @@ IK_API int ik_cmdq_sw_consume(struct ik_cmdq_sw *sw, unsigned budget)
 {
 	const struct ik_cmdq_fmt *fmt;
 	unsigned words, n = 0;
-	ik_u32 prod;
+	ik_u32 prod, cur;
+	ik_u64 consumed;
 
 	if (!sw)
 		return -EINVAL;
@@ -147,8 +148,15 @@ IK_API int ik_cmdq_sw_consume(struct ik_cmdq_sw *sw, unsigned budget)
 	/* R2 acquire, pairs with write_prod's release. */
 	prod = ik_load_acquire(&sw->prod);
 	prod = sw->cons_full + ((prod - sw->cons_full) & sw->regmask);
-	while (sw->cons_full != prod && n < budget) {
-		ik_u32 i = sw->cons_full, cerror = 0;
+	/* The index and the count live in locals while we drain: they share
+	 * a line with the CONS register that producers poll, and a store per
+	 * entry would take that line from them each time (they are written
+	 * back before anything that reads them: the handler, which may call
+	 * inject(), a stop, a CONS store, the return). */
+	cur = sw->cons_full;
+	consumed = sw->consumed;
+	while (cur != prod && n < budget) {
+		ik_u32 i = cur, cerror = 0;
 		ik_u32 *slot = (ik_u32 *)(void *)((ik_u8 *)sw->cfg.ring +
 						  (ik_size)(i & sw->mask) * fmt->entry_size);
 		struct ik_cmdq_sync_info si = { false, 0, 0, false, 0 };
@@ -161,7 +169,7 @@ IK_API int ik_cmdq_sw_consume(struct ik_cmdq_sw *sw, unsigned budget)
 			IK_ENV_MEMCPY((char *)ent + 4 * k, &v, 4);
 		}
 		kind = fmt->classify(ent, &si);
-		if (sw->consumed == sw->inject_at && sw->inject_times) {
+		if (consumed == sw->inject_at && sw->inject_times) {
 			/* An injected fault on this fetch (the entry may be
 			 * fetched again after the acknowledgement). */
 			cerror = sw->inject_cerror;
@@ -175,6 +183,8 @@ IK_API int ik_cmdq_sw_consume(struct ik_cmdq_sw *sw, unsigned budget)
 			sw->atc_pending = false;
 			cerror = IK_CMDQ_CERROR_ATC_INV_SYNC;
 		} else if (sw->cfg.handler) {
+			sw->consumed = consumed;
+			sw->cons_full = cur;
 			cerror = sw->cfg.handler(sw->cfg.ctx, i, ent, kind);
 			if (cerror == IK_CMDQ_CERROR_ATC_INV_SYNC && kind != IK_CMDQ_KIND_SYNC) {
 				sw->atc_pending = true;
@@ -182,6 +192,8 @@ IK_API int ik_cmdq_sw_consume(struct ik_cmdq_sw *sw, unsigned budget)
 			}
 		}
 		if (cerror) {
+			sw->consumed = consumed;
+			sw->cons_full = cur;
 			sw_stop(sw, cerror);
 			return (int)n;
 		}
@@ -190,13 +202,15 @@ IK_API int ik_cmdq_sw_consume(struct ik_cmdq_sw *sw, unsigned budget)
 			if (si.write)
 				sw_complete(sw, &si);
 		}
-		sw->consumed++;
-		sw->cons_full = i + 1;
+		consumed++;
+		cur = i + 1;
 		n++;
 		if (kind == IK_CMDQ_KIND_SYNC) /* C1 release: waiters see it now */
-			ik_store_release(&sw->cons, sw->cons_full & sw->regmask);
+			ik_store_release(&sw->cons, cur & sw->regmask);
 	}
+	sw->consumed = consumed;
+	sw->cons_full = cur;
 	/* C1 release: the slots passed are free. */
-	ik_store_release(&sw->cons, sw->cons_full & sw->regmask);
+	ik_store_release(&sw->cons, cur & sw->regmask);
 	return (int)n;
 }
