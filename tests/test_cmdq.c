@@ -3293,6 +3293,60 @@ static void ref_sync(const struct ik_cmdq_fmt *fmt, uint64_t *w, uint64_t addr, 
 	}
 }
 
+/* The SMMUv3 entry format's classify against a full decode: the same kind
+ * and, for a sync, the same completion info, for entries of every opcode
+ * (and unknown ones) with random bits at several densities. */
+static int classify_by_decode(const uint64_t w[2], struct ik_cmdq_sync_info *si)
+{
+	struct ik_smmu_cmd c;
+
+	if (ik_smmu_cmd_decode(w, &c))
+		return -EINVAL;
+	if (c.op != IK_SMMU_CMD_SYNC)
+		return IK_CMDQ_KIND_CMD;
+	si->write = c.cs == IK_SMMU_SYNC_CS_IRQ && c.msiaddr != 0;
+	si->addr = c.msiaddr;
+	si->data = c.msidata;
+	return IK_CMDQ_KIND_SYNC;
+}
+
+START_TEST(fmt_smmuv3_classify_vs_decode)
+{
+	static const uint8_t ops[] = { 0x03, 0x04, 0x05, 0x06, 0x10, 0x11, 0x12, 0x20, 0x28,
+				       0x2a, 0x30, 0x40, 0x41, 0x46, 0x00, 0x13, 0x47, 0xff };
+	uint64_t rng = 0x9e3779b97f4a7c15ull;
+	unsigned kinds[3] = { 0, 0, 0 };
+
+	for (unsigned it = 0; it < 400000; it++) {
+		struct ik_cmdq_sync_info a, b;
+		uint64_t w[2], r = tst_rng(&rng);
+		int ka, kb;
+
+		/* density of the random bits: 1/2, 1/8, 1/64, none */
+		static const unsigned ands[4] = { 0, 2, 5, 0 };
+		unsigned dens = (unsigned)(r >> 8) & 3;
+
+		for (unsigned k = 0; k < 2; k++) {
+			w[k] = dens == 3 ? 0 : tst_rng(&rng);
+			for (unsigned d = 0; d < ands[dens]; d++)
+				w[k] &= tst_rng(&rng);
+		}
+		w[0] = (w[0] & ~0xffull) | ops[(r & 0xff) % sizeof(ops)];
+		memset(&a, 0x5a, sizeof(a));
+		memset(&b, 0x5a, sizeof(b));
+		ka = ik_cmdq_fmt_smmuv3.classify(w, &a);
+		kb = classify_by_decode(w, &b);
+		ck_assert_msg(ka == kb, "%016llx %016llx: classify %d, decode %d",
+			      (unsigned long long)w[0], (unsigned long long)w[1], ka, kb);
+		ck_assert(!memcmp(&a, &b, sizeof(a)));
+		kinds[ka < 0 ? 0 : ka + 1]++;
+	}
+	/* all three answers came up often */
+	for (unsigned k = 0; k < 3; k++)
+		ck_assert_uint_gt(kinds[k], 2000);
+}
+END_TEST
+
 START_TEST(fmt_sync_vs_codec)
 {
 	const struct ik_cmdq_fmt *fmts[] = { &ik_cmdq_fmt_smmuv3, &ik_cmdq_fmt_vtd128,
@@ -3355,6 +3409,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, amd_invalidation_range_is_the_smallest_aligned_block);
 	tcase_add_test(tc, codec_fast_vs_table_every_opcode);
 	tcase_add_test(tc, fmt_sync_vs_codec);
+	tcase_add_test(tc, fmt_smmuv3_classify_vs_decode);
 	tcase_add_test(tc, codec_plan_built_once_under_a_race);
 	tcase_set_timeout(tc, 120);
 	suite_add_tcase(s, tc);

@@ -250,7 +250,9 @@ static void smmu_sync(void *ent, ik_u64 addr, ik_u32 data)
 	w[1] = addr;
 }
 
-static int smmu_classify(const void *ent, struct ik_cmdq_sync_info *si)
+/* The classification through a full decode: the reference for the fast
+ * path below, and its fallback while the codec's plan is not built. */
+static int smmu_classify_decode(const void *ent, struct ik_cmdq_sync_info *si)
 {
 	struct ik_smmu_cmd c;
 
@@ -261,6 +263,52 @@ static int smmu_classify(const void *ent, struct ik_cmdq_sync_info *si)
 	si->write = c.cs == IK_SMMU_SYNC_CS_IRQ && c.msiaddr != 0;
 	si->addr = c.msiaddr;
 	si->data = c.msidata;
+	return IK_CMDQ_KIND_SYNC;
+}
+
+/*
+ * What a consumer runs for every entry, so without the decode into a
+ * struct: the opcode's bits from the codec's plan (a bit outside them is
+ * illegal, as for ik_smmu_cmd_decode()), then smmu_check()'s rules read
+ * from the entry's bits (the table's positions: NUM [16:12], SCALE
+ * [24:20], TTL [73:72], TG [75:74], CS [13:12], RESP [77:76]), then a
+ * sync's fields in place.  The same answer as smmu_classify_decode() for
+ * every entry (tests/test_cmdq.c "fmt_smmuv3_classify_vs_decode").
+ */
+static int smmu_classify(const void *ent, struct ik_cmdq_sync_info *si)
+{
+	const ik_u64 *w = (const ik_u64 *)ent;
+	unsigned op = (unsigned)(w[0] & 0xff);
+	const struct ik_codec_op *o;
+
+	if (!ik_smmu_cmd_name(op))
+		return -EINVAL;
+	if (!ik_codec_ready(&ik_codec_smmuv3_))
+		return smmu_classify_decode(ent, si);
+	o = &ik_codec_smmuv3_.ops[ik_codec_smmuv3_.slot[op]];
+	if ((w[0] & ~o->defined[0]) | (w[1] & ~o->defined[1]))
+		return -EINVAL;
+	switch (op) {
+	case IK_SMMU_CMD_TLBI_NH_VA:
+	case IK_SMMU_CMD_TLBI_S2_IPA:
+		/* TG == 0: NUM, SCALE and TTL are RES0 */
+		if (!((w[1] >> 10) & 3) && ((w[0] >> 12) & 0x1f || (w[0] >> 20) & 0x1f ||
+					    (w[1] >> 8) & 3))
+			return -EINVAL;
+		return IK_CMDQ_KIND_CMD;
+	case IK_SMMU_CMD_PRI_RESP:
+		return ((w[1] >> 12) & 3) == 3 ? -EINVAL : IK_CMDQ_KIND_CMD;
+	case IK_SMMU_CMD_SYNC:
+		break;
+	default:
+		return IK_CMDQ_KIND_CMD;
+	}
+	if (((w[0] >> 12) & 3) == 3)
+		return -EINVAL;
+	/* MSIAddress[51:2] at [115:66]: in place in w[1] */
+	si->addr = w[1] & SMMU_SYNC_MSIADDR_MASK;
+	si->data = (ik_u32)(w[0] >> 32);
+	si->write = ((w[0] >> 12) & 3) == IK_SMMU_SYNC_CS_IRQ && si->addr != 0;
 	return IK_CMDQ_KIND_SYNC;
 }
 
