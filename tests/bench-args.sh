@@ -9,7 +9,8 @@
 # mistake then fails on that instead, with a line that does not name the
 # option (and nothing runs).  Some good values are checked to be taken
 # (--bogus is then the complaint).  (--time, a real number, is checked in
-# bench-dma.sh.)  Prints TAP, one test per option.
+# bench-dma.sh.)  cmdq's --queue and --sync take names, not numbers, and
+# refuse the same bad values.  Prints TAP, one test per option.
 set -u
 bench=./iommukit-bench
 n=0 fails=0
@@ -28,6 +29,9 @@ cmdq|producers|0;17;1,,2;1,;,1;1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17;1,-1;1,
 cmdq|batch|0;257;1,,2;2,;1,0x40000000000001M|1;256;1,32
 cmdq|ms|0;600001|1;600000
 cmdq|log2|8;21|9;20
+cmdq|queue|bogus;shared,,linux;shared,;,shared;Shared|shared;linux;shared,linux
+cmdq|sync|maybe;yes,no;YES|no;yes
+cmdq|consumer-spin|1000000001|0;1000000000;20000
 dma|size|1,,2;4k,;,4k;4k,-4k;4k,0x40000000000001M|4k;4k,64k
 dma|segments|0;257|1;256
 dma|granule|8k;4097|4k;16k;64K

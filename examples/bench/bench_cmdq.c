@@ -23,8 +23,15 @@
  *            (polled), under a shared/exclusive counter lock that keeps the
  *            producers' view of CONS from moving while syncs are polled.  Its
  *            waits spin (cpu_relax), as the kernel's do.  Same consumer.
+ * The consumer thread plays the device: it polls for --consumer-spin ns
+ * after the last entry it found (default 20 us), then yields the CPU
+ * between polls; cstl/req (consumer_stalls_per_req) counts its yields that
+ * came back after more than 20 us - it was descheduled, and whatever was
+ * published meanwhile waited for it - per request.
  * A request's latency is the time of its issue call (with sync: until the
- * consumer passed it).  cas_retries_per_cmd counts failed reservation CASes
+ * consumer passed it); p99.9ny (noyield_p999_ns, with noyield_requests and
+ * noyield_p50_ns) is the p99.9 of our requests whose waits never called
+ * IK_ENV_YIELD(), to tell the library's waiter from the rest of the tail.  cas_retries_per_cmd counts failed reservation CASes
  * (ours only); cas_retries_per_req and yields_per_req count the failed CASes
  * and the waiters' IK_ENV_YIELD() calls (ik_cmdq_get_wait_stats) per request
  * (ours only).  --spin NS sets every queue's spin bound (ik_cmdq_set_spin;
@@ -67,6 +74,8 @@
 
 #define MAXP 16
 #define MAXBATCH 256
+#define CSTALL_NS 20000	/* a consumer yield this long was a deschedule */
+#define CSPIN_DEFAULT_NS 20000	/* --consumer-spin */
 
 enum design { D_SHARED, D_PERCPU, D_CK, D_RTE, D_LINUX, D_N };
 static const char *const design_name[] = { "shared", "percpu", "ck_ring", "rte_ring", "linux" };
@@ -259,9 +268,10 @@ static int lx_issue(struct lx_q *q, const struct entry *cmds, unsigned n, bool s
 struct run {
 	enum design d;
 	unsigned producers, batch, log2;
-	bool sync, pin;
+	bool sync, pin, hist;
 	uint64_t duration_ns;
 	uint64_t spin_ns;	/* --spin, 0: the library's default */
+	uint64_t cspin_ns;	/* --consumer-spin */
 	/* ours */
 	struct ik_cmdq_set *set;
 	struct ik_cmdq_sw sw[MAXP];
@@ -279,6 +289,7 @@ struct run {
 	int stop_producers, stop_consumer;
 	int ready;
 	uint64_t fail;
+	uint64_t cstalls;	/* the consumer's idle yields that took > CSTALL_NS */
 	/* results */
 	double cps;
 	uint64_t p999;
@@ -289,6 +300,7 @@ struct prod {
 	unsigned id;
 	pthread_t th;
 	struct bench_samples lat;
+	struct bench_samples lat_ny;	/* ours: the requests whose waits never yielded */
 	struct ik_cmdq_counters cnt;
 	uint64_t cmds, t_end;
 	int err;
@@ -321,6 +333,7 @@ static void ref_consume(const struct entry *e)
 static void *consumer(void *arg)
 {
 	struct run *r = arg;
+	uint64_t last = bench_now_ns();
 
 	if (r->pin)
 		pin_to(1);
@@ -360,8 +373,24 @@ static void *consumer(void *arg)
 		case D_N:
 			break;
 		}
-		if (!got)
+		if (got) {
+			if (r->cspin_ns)
+				last = bench_now_ns();
+		} else if (r->cspin_ns && bench_now_ns() - last < r->cspin_ns) {
+			/* Idle for less than --consumer-spin: poll on, as a
+			 * device does, rather than give the CPU away between
+			 * one request and the next. */
+			ik_cpu_relax();
+		} else {
+			uint64_t t = bench_now_ns();
+
 			sched_yield();
+			/* An idle yield that comes back late: this thread (the
+			 * simulated device) was descheduled, and whatever a
+			 * producer published meanwhile waited for it. */
+			if (bench_now_ns() - t > CSTALL_NS)
+				r->cstalls++;
+		}
 	}
 	return NULL;
 }
@@ -391,13 +420,21 @@ static void *producer(void *arg)
 	while (__atomic_load_n(&r->ready, __ATOMIC_ACQUIRE) <= (int)r->producers)
 		sched_yield();
 	while (!__atomic_load_n(&r->stop_producers, __ATOMIC_RELAXED)) {
-		uint64_t t0 = bench_now_ns();
+		uint64_t t0 = bench_now_ns(), dt;
 		unsigned n = r->batch;
+		bool yielded = false;
 
 		if (q) {
+			struct ik_cmdq_wait_stats w0, w1;
+
+			(void)ik_cmdq_get_wait_stats(q, &w0);
 			p->err = ik_cmdq_issue_ex(q, cmds, n, r->sync ? IK_CMDQ_SYNC : 0, &p->cnt);
 			if (p->err)
 				break;
+			(void)ik_cmdq_get_wait_stats(q, &w1);
+			/* With one producer per queue the queue's yields are this
+			 * request's; with more, another's may count here too. */
+			yielded = w1.yields != w0.yields;
 		} else if (r->d == D_LINUX) {
 			p->err = lx_issue(&r->lx, cmds, n, r->sync, &p->cnt.cas_retries);
 			if (p->err)
@@ -429,7 +466,10 @@ static void *producer(void *arg)
 				while (!__atomic_load_n(&done_flag, __ATOMIC_ACQUIRE))
 					sched_yield();
 		}
-		bench_samples_add(&p->lat, bench_now_ns() - t0);
+		dt = bench_now_ns() - t0;
+		bench_samples_add(&p->lat, dt);
+		if (q && !yielded)
+			bench_samples_add(&p->lat_ny, dt);
 		p->cmds += n;
 	}
 	p->t_end = bench_now_ns();
@@ -545,12 +585,14 @@ static int run_threads(struct run *r, struct prod *ps, uint64_t *t0)
 	r->stop_producers = r->stop_consumer = 0;
 	r->ready = 0;
 	r->fail = 0;
+	r->cstalls = 0;
 	if (pthread_create(&cth, NULL, consumer, r))
 		return -1;
 	for (unsigned i = 0; i < r->producers; i++) {
 		ps[i].r = r;
 		ps[i].id = i;
 		if (bench_samples_init(&ps[i].lat, 1u << 21) ||
+		    bench_samples_init(&ps[i].lat_ny, r->set ? 1u << 21 : 0) ||
 		    pthread_create(&ps[i].th, NULL, producer, &ps[i]))
 			return -1;
 	}
@@ -575,6 +617,8 @@ struct run_result {
 	struct bench_stats st;
 	double cps, rpc, dpc;	/* commands/s, CAS retries and doorbells per command */
 	double rpr, ypr;	/* CAS retries and yields per request */
+	struct bench_stats ny;	/* ours: requests whose waits did not yield */
+	double spr;		/* consumer stalls per request */
 	int rc;
 };
 
@@ -605,6 +649,18 @@ static void run_collect(struct run *r, struct prod *ps, uint64_t t0, struct run_
 	}
 	bench_stats_compute(&all, &res->st);
 	bench_samples_free(&all);
+	bench_samples_init(&all, 0);
+	for (unsigned i = 0; i < r->producers; i++)
+		all.cap += ps[i].lat_ny.n;
+	free(all.v);
+	all.v = malloc((all.cap ? all.cap : 1) * sizeof(*all.v));
+	for (unsigned i = 0; i < r->producers; i++) {
+		for (size_t k = 0; all.v && k < ps[i].lat_ny.n; k++)
+			bench_samples_add(&all, ps[i].lat_ny.v[k]);
+		bench_samples_free(&ps[i].lat_ny);
+	}
+	bench_stats_compute(&all, &res->ny);
+	bench_samples_free(&all);
 	for (unsigned i = 0; r->set && i < r->nq; i++) {
 		struct ik_cmdq_stats qs;
 		struct ik_cmdq_wait_stats ws;
@@ -620,6 +676,7 @@ static void run_collect(struct run *r, struct prod *ps, uint64_t t0, struct run_
 	res->dpc = cmds ? (double)doorbells / (double)cmds : 0;
 	res->rpr = res->st.n ? (double)retries / (double)res->st.n : 0;
 	res->ypr = res->st.n ? (double)yields / (double)res->st.n : 0;
+	res->spr = res->st.n ? (double)r->cstalls / (double)res->st.n : 0;
 	if (r->fail)
 		res->rc = 1;
 }
@@ -634,17 +691,23 @@ static void run_report(const struct run *r, const struct run_result *res,
 		       "\"sync\":%s,\"shared_core\":%s,\"cmds_per_s\":%.0f,\"p50_ns\":%llu,"
 		       "\"p99_ns\":%llu,\"p999_ns\":%llu,\"cas_retries_per_cmd\":%.4f,"
 		       "\"doorbells_per_cmd\":%.4f,\"requests\":%zu,\"cas_retries_per_req\":%.4f,"
-		       "\"yields_per_req\":%.4f}\n",
+		       "\"yields_per_req\":%.4f,\"noyield_requests\":%zu,\"noyield_p50_ns\":%llu,"
+		       "\"noyield_p999_ns\":%llu,\"consumer_stalls_per_req\":%.6f}\n",
 		       design_name[r->d], r->producers, r->batch, r->sync ? "true" : "false",
 		       r->pin ? "true" : "false", res->cps, (unsigned long long)st->p50,
 		       (unsigned long long)st->p99, (unsigned long long)st->p999, res->rpc,
-		       r->set ? res->dpc : 0.0, st->n, res->rpr, res->ypr);
+		       r->set ? res->dpc : 0.0, st->n, res->rpr, res->ypr, res->ny.n,
+		       (unsigned long long)res->ny.p50, (unsigned long long)res->ny.p999, res->spr);
 	} else {
-		printf("%-9s %4u%s %6u %5s %12.0f %9llu %9llu %10llu %9.4f %9.4f %9.4f %9.4f\n",
+		printf("%-9s %4u%s %6u %5s %12.0f %9llu %9llu %10llu %9.4f %9.4f %9.4f %9.4f %10llu "
+		       "%9.5f\n",
 		       design_name[r->d], r->producers, r->pin ? "*" : " ", r->batch,
 		       r->sync ? "yes" : "no", res->cps, (unsigned long long)st->p50,
 		       (unsigned long long)st->p99, (unsigned long long)st->p999, res->rpc,
-		       r->set ? res->dpc : 0.0, res->rpr, res->ypr);
+		       r->set ? res->dpc : 0.0, res->rpr, res->ypr,
+		       (unsigned long long)res->ny.p999, res->spr);
+		if (r->hist)
+			bench_print_hist(stdout, st);
 	}
 	fflush(stdout);
 }
@@ -691,7 +754,8 @@ static bool parse_list(const char *s, unsigned *out, unsigned *n, unsigned max, 
 }
 
 enum { CMDQ_PRODUCERS = BENCH_OPT_OWN, CMDQ_BATCH, CMDQ_MS, CMDQ_LOG2, CMDQ_NO_SHARED_CORE,
-       CMDQ_SPIN, CMDQ_PIN };
+       CMDQ_SPIN, CMDQ_PIN, CMDQ_QUEUE, CMDQ_SYNC, CMDQ_HIST,
+       CMDQ_CSPIN };
 
 static const struct option cmdq_opts[] = {
 	BENCH_OPTS_COMMON, BENCH_OPTS_JSON, BENCH_OPTS_QUICK, BENCH_OPTS_THREADS,
@@ -702,6 +766,10 @@ static const struct option cmdq_opts[] = {
 	{ "no-shared-core", no_argument, NULL, CMDQ_NO_SHARED_CORE },
 	{ "spin", required_argument, NULL, CMDQ_SPIN },
 	{ "pin", no_argument, NULL, CMDQ_PIN },
+	{ "queue", required_argument, NULL, CMDQ_QUEUE },
+	{ "sync", required_argument, NULL, CMDQ_SYNC },
+	{ "hist", no_argument, NULL, CMDQ_HIST },
+	{ "consumer-spin", required_argument, NULL, CMDQ_CSPIN },
 	BENCH_OPTS_END,
 };
 
@@ -709,7 +777,8 @@ static void cmdq_help(void)
 {
 	printf("usage: iommukit-bench cmdq [--producers L] [--batch L] [--ms N]\n"
 	       "                           [--log2 N] [--no-shared-core] [--json] [--quick]\n"
-	       "                           [--threads N] [--spin NS] [--pin]\n"
+	       "                           [--threads N] [--spin NS] [--pin] [--queue L]\n"
+	       "                           [--sync no|yes] [--hist] [--consumer-spin NS]\n"
 	       "  L: comma-separated list (producers 1..%d, batch 1..%d);\n"
 	       "  --ms: milliseconds per configuration (default 300, quick 60);\n"
 	       "  --log2: ring entries as a power of two (default 10);\n"
@@ -717,7 +786,16 @@ static void cmdq_help(void)
 	       "  --spin NS: every queue's spin bound before yielding (ik_cmdq_set_spin;\n"
 	       "             1: yield at once, as before issue 25; default: the library's);\n"
 	       "  --pin: every row with the producers on CPU 0 and the consumer on CPU 1\n"
-	       "         (a busy machine otherwise may put the consumer on a producer's CPU).\n"
+	       "         (a busy machine otherwise may put the consumer on a producer's CPU);\n"
+	       "  --queue L: only these designs (comma-separated names, as below);\n"
+	       "  --sync no|yes: only the rows without / with a waited-for sync;\n"
+	       "  --hist: each row's log2 latency histogram (table only);\n"
+	       "  --consumer-spin NS: the consumer thread (the simulated device) polls on\n"
+	       "             for NS after its last entry before it yields (default 20000;\n"
+	       "             0: yield whenever it finds nothing, as before).\n"
+	       "  p99.9ny: p99.9 of the requests whose waits never yielded (ours);\n"
+	       "  cstl/req: the consumer thread's idle yields that came back after\n"
+	       "            more than 20 us (it was descheduled), per request.\n"
 	       "  Designs: shared, percpu, linux (a Linux-style producer), and\n"
 	       "  ck_ring / rte_ring when built in.\n",
 	       MAXP, MAXBATCH, MAXP);
@@ -727,9 +805,38 @@ static void cmdq_help(void)
 struct cmdq_cli {
 	unsigned prods[MAXP], nprods;
 	unsigned batches[16], nbatches;
-	uint64_t ms, log2, spin;
+	uint64_t ms, log2, spin, cspin;
 	bool designs[D_N], shared_core, pin;
+	bool syncs[2];		/* the rows without / with a sync */
+	bool hist;		/* --hist */
 };
+
+/* --queue: a comma-separated list of design names, each built in, into
+ * on[] (the others off).  false for an empty list or an unknown name. */
+static bool parse_designs(const char *s, bool *on)
+{
+	bool want[D_N] = { false };
+	bool any = false;
+
+	while (*s) {
+		size_t len = strcspn(s, ",");
+		int d;
+
+		for (d = 0; d < D_N; d++)
+			if (strlen(design_name[d]) == len && !strncmp(s, design_name[d], len))
+				break;
+		if (d == D_N || !on[d])
+			return false; /* unknown, or not built in */
+		want[d] = any = true;
+		s += len;
+		if (*s == ',' && *++s == '\0')
+			return false;
+	}
+	if (!any)
+		return false;
+	memcpy(on, want, sizeof(want));
+	return true;
+}
 
 /* Parse the command line into *c: -1 to run, else the exit status. */
 static int cmdq_parse(int argc, char **argv, struct bench_opts *o, struct cmdq_cli *c)
@@ -751,6 +858,8 @@ static int cmdq_parse(int argc, char **argv, struct bench_opts *o, struct cmdq_c
 	c->designs[D_RTE] = true;
 #endif
 	c->shared_core = true;
+	c->syncs[0] = c->syncs[1] = true;
+	c->cspin = CSPIN_DEFAULT_NS;
 	bench_parse_init(&p, "cmdq", cmdq_opts, cmdq_help, o, argc, argv);
 	while ((opt = bench_next_opt(&p)) > 0) {
 		switch (opt) {
@@ -779,6 +888,24 @@ static int cmdq_parse(int argc, char **argv, struct bench_opts *o, struct cmdq_c
 		case CMDQ_SPIN:
 			if (!bench_opt_range(&p, 1, 10000000000ull, &c->spin))
 				return 2;
+			break;
+		case CMDQ_CSPIN:
+			if (!bench_opt_range(&p, 0, 1000000000ull, &c->cspin))
+				return 2;
+			break;
+		case CMDQ_HIST:
+			c->hist = true;
+			break;
+		case CMDQ_SYNC:
+			if (strcmp(optarg, "no") && strcmp(optarg, "yes"))
+				return bench_usage_error("cmdq", "--sync wants no or yes");
+			c->syncs[0] = !strcmp(optarg, "no");
+			c->syncs[1] = !c->syncs[0];
+			break;
+		case CMDQ_QUEUE:
+			if (!parse_designs(optarg, c->designs))
+				return bench_usage_error("cmdq", "--queue wants a list of designs (shared, "
+							 "percpu, linux, ck_ring, rte_ring) built in");
 			break;
 		}
 	}
@@ -819,8 +946,9 @@ static void cmdq_intro(const struct cmdq_cli *c)
 
 static void cmdq_header(void)
 {
-	printf("\n%-9s %5s %6s %5s %12s %9s %9s %10s %9s %9s %9s %9s\n", "queue", "prod", "batch",
-	       "sync", "cmds/s", "p50", "p99", "p99.9", "cas/cmd", "db/cmd", "cas/req", "yld/req");
+	printf("\n%-9s %5s %6s %5s %12s %9s %9s %10s %9s %9s %9s %9s %10s %9s\n", "queue", "prod",
+	       "batch", "sync", "cmds/s", "p50", "p99", "p99.9", "cas/cmd", "db/cmd", "cas/req",
+	       "yld/req", "p99.9ny", "cstl/req");
 }
 
 /* Run one configuration; its commands/s and p99.9 into *cps, *p999 (if not
@@ -839,9 +967,11 @@ static int cmdq_config(const struct bench_opts *o, const struct cmdq_cli *c, int
 	r->batch = batch;
 	r->sync = sync;
 	r->pin = pin;
+	r->hist = c->hist;
 	r->log2 = (unsigned)c->log2;
 	r->duration_ns = c->ms * 1000000ull;
 	r->spin_ns = c->spin;
+	r->cspin_ns = c->cspin;
 	rc = run_one(r, o);
 	if (cps)
 		*cps = r->cps;
@@ -989,8 +1119,9 @@ int bench_cmdq(int argc, char **argv, struct bench_opts *o)
 				continue; /* the same as shared */
 			for (unsigned bi = 0; bi < c.nbatches; bi++)
 				for (int s = 0; s < 2; s++)
-					rc |= cmdq_config(o, &c, d, c.prods[pi], c.batches[bi], s, c.pin,
-							  NULL, NULL);
+					if (c.syncs[s])
+						rc |= cmdq_config(o, &c, d, c.prods[pi], c.batches[bi],
+								  s, c.pin, NULL, NULL);
 		}
 	}
 	if (c.shared_core)
