@@ -22,6 +22,7 @@
 #include <iommukit/fmt/lpae.h>
 #include <iommukit/atomic.h>
 #include <iommukit/lock.h>
+#include "soft_int.h"
 
 #define SM_ECMDQ_EN IK_SMMU_ECMDQ_PROD_EN
 #define SM_ECMDQ_ERRACK IK_SMMU_ECMDQ_PROD_ERRACK
@@ -110,11 +111,7 @@ IK_API void ik_softsmmu_config_init(struct ik_softsmmu_config *cfg)
  * addresses beyond OAS are not memory. */
 static void *host(struct ik_softsmmu *m, ik_u64 pa, ik_u64 len)
 {
-	if (!len || len - 1 > IK_U64_MAX - pa)
-		return NULL;
-	if (m->oas < 64 && ((pa + (len - 1)) >> m->oas))
-		return NULL;
-	return m->cfg.phys_to_host(m->cfg.phys_ctx, pa, (ik_size)len);
+	return soft_host(m->cfg.phys_to_host, m->cfg.phys_ctx, m->oas, pa, len);
 }
 
 static bool read64(struct ik_softsmmu *m, ik_u64 pa, ik_u64 *v)
@@ -127,15 +124,6 @@ static bool read64(struct ik_softsmmu *m, ik_u64 pa, ik_u64 *v)
 	if (!p)
 		return false;
 	*v = *p;
-	return true;
-}
-
-/* pa + off without wrapping; false when it would wrap. */
-static bool addr_add(ik_u64 pa, ik_u64 off, ik_u64 *out)
-{
-	if (off > IK_U64_MAX - pa)
-		return false;
-	*out = pa + off;
 	return true;
 }
 
@@ -195,7 +183,7 @@ static ik_u8 fetch_ste(struct ik_softsmmu *m, ik_u32 sid, ik_u64 ste[8], ik_u64 
 
 		if (split != 6 && split != 8 && split != 10)
 			return IK_SMMU_EVT_C_BAD_STREAMID;
-		if (!addr_add(base, (ik_u64)(sid >> split) * 8, &addr) || !read64(m, addr, &l1)) {
+		if (!soft_addr_add(base, (ik_u64)(sid >> split) * 8, &addr) || !read64(m, addr, &l1)) {
 			*where = addr;
 			return IK_SMMU_EVT_F_STE_FETCH;
 		}
@@ -204,10 +192,10 @@ static ik_u8 fetch_ste(struct ik_softsmmu *m, ik_u32 sid, ik_u64 ste[8], ik_u64 
 		if (!span || span > split + 1 || idx >= (1ull << (span - 1)))
 			return IK_SMMU_EVT_C_BAD_STREAMID;
 		base = l1 & SM_ADDR_51_6;
-		if (!addr_add(base, idx * 64, &addr))
+		if (!soft_addr_add(base, idx * 64, &addr))
 			addr = IK_U64_MAX;
 	} else if (fmt == 0) {
-		if (!addr_add(base, (ik_u64)sid * 64, &addr))
+		if (!soft_addr_add(base, (ik_u64)sid * 64, &addr))
 			addr = IK_U64_MAX;
 	} else {
 		return IK_SMMU_EVT_C_BAD_STREAMID;
@@ -372,7 +360,7 @@ static bool event_write_locked(struct ik_softsmmu *m, const ik_u64 rec[4])
 			ik_store_release(&m->evtq_prod, prod ^ IK_SMMU_EVTQ_OVFLG);
 		return false;
 	}
-	p = addr_add(base, (ik_u64)(prod & ((1u << log2) - 1)) * 32, &addr) ?
+	p = soft_addr_add(base, (ik_u64)(prod & ((1u << log2) - 1)) * 32, &addr) ?
 		    (volatile ik_u64 *)host(m, addr, 32) : NULL;
 	if (!p) {
 		if (!((m->gerror ^ m->gerrorn) & IK_SMMU_GERROR_EVTQ_ABT_ERR))
@@ -662,21 +650,6 @@ static struct sq *ecmdq_at(struct ik_softsmmu *m, ik_u32 off, ik_u32 *reg)
 
 /* ---------------------------------------------------------------- registers */
 
-static ik_u32 lo32(ik_u64 v)
-{
-	return (ik_u32)v;
-}
-
-static ik_u32 hi32(ik_u64 v)
-{
-	return (ik_u32)(v >> 32);
-}
-
-static ik_u64 set_half(ik_u64 old, bool high, ik_u32 v)
-{
-	return high ? (old & 0xffffffffull) | (ik_u64)v << 32 : (old & ~0xffffffffull) | v;
-}
-
 IK_API ik_u32 ik_softsmmu_read32(struct ik_softsmmu *m, ik_u32 off)
 {
 	struct sq *q;
@@ -692,12 +665,12 @@ IK_API ik_u32 ik_softsmmu_read32(struct ik_softsmmu *m, ik_u32 off)
 		switch (reg) {
 		case 0x0:
 			ik_lock(&q->lock);
-			v = lo32(q->base);
+			v = soft_lo32(q->base);
 			ik_unlock(&q->lock);
 			return v;
 		case 0x4:
 			ik_lock(&q->lock);
-			v = hi32(q->base);
+			v = soft_hi32(q->base);
 			ik_unlock(&q->lock);
 			return v;
 		case 0x8:
@@ -761,19 +734,19 @@ IK_API ik_u32 ik_softsmmu_read32(struct ik_softsmmu *m, ik_u32 off)
 	ik_lock(&m->lock);
 	switch (off) {
 	case IK_SMMU_STRTAB_BASE:
-		v = lo32(m->strtab_base);
+		v = soft_lo32(m->strtab_base);
 		break;
 	case IK_SMMU_STRTAB_BASE + 4:
-		v = hi32(m->strtab_base);
+		v = soft_hi32(m->strtab_base);
 		break;
 	case IK_SMMU_STRTAB_BASE_CFG:
 		v = m->strtab_cfg;
 		break;
 	case IK_SMMU_EVTQ_BASE:
-		v = lo32(m->evtq_base);
+		v = soft_lo32(m->evtq_base);
 		break;
 	case IK_SMMU_EVTQ_BASE + 4:
-		v = hi32(m->evtq_base);
+		v = soft_hi32(m->evtq_base);
 		break;
 	default:
 		v = 0;
@@ -783,8 +756,8 @@ IK_API ik_u32 ik_softsmmu_read32(struct ik_softsmmu *m, ik_u32 off)
 	if (off == IK_SMMU_CMDQ_BASE || off == IK_SMMU_CMDQ_BASE + 4 || off == IK_SMMU_CMDQ_PROD) {
 		ik_lock(&m->main.lock);
 		v = off == IK_SMMU_CMDQ_PROD ? m->main.prod :
-						 off == IK_SMMU_CMDQ_BASE ? lo32(m->main.base) :
-									     hi32(m->main.base);
+						 off == IK_SMMU_CMDQ_BASE ? soft_lo32(m->main.base) :
+									     soft_hi32(m->main.base);
 		ik_unlock(&m->main.lock);
 	}
 	return v;
@@ -843,7 +816,7 @@ IK_API void ik_softsmmu_write32(struct ik_softsmmu *m, ik_u32 off, ik_u32 v)
 		else if (reg == 0xc && off_)
 			ik_store_release(&q->cons, v & SM_Q_IDX_MASK);
 		else if ((reg == 0x0 || reg == 0x4) && off_)
-			q->base = set_half(q->base, reg == 0x4, v);
+			q->base = soft_set_half(q->base, reg == 0x4, v);
 		ik_unlock(&q->lock);
 		return;
 	}
@@ -855,7 +828,7 @@ IK_API void ik_softsmmu_write32(struct ik_softsmmu *m, ik_u32 off, ik_u32 v)
 	case IK_SMMU_CMDQ_BASE + 4:
 		ik_lock(&m->main.lock);
 		if (!m->main.live)
-			m->main.base = set_half(m->main.base, off != IK_SMMU_CMDQ_BASE, v);
+			m->main.base = soft_set_half(m->main.base, off != IK_SMMU_CMDQ_BASE, v);
 		ik_unlock(&m->main.lock);
 		return;
 	case IK_SMMU_CMDQ_PROD:
@@ -908,7 +881,7 @@ IK_API void ik_softsmmu_write32(struct ik_softsmmu *m, ik_u32 off, ik_u32 v)
 	case IK_SMMU_STRTAB_BASE:
 	case IK_SMMU_STRTAB_BASE + 4:
 		if (!(m->cr0ack & IK_SMMU_CR0_SMMUEN))
-			m->strtab_base = set_half(m->strtab_base, off != IK_SMMU_STRTAB_BASE, v);
+			m->strtab_base = soft_set_half(m->strtab_base, off != IK_SMMU_STRTAB_BASE, v);
 		break;
 	case IK_SMMU_STRTAB_BASE_CFG:
 		if (!(m->cr0ack & IK_SMMU_CR0_SMMUEN))
@@ -917,7 +890,7 @@ IK_API void ik_softsmmu_write32(struct ik_softsmmu *m, ik_u32 off, ik_u32 v)
 	case IK_SMMU_EVTQ_BASE:
 	case IK_SMMU_EVTQ_BASE + 4:
 		if (!(m->cr0ack & IK_SMMU_CR0_EVTQEN))
-			m->evtq_base = set_half(m->evtq_base, off != IK_SMMU_EVTQ_BASE, v);
+			m->evtq_base = soft_set_half(m->evtq_base, off != IK_SMMU_EVTQ_BASE, v);
 		break;
 	case IK_SMMU_EVTQ_PROD:
 		if (!(m->cr0ack & IK_SMMU_CR0_EVTQEN))
@@ -944,13 +917,7 @@ static void mmio_write32(void *ctx, ik_u32 off, ik_u32 v)
 
 IK_API int ik_softsmmu_mmio(struct ik_softsmmu *m, struct ik_mmio *io)
 {
-	if (!m || !io)
-		return -EINVAL;
-	IK_ENV_MEMSET(io, 0, sizeof(*io));
-	io->read32 = mmio_read32;
-	io->write32 = mmio_write32;
-	io->ctx = m;
-	return 0;
+	return soft_mmio(io, m, mmio_read32, mmio_write32);
 }
 
 /* ---------------------------------------------------------------- create / destroy */
@@ -1151,15 +1118,7 @@ static ik_u8 evt_of(ik_u32 fault)
 /* Copy between buf and [pa, pa + n) of device memory. */
 static bool copy(struct ik_softsmmu *m, ik_u64 pa, ik_u8 *buf, ik_size n, bool write)
 {
-	ik_u8 *p = (ik_u8 *)host(m, pa, n);
-
-	if (!p)
-		return false;
-	if (write)
-		IK_ENV_MEMCPY(p, buf, n);
-	else
-		IK_ENV_MEMCPY(buf, p, n);
-	return true;
+	return soft_copy((ik_u8 *)host(m, pa, n), buf, n, write);
 }
 
 IK_API int ik_softsmmu_dma(struct ik_softsmmu *m, ik_u32 sid, ik_u64 iova, void *buf,
@@ -1167,13 +1126,10 @@ IK_API int ik_softsmmu_dma(struct ik_softsmmu *m, ik_u32 sid, ik_u64 iova, void 
 {
 	struct scfg c;
 	ik_u8 *b = (ik_u8 *)buf;
+	int ok = soft_dma_args(m, buf, len, iova);
 
-	if (!m || (!buf && len))
-		return -EINVAL;
-	if (!len)
-		return 0;
-	if (len - 1 > IK_U64_MAX - iova)
-		return -EINVAL;
+	if (ok <= 0)
+		return ok;
 	if (!(ik_load_acquire(&m->cr0ack) & IK_SMMU_CR0_SMMUEN)) {
 		if (ik_load_acquire(&m->gbpa) & IK_SMMU_GBPA_ABORT)
 			return -EFAULT;

@@ -14,6 +14,7 @@
 #include <iommukit/fmt/vtd.h>
 #include <iommukit/atomic.h>
 #include <iommukit/lock.h>
+#include "soft_int.h"
 
 #define SV_ADDR_63_12 0xfffffffffffff000ull
 #define SV_GCMD_ONESHOT (IK_VTD_GCMD_SRTP | IK_VTD_GCMD_SFL | IK_VTD_GCMD_WBF | IK_VTD_GCMD_SIRTP)
@@ -128,11 +129,7 @@ IK_API void ik_softvtd_config_init(struct ik_softvtd_config *cfg, ik_u32 flags)
  * addresses at or above 2^haw are not memory. */
 static void *host(struct ik_softvtd *m, ik_u64 pa, ik_u64 len)
 {
-	if (!len || len - 1 > IK_U64_MAX - pa)
-		return NULL;
-	if ((pa + (len - 1)) >> m->cfg.haw)
-		return NULL;
-	return m->cfg.phys_to_host(m->cfg.phys_ctx, pa, (ik_size)len);
+	return soft_host(m->cfg.phys_to_host, m->cfg.phys_ctx, m->cfg.haw, pa, len);
 }
 
 /* Read n 64-bit words at pa (8-byte aligned); false if not memory. */
@@ -147,15 +144,6 @@ static bool readw(struct ik_softvtd *m, ik_u64 pa, ik_u64 *w, unsigned n)
 		return false;
 	for (unsigned k = 0; k < n; k++)
 		w[k] = p[k];
-	return true;
-}
-
-/* pa + off; false when the sum would wrap. */
-static bool addr_add(ik_u64 pa, ik_u64 off, ik_u64 *out)
-{
-	if (off > IK_U64_MAX - pa)
-		return false;
-	*out = pa + off;
 	return true;
 }
 
@@ -356,7 +344,7 @@ static void fetch_scalable(struct ik_softvtd *m, ik_u32 sid, struct cce *c)
 		return;
 	}
 	m->pasid_fetches++;
-	if (!addr_add(ce[0] & SV_ADDR_63_12, (ik_u64)(pasid >> 6) * 8, &addr) ||
+	if (!soft_addr_add(ce[0] & SV_ADDR_63_12, (ik_u64)(pasid >> 6) * 8, &addr) ||
 	    !readw(m, addr, &pde, 1)) {
 		set_fault(c, SM_PDE_FETCH);
 		return;
@@ -370,7 +358,7 @@ static void fetch_scalable(struct ik_softvtd *m, ik_u32 sid, struct cce *c)
 		set_fault(c, SM_PDE_RSVD);
 		return;
 	}
-	if (!addr_add(pde & SV_ADDR_63_12, (ik_u64)(pasid & 63) * 64, &addr) || !readw(m, addr, pe, 8)) {
+	if (!soft_addr_add(pde & SV_ADDR_63_12, (ik_u64)(pasid & 63) * 64, &addr) || !readw(m, addr, pe, 8)) {
 		set_fault(c, SM_PE_FETCH);
 		return;
 	}
@@ -421,7 +409,7 @@ static struct cce lookup(struct ik_softvtd *m, ik_u32 sid)
 		set_fault(&c, SM_RTA);
 	/* Entry addresses cannot wrap: a 4-KiB-aligned table plus at most
 	 * 255 * 16 bytes stays below 2^64; the PASID directory index is
-	 * added with addr_add(). */
+	 * added with soft_addr_add(). */
 	/* Not-present and faulting entries are cached only in caching mode. */
 	if (c.state != CS_FAULT || (m->cfg.cap & IK_VTD_CAP_CM))
 		m->cc[sid] = c;
@@ -753,45 +741,30 @@ static void iotlb_run(struct ik_softvtd *m)
 	m->iotlb = (m->iotlb & ~((ik_u64)1 << 63) & ~((ik_u64)3 << 57)) | (ik_u64)g << 57;
 }
 
-static ik_u32 lo32(ik_u64 v)
-{
-	return (ik_u32)v;
-}
-
-static ik_u32 hi32(ik_u64 v)
-{
-	return (ik_u32)(v >> 32);
-}
-
-static ik_u64 set_half(ik_u64 old, bool high, ik_u32 v)
-{
-	return high ? (old & 0xffffffffull) | (ik_u64)v << 32 : (old & ~0xffffffffull) | v;
-}
-
 static ik_u32 read_locked(struct ik_softvtd *m, ik_u32 off)
 {
 	if (off >= m->fro && off - m->fro < m->nfr * 16u) {
 		ik_u32 rel = off - m->fro;
 		ik_u64 w = m->frcd[rel / 16][(rel / 8) & 1];
 
-		return (rel & 4) ? hi32(w) : lo32(w);
+		return (rel & 4) ? soft_hi32(w) : soft_lo32(w);
 	}
 	if (off >= m->iro && off - m->iro < 16u) {
 		ik_u64 w = (off - m->iro) < 8 ? m->iva : m->iotlb;
 
-		return (off & 4) ? hi32(w) : lo32(w);
+		return (off & 4) ? soft_hi32(w) : soft_lo32(w);
 	}
 	switch (off) {
 	case IK_VTD_REG_VER: return m->cfg.ver;
-	case IK_VTD_REG_CAP: return lo32(m->cfg.cap);
-	case IK_VTD_REG_CAP + 4: return hi32(m->cfg.cap);
-	case IK_VTD_REG_ECAP: return lo32(m->cfg.ecap);
-	case IK_VTD_REG_ECAP + 4: return hi32(m->cfg.ecap);
+	case IK_VTD_REG_CAP: return soft_lo32(m->cfg.cap);
+	case IK_VTD_REG_CAP + 4: return soft_hi32(m->cfg.cap);
+	case IK_VTD_REG_ECAP: return soft_lo32(m->cfg.ecap);
+	case IK_VTD_REG_ECAP + 4: return soft_hi32(m->cfg.ecap);
 	case IK_VTD_REG_GSTS: return m->gsts;
-	case IK_VTD_REG_RTADDR: return lo32(m->rtaddr);
-	case IK_VTD_REG_RTADDR + 4: return hi32(m->rtaddr);
-	case IK_VTD_REG_CCMD: return lo32(m->ccmd);
-	case IK_VTD_REG_CCMD + 4: return hi32(m->ccmd);
+	case IK_VTD_REG_RTADDR: return soft_lo32(m->rtaddr);
+	case IK_VTD_REG_RTADDR + 4: return soft_hi32(m->rtaddr);
+	case IK_VTD_REG_CCMD: return soft_lo32(m->ccmd);
+	case IK_VTD_REG_CCMD + 4: return soft_hi32(m->ccmd);
 	case IK_VTD_REG_FSTS:
 		return (m->fsts & SV_FSTS_RW1C) | (ppf(m) ? IK_VTD_FSTS_PPF | m->fri << 8 : 0);
 	case IK_VTD_REG_FECTL: return m->fectl;
@@ -799,16 +772,16 @@ static ik_u32 read_locked(struct ik_softvtd *m, ik_u32 off)
 	case IK_VTD_REG_FEADDR: return m->feaddr;
 	case IK_VTD_REG_FEUADDR: return m->feuaddr;
 	case IK_VTD_REG_IQH: return iqh_read(m);
-	case IK_VTD_REG_IQT: return lo32(m->iqt);
-	case IK_VTD_REG_IQA: return lo32(m->iqa);
-	case IK_VTD_REG_IQA + 4: return hi32(m->iqa);
+	case IK_VTD_REG_IQT: return soft_lo32(m->iqt);
+	case IK_VTD_REG_IQA: return soft_lo32(m->iqa);
+	case IK_VTD_REG_IQA + 4: return soft_hi32(m->iqa);
 	case IK_VTD_REG_ICS: return m->ics;
 	case IK_VTD_REG_IECTL: return m->iectl;
 	case IK_VTD_REG_IEDATA: return m->iedata;
 	case IK_VTD_REG_IEADDR: return m->ieaddr;
 	case IK_VTD_REG_IEUADDR: return m->ieuaddr;
-	case IK_VTD_REG_IQERCD: return lo32(m->iqercd);
-	case IK_VTD_REG_IQERCD + 4: return hi32(m->iqercd);
+	case IK_VTD_REG_IQERCD: return soft_lo32(m->iqercd);
+	case IK_VTD_REG_IQERCD + 4: return soft_hi32(m->iqercd);
 	default: return 0;
 	}
 }
@@ -826,9 +799,9 @@ static void write_locked(struct ik_softvtd *m, ik_u32 off, ik_u32 v)
 	}
 	if (off >= m->iro && off - m->iro < 16u) {
 		if (off - m->iro < 8) {
-			m->iva = set_half(m->iva, off & 4, v);
+			m->iva = soft_set_half(m->iva, off & 4, v);
 		} else {
-			m->iotlb = set_half(m->iotlb, off & 4, v);
+			m->iotlb = soft_set_half(m->iotlb, off & 4, v);
 			if (off & 4)
 				iotlb_run(m);
 		}
@@ -836,11 +809,11 @@ static void write_locked(struct ik_softvtd *m, ik_u32 off, ik_u32 v)
 	}
 	switch (off) {
 	case IK_VTD_REG_GCMD: gcmd_write(m, v); break;
-	case IK_VTD_REG_RTADDR: m->rtaddr = set_half(m->rtaddr, false, v & 0xfffff000u) | (v & 0xc00u); break;
-	case IK_VTD_REG_RTADDR + 4: m->rtaddr = set_half(m->rtaddr, true, v); break;
-	case IK_VTD_REG_CCMD: m->ccmd = set_half(m->ccmd, false, v); break;
+	case IK_VTD_REG_RTADDR: m->rtaddr = soft_set_half(m->rtaddr, false, v & 0xfffff000u) | (v & 0xc00u); break;
+	case IK_VTD_REG_RTADDR + 4: m->rtaddr = soft_set_half(m->rtaddr, true, v); break;
+	case IK_VTD_REG_CCMD: m->ccmd = soft_set_half(m->ccmd, false, v); break;
 	case IK_VTD_REG_CCMD + 4:
-		m->ccmd = set_half(m->ccmd, true, v);
+		m->ccmd = soft_set_half(m->ccmd, true, v);
 		ccmd_run(m);
 		break;
 	case IK_VTD_REG_FSTS: fsts_write(m, v); break;
@@ -849,8 +822,8 @@ static void write_locked(struct ik_softvtd *m, ik_u32 off, ik_u32 v)
 	case IK_VTD_REG_FEADDR: m->feaddr = v & ~3u; break;
 	case IK_VTD_REG_FEUADDR: m->feuaddr = v; break;
 	case IK_VTD_REG_IQT: iqt_write(m, v); break;
-	case IK_VTD_REG_IQA: m->iqa = set_half(m->iqa, false, v & 0xfffff807u); break;
-	case IK_VTD_REG_IQA + 4: m->iqa = set_half(m->iqa, true, v); break;
+	case IK_VTD_REG_IQA: m->iqa = soft_set_half(m->iqa, false, v & 0xfffff807u); break;
+	case IK_VTD_REG_IQA + 4: m->iqa = soft_set_half(m->iqa, true, v); break;
 	case IK_VTD_REG_ICS:
 		if (v & 1u) {
 			m->ics &= ~1u;
@@ -898,13 +871,7 @@ static void mmio_write32(void *ctx, ik_u32 off, ik_u32 v)
 
 IK_API int ik_softvtd_mmio(struct ik_softvtd *m, struct ik_mmio *io)
 {
-	if (!m || !io)
-		return -EINVAL;
-	IK_ENV_MEMSET(io, 0, sizeof(*io));
-	io->read32 = mmio_read32;
-	io->write32 = mmio_write32;
-	io->ctx = m;
-	return 0;
+	return soft_mmio(io, m, mmio_read32, mmio_write32);
 }
 
 /* ---------------------------------------------------------------- create / destroy */
@@ -1031,15 +998,7 @@ static ik_u8 reason_of(const struct ik_softvtd *m, const struct cce *c, ik_u32 f
 
 static bool copy(struct ik_softvtd *m, ik_u64 pa, ik_u8 *buf, ik_size n, bool write)
 {
-	ik_u8 *p = (ik_u8 *)host(m, pa, n);
-
-	if (!p)
-		return false;
-	if (write)
-		IK_ENV_MEMCPY(p, buf, n);
-	else
-		IK_ENV_MEMCPY(buf, p, n);
-	return true;
+	return soft_copy((ik_u8 *)host(m, pa, n), buf, n, write);
 }
 
 IK_API int ik_softvtd_dma(struct ik_softvtd *m, ik_u32 sid, ik_u64 iova, void *buf, ik_size len,
@@ -1047,13 +1006,10 @@ IK_API int ik_softvtd_dma(struct ik_softvtd *m, ik_u32 sid, ik_u64 iova, void *b
 {
 	ik_u8 *b = (ik_u8 *)buf;
 	struct cce c;
+	int ok = soft_dma_args(m, buf, len, iova);
 
-	if (!m || (!buf && len))
-		return -EINVAL;
-	if (!len)
-		return 0;
-	if (len - 1 > IK_U64_MAX - iova)
-		return -EINVAL;
+	if (ok <= 0)
+		return ok;
 	if (sid >= m->cfg.max_sids)
 		return -EFAULT;
 	ik_lock(&m->lock);
