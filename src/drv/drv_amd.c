@@ -312,11 +312,8 @@ static int wait_status(const struct ik_amd *u, ik_u32 mask, bool want)
 
 		if (want ? s == mask : !s)
 			return 0;
-		if (!deadline)
-			deadline = IK_ENV_TIME_NS() + u->timeout;
-		else if (IK_ENV_TIME_NS() > deadline)
+		if (ik_drv_poll_step(&deadline, u->timeout))
 			return -ETIMEDOUT;
-		ik_cpu_relax();
 	}
 }
 

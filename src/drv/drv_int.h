@@ -19,4 +19,13 @@
 int ik_drv_dma_alloc_below(const struct ik_dma_mem *d, ik_size size, ik_size align, unsigned bits,
 			   void **cpu, ik_u64 *dma);
 
+/*
+ * ik_drv_poll_step - the wait of a bounded poll loop, called each time the
+ * polled condition is still false.  *deadline starts at 0: the first call
+ * sets it to now + timeout_ns; a call once it has passed returns -ETIMEDOUT
+ * (no pause); otherwise it pauses (ik_cpu_relax) and returns 0.  O(1);
+ * reads IK_ENV_TIME_NS once.
+ */
+int ik_drv_poll_step(ik_u64 *deadline, ik_u64 timeout_ns);
+
 #endif /* IK_SRC_DRV_INT_H */

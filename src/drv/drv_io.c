@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause OR GPL-2.0-only */
 /*
- * Register accessors and DMA memory for the driver cores (<iommukit/drv/io.h>).
+ * Register accessors and DMA memory for the driver cores (<iommukit/drv/io.h>),
+ * and the helpers they share (drv_int.h).
  */
 #include <iommukit/drv/io.h>
 #include <iommukit/atomic.h>
@@ -153,5 +154,19 @@ int ik_drv_dma_alloc_below(const struct ik_dma_mem *d, ik_size size, ik_size ali
 		*dma = 0;
 		return -ERANGE;
 	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- shared by the cores */
+
+int ik_drv_poll_step(ik_u64 *deadline, ik_u64 timeout_ns)
+{
+	ik_u64 now = IK_ENV_TIME_NS();
+
+	if (!*deadline)
+		*deadline = now + timeout_ns;
+	else if (now > *deadline)
+		return -ETIMEDOUT;
+	ik_cpu_relax();
 	return 0;
 }

@@ -149,11 +149,8 @@ static int wait32(const struct ik_riscv *u, ik_u32 off, ik_u32 mask, ik_u32 want
 	for (;;) {
 		if ((ik_mmio_read32(&u->mmio, off) & mask) == want)
 			return 0;
-		if (!deadline)
-			deadline = IK_ENV_TIME_NS() + u->timeout;
-		else if (IK_ENV_TIME_NS() > deadline)
+		if (ik_drv_poll_step(&deadline, u->timeout))
 			return -ETIMEDOUT;
-		ik_cpu_relax();
 	}
 }
 
@@ -165,11 +162,8 @@ static int wait_ddtp_idle(const struct ik_riscv *u, ik_u64 *val)
 		*val = ik_mmio_read64(&u->mmio, IK_RISCV_REG_DDTP);
 		if (!(*val & IK_RISCV_DDTP_BUSY))
 			return 0;
-		if (!deadline)
-			deadline = IK_ENV_TIME_NS() + u->timeout;
-		else if (IK_ENV_TIME_NS() > deadline)
+		if (ik_drv_poll_step(&deadline, u->timeout))
 			return -ETIMEDOUT;
-		ik_cpu_relax();
 	}
 }
 
@@ -323,11 +317,8 @@ static int queue_on(struct ik_riscv *u, ik_u32 base_off, ik_u64 base, ik_u32 csr
 			return -EIO;
 		if ((csr & (IK_RISCV_QCSR_ON | IK_RISCV_QCSR_BUSY)) == IK_RISCV_QCSR_ON)
 			return 0;
-		if (!deadline)
-			deadline = IK_ENV_TIME_NS() + u->timeout;
-		else if (IK_ENV_TIME_NS() > deadline)
+		if (ik_drv_poll_step(&deadline, u->timeout))
 			return -ETIMEDOUT;
-		ik_cpu_relax();
 	}
 }
 

@@ -22,6 +22,7 @@
 #include <iommukit/drv/smmuv3.h>
 #include <iommukit/atomic.h>
 #include <iommukit/lock.h>
+#include "drv_int.h"
 
 /* One ECMDQ (see "ECMDQ" in the header). */
 struct ecq {
@@ -105,11 +106,8 @@ static int wait_reg(const struct ik_smmu *s, ik_u32 off, ik_u32 mask, ik_u32 wan
 	for (;;) {
 		if ((rd(s, off) & mask) == want)
 			return 0;
-		if (!deadline)
-			deadline = IK_ENV_TIME_NS() + s->timeout_ns;
-		else if (IK_ENV_TIME_NS() > deadline)
+		if (ik_drv_poll_step(&deadline, s->timeout_ns))
 			return (rd(s, off) & mask) == want ? 0 : -ETIMEDOUT;
-		ik_cpu_relax();
 	}
 }
 

@@ -343,12 +343,8 @@ static int wait_gsts(const struct ik_vtd *u, ik_u32 bit, bool want)
 
 		if (((g & bit) != 0) == want)
 			return 0;
-		if (!deadline) {
-			deadline = IK_ENV_TIME_NS() + u->timeout;
-		} else if (IK_ENV_TIME_NS() > deadline) {
+		if (ik_drv_poll_step(&deadline, u->timeout))
 			return -ETIMEDOUT;
-		}
-		ik_cpu_relax();
 	}
 }
 
