@@ -417,15 +417,8 @@ static int queue_start(struct ik_amd *u)
 	err = ik_amd_cmdbuf_init(&u->cb, &u->mmio, u->cmd.log2);
 	if (err)
 		return err;
-	IK_ENV_MEMSET(&qc, 0, sizeof(qc));
-	qc.fmt = &ik_cmdq_fmt_amd;
-	qc.log2_entries = u->cmd.log2;
-	qc.flags = IK_CMDQ_CFG_NO_WRAP | IK_CMDQ_CFG_MSI;
-	qc.ring = u->cmd.cpu;
-	qc.ring_dma = u->cmd.dma;
-	qc.regs = &ik_amd_cmdbuf_regs;
-	qc.regs_ctx = &u->cb;
-	qc.timeout_ns = u->timeout;
+	ik_drv_queue_cfg(&qc, &ik_cmdq_fmt_amd, u->cmd.log2, u->cmd.cpu, u->cmd.dma,
+			 &ik_amd_cmdbuf_regs, &u->cb, u->timeout);
 	qc.alloc = u->alloc;
 	u->qmem_size = ik_cmdq_memsize(&qc);
 	if (!u->qmem_size)

@@ -7,6 +7,7 @@
 #define IK_SRC_DRV_INT_H
 
 #include <iommukit/drv/io.h>
+#include <iommukit/cmdq.h>
 
 /*
  * ik_drv_dma_alloc_below - ik_dma_alloc(d, size, align, cpu, dma) for memory
@@ -27,5 +28,16 @@ int ik_drv_dma_alloc_below(const struct ik_dma_mem *d, ik_size size, ik_size ali
  * reads IK_ENV_TIME_NS once.
  */
 int ik_drv_poll_step(ik_u64 *deadline, ik_u64 timeout_ns);
+
+/*
+ * ik_drv_queue_cfg - *qc zeroed, then set for a driver core's command ring:
+ * 2^log2 entries of `fmt` at ring / ring_dma, register hooks `regs` on
+ * regs_ctx, completion by the consumer's own writes (IK_CMDQ_CFG_NO_WRAP |
+ * IK_CMDQ_CFG_MSI), waits bounded by timeout_ns.  The caller adds what only
+ * it has (status words, an allocator).  O(1).
+ */
+void ik_drv_queue_cfg(struct ik_cmdq_config *qc, const struct ik_cmdq_fmt *fmt, unsigned log2,
+		      void *ring, ik_u64 ring_dma, const struct ik_cmdq_regs *regs, void *regs_ctx,
+		      ik_u64 timeout_ns);
 
 #endif /* IK_SRC_DRV_INT_H */

@@ -170,3 +170,18 @@ int ik_drv_poll_step(ik_u64 *deadline, ik_u64 timeout_ns)
 	ik_cpu_relax();
 	return 0;
 }
+
+void ik_drv_queue_cfg(struct ik_cmdq_config *qc, const struct ik_cmdq_fmt *fmt, unsigned log2,
+		      void *ring, ik_u64 ring_dma, const struct ik_cmdq_regs *regs, void *regs_ctx,
+		      ik_u64 timeout_ns)
+{
+	IK_ENV_MEMSET(qc, 0, sizeof(*qc));
+	qc->fmt = fmt;
+	qc->log2_entries = log2;
+	qc->ring = ring;
+	qc->ring_dma = ring_dma;
+	qc->regs = regs;
+	qc->regs_ctx = regs_ctx;
+	qc->flags = IK_CMDQ_CFG_NO_WRAP | IK_CMDQ_CFG_MSI;
+	qc->timeout_ns = timeout_ns;
+}

@@ -241,19 +241,12 @@ static ik_u64 qb_value(const struct dmabuf *b, unsigned log2)
 
 static void queue_cfg(struct ik_riscv *u, struct ik_cmdq_config *qc)
 {
-	IK_ENV_MEMSET(qc, 0, sizeof(*qc));
-	qc->fmt = &ik_cmdq_fmt_riscv;
-	qc->log2_entries = u->cq_log2;
-	qc->ring = u->cq.cpu;
-	qc->ring_dma = u->cq.dma;
+	ik_drv_queue_cfg(qc, &ik_cmdq_fmt_riscv, u->cq_log2, u->cq.cpu, u->cq.dma,
+			 &ik_riscv_cq_regs_ops, &u->cqr, u->timeout);
 	/* cqh may pass an IOFENCE.C before its write lands: completion by
 	 * status words, never by cqh alone */
 	qc->status = (ik_u32 *)u->status.cpu;
 	qc->status_dma = u->status.dma;
-	qc->flags = IK_CMDQ_CFG_NO_WRAP | IK_CMDQ_CFG_MSI;
-	qc->timeout_ns = u->timeout;
-	qc->regs = &ik_riscv_cq_regs_ops;
-	qc->regs_ctx = &u->cqr;
 }
 
 static void queues_free(struct ik_riscv *u)

@@ -472,19 +472,12 @@ IK_API ik_u32 ik_vtd_plan_flags(const struct ik_vtd *u)
 
 static void queue_cfg(struct ik_vtd *u, struct ik_cmdq_config *qc)
 {
-	IK_ENV_MEMSET(qc, 0, sizeof(*qc));
-	qc->fmt = u->scalable ? &ik_cmdq_fmt_vtd256 : &ik_cmdq_fmt_vtd128;
-	qc->log2_entries = u->log2;
-	qc->ring = u->ring.cpu;
-	qc->ring_dma = u->ring.dma;
+	ik_drv_queue_cfg(qc, u->scalable ? &ik_cmdq_fmt_vtd256 : &ik_cmdq_fmt_vtd128, u->log2,
+			 u->ring.cpu, u->ring.dma, &ik_vtd_qi_regs, &u->qi, u->timeout);
 	/* Completion words outside the ring: IQH counts descriptors fetched,
 	 * not completed, so only a wait's status write proves completion. */
 	qc->status = (ik_u32 *)u->status.cpu;
 	qc->status_dma = u->status.dma;
-	qc->flags = IK_CMDQ_CFG_NO_WRAP | IK_CMDQ_CFG_MSI;
-	qc->timeout_ns = u->timeout;
-	qc->regs = &ik_vtd_qi_regs;
-	qc->regs_ctx = &u->qi;
 }
 
 /* The queue memory (ring, completion words, the ik_cmdq), allocated once. */
