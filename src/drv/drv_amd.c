@@ -328,15 +328,13 @@ IK_API int ik_amd_create(const struct ik_amd_config *cfg, struct ik_amd **out)
 	struct ik_amd *u;
 	int err;
 
-	if (!cfg || !out || !cfg->mmio || !cfg->mmio->read32 || !cfg->mmio->write32 ||
-	    !cfg->dma || !cfg->dma->alloc || !cfg->dma->free || cfg->max_devid > IK_AMD_MAX_DEVID ||
+	if (!cfg || !out || !ik_drv_io_ok(cfg->mmio, cfg->dma) || cfg->max_devid > IK_AMD_MAX_DEVID ||
 	    (cfg->oas && (cfg->oas < 32 || cfg->oas > 52)) || !log2_ok(cfg->cmd_log2) ||
 	    !log2_ok(cfg->evt_log2) || !log2_ok(cfg->ppr_log2) || (cfg->flags & ~IK_AMD_CFG_NO_PPR))
 		return -EINVAL;
-	u = (struct ik_amd *)ik_alloc(cfg->alloc, sizeof(*u), IK_CACHELINE);
+	u = (struct ik_amd *)ik_drv_zalloc(cfg->alloc, sizeof(*u));
 	if (!u)
 		return -ENOMEM;
-	IK_ENV_MEMSET(u, 0, sizeof(*u));
 	u->mmio = *cfg->mmio;
 	u->dma = *cfg->dma;
 	u->alloc = cfg->alloc;

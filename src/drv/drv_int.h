@@ -21,6 +21,18 @@ int ik_drv_dma_alloc_below(const struct ik_dma_mem *d, ik_size size, ik_size ali
 			   void **cpu, ik_u64 *dma);
 
 /*
+ * ik_drv_io_ok - whether a core's config names usable registers and DMA
+ * memory: mmio with read32 and write32, dma with alloc and free.  O(1).
+ */
+bool ik_drv_io_ok(const struct ik_mmio *mmio, const struct ik_dma_mem *dma);
+
+/*
+ * ik_drv_zalloc - a unit's state: `size` zeroed bytes aligned to a cache
+ * line from `a` (NULL: the env's allocator), or NULL.  O(size).
+ */
+void *ik_drv_zalloc(const struct ik_allocator *a, ik_size size);
+
+/*
  * ik_drv_poll_step - the wait of a bounded poll loop, called each time the
  * polled condition is still false.  *deadline starts at 0: the first call
  * sets it to now + timeout_ns; a call once it has passed returns -ETIMEDOUT

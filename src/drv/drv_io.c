@@ -159,6 +159,20 @@ int ik_drv_dma_alloc_below(const struct ik_dma_mem *d, ik_size size, ik_size ali
 
 /* ---------------------------------------------------------------- shared by the cores */
 
+bool ik_drv_io_ok(const struct ik_mmio *mmio, const struct ik_dma_mem *dma)
+{
+	return mmio && mmio->read32 && mmio->write32 && dma && dma->alloc && dma->free;
+}
+
+void *ik_drv_zalloc(const struct ik_allocator *a, ik_size size)
+{
+	void *p = ik_alloc(a, size, IK_CACHELINE);
+
+	if (p)
+		IK_ENV_MEMSET(p, 0, size);
+	return p;
+}
+
 int ik_drv_poll_step(ik_u64 *deadline, ik_u64 timeout_ns)
 {
 	ik_u64 now = IK_ENV_TIME_NS();

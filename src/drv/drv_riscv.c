@@ -178,8 +178,7 @@ IK_API int ik_riscv_create(const struct ik_riscv_config *cfg, struct ik_riscv **
 	struct ik_riscv *u;
 	ik_u32 fctl;
 
-	if (!cfg || !out || !cfg->mmio || !cfg->dma || !cfg->mmio->read32 || !cfg->mmio->write32 ||
-	    !cfg->dma->alloc || !cfg->dma->free ||
+	if (!cfg || !out || !ik_drv_io_ok(cfg->mmio, cfg->dma) ||
 	    (cfg->flags & ~(IK_RISCV_CFG_WSI | IK_RISCV_CFG_IE)) ||
 	    !log2_ok(cfg->cq_log2, IK_CMDQ_LOG2_MIN, IK_CMDQ_LOG2_MAX) ||
 	    !log2_ok(cfg->fq_log2, 1, 16) || !log2_ok(cfg->pq_log2, 1, 16))
@@ -189,10 +188,9 @@ IK_API int ik_riscv_create(const struct ik_riscv_config *cfg, struct ik_riscv **
 	fctl = ik_mmio_read32(cfg->mmio, IK_RISCV_REG_FCTL);
 	if ((fctl & IK_RISCV_FCTL_BE) || ((cfg->flags & IK_RISCV_CFG_WSI) && caps.igs == 0))
 		return -EOPNOTSUPP;
-	u = (struct ik_riscv *)ik_alloc(cfg->alloc, sizeof(*u), IK_CACHELINE);
+	u = (struct ik_riscv *)ik_drv_zalloc(cfg->alloc, sizeof(*u));
 	if (!u)
 		return -ENOMEM;
-	IK_ENV_MEMSET(u, 0, sizeof(*u));
 	u->mmio = *cfg->mmio;
 	u->dma = *cfg->dma;
 	u->alloc = cfg->alloc;

@@ -414,8 +414,7 @@ IK_API int ik_smmu_create(const struct ik_smmu_config *cfg, struct ik_smmu **out
 	void *p;
 	int err;
 
-	if (!cfg || !out || !cfg->mmio || !cfg->mmio->read32 || !cfg->mmio->write32 ||
-	    !cfg->dma || !cfg->dma->alloc || !cfg->dma->free || (cfg->flags & ~IK_SMMU_F_ALL))
+	if (!cfg || !out || !ik_drv_io_ok(cfg->mmio, cfg->dma) || (cfg->flags & ~IK_SMMU_F_ALL))
 		return -EINVAL;
 	err = ik_smmu_probe(cfg->mmio, &id);
 	if (!err)
@@ -428,10 +427,9 @@ IK_API int ik_smmu_create(const struct ik_smmu_config *cfg, struct ik_smmu **out
 	if (cq < IK_CMDQ_LOG2_MIN || cq > id.cmdqs || cq > IK_CMDQ_LOG2_MAX || eq < 2 ||
 	    eq > id.eventqs || eq > 20 || sid < 1 || sid > id.sidsize)
 		return -EINVAL;
-	s = (struct ik_smmu *)ik_alloc(cfg->alloc, sizeof(*s), IK_CACHELINE);
+	s = (struct ik_smmu *)ik_drv_zalloc(cfg->alloc, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	IK_ENV_MEMSET(s, 0, sizeof(*s));
 	s->mmio = *cfg->mmio;
 	s->dma = cfg->dma;
 	s->alloc = cfg->alloc;

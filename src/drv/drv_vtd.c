@@ -372,10 +372,8 @@ IK_API int ik_vtd_create(const struct ik_vtd_config *cfg, struct ik_vtd **out)
 	struct ik_vtd *u;
 	unsigned pb;
 
-	if (!cfg || !out || !cfg->mmio || !cfg->dma || !cfg->mmio->read32 ||
-	    !cfg->mmio->write32 || !cfg->dma->alloc || !cfg->dma->free || cfg->haw < 32 ||
-	    cfg->haw > 52 || (cfg->flags & ~IK_VTD_CFG_SCALABLE) || cfg->qs > IK_VTD_IQA_QS_MAX ||
-	    cfg->pasid_bits > 20)
+	if (!cfg || !out || !ik_drv_io_ok(cfg->mmio, cfg->dma) || cfg->haw < 32 || cfg->haw > 52 ||
+	    (cfg->flags & ~IK_VTD_CFG_SCALABLE) || cfg->qs > IK_VTD_IQA_QS_MAX || cfg->pasid_bits > 20)
 		return -EINVAL;
 	ik_vtd_hwcaps_decode(ik_mmio_read32(cfg->mmio, IK_VTD_REG_VER),
 			     ik_mmio_read64(cfg->mmio, IK_VTD_REG_CAP),
@@ -391,10 +389,9 @@ IK_API int ik_vtd_create(const struct ik_vtd_config *cfg, struct ik_vtd **out)
 	if (!c.qi || !c.domains || ((cfg->flags & IK_VTD_CFG_SCALABLE) && !c.smts) ||
 	    c.fro < 0x100)
 		return -EOPNOTSUPP;
-	u = (struct ik_vtd *)ik_alloc(cfg->alloc, sizeof(*u), IK_CACHELINE);
+	u = (struct ik_vtd *)ik_drv_zalloc(cfg->alloc, sizeof(*u));
 	if (!u)
 		return -ENOMEM;
-	IK_ENV_MEMSET(u, 0, sizeof(*u));
 	u->mmio = *cfg->mmio;
 	u->dma = *cfg->dma;
 	u->alloc = cfg->alloc;
