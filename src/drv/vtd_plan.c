@@ -167,19 +167,31 @@ IK_API int ik_vtd_plan_unmap(const struct ik_vtd_hwcaps *c, ik_u32 flags,
 	return 0;
 }
 
+/* The start of a plan for [iova, iova + size): the range and the target
+ * checked (*fl as check_target sets it), then *p emptied. */
+static int plan_start(const struct ik_vtd_hwcaps *c, ik_u32 flags, const struct ik_vtd_target *t,
+		      ik_u64 iova, ik_u64 size, struct ik_vtd_plan *p, bool *fl)
+{
+	int err;
+
+	if (!p || !size || iova + (size - 1) < iova)
+		return -EINVAL;
+	err = check_target(c, flags, t, fl);
+	if (err)
+		return err;
+	plan_init(p);
+	return 0;
+}
+
 IK_API int ik_vtd_plan_range(const struct ik_vtd_hwcaps *c, ik_u32 flags,
 			     const struct ik_vtd_target *t, ik_u64 iova, ik_u64 size, bool walk,
 			     struct ik_vtd_plan *p)
 {
 	bool fl;
-	int err;
+	int err = plan_start(c, flags, t, iova, size, p, &fl);
 
-	if (!p || !size || iova + (size - 1) < iova)
-		return -EINVAL;
-	err = check_target(c, flags, t, &fl);
 	if (err)
 		return err;
-	plan_init(p);
 	plan_range(c, fl, t, iova >> 12, (iova + (size - 1)) >> 12, walk, p);
 	return 0;
 }
@@ -191,14 +203,10 @@ IK_API int ik_vtd_plan_map(const struct ik_vtd_hwcaps *c, ik_u32 flags,
 	ik_u64 base = 0;
 	unsigned am = 0;
 	bool fl, psi;
-	int err;
+	int err = plan_start(c, flags, t, iova, size, p, &fl);
 
-	if (!p || !size || iova + (size - 1) < iova)
-		return -EINVAL;
-	err = check_target(c, flags, t, &fl);
 	if (err)
 		return err;
-	plan_init(p);
 	if (!c->cm) {
 		p->wbf = c->rwbf;
 		return 0;
