@@ -162,6 +162,22 @@ static ik_u32 cons_credible(struct ik_smmu *s, ik_u32 *good, ik_u32 prod, ik_u32
 	return idx;
 }
 
+/* The ik_cmdq error class of an SMMU CERROR code (CMDQ_CONS.ERR or an
+ * ECMDQ's ERR_REASON).  ILL, and codes this core does not know, are ILL:
+ * the queue is stopped either way; replacing the entry with a no-op is
+ * what makes it run again. */
+static ik_u32 cerror_class(ik_u32 code)
+{
+	switch (code) {
+	case IK_SMMU_CERROR_ABT:
+		return IK_CMDQ_CERROR_ABT;
+	case IK_SMMU_CERROR_ATC_INV_SYNC:
+		return IK_CMDQ_CERROR_ATC_INV_SYNC;
+	default:
+		return IK_CMDQ_CERROR_ILL;
+	}
+}
+
 static ik_u32 hook_read_cons(void *ctx, ik_u32 *cerror)
 {
 	struct ik_smmu *s = (struct ik_smmu *)ctx;
@@ -176,20 +192,8 @@ static ik_u32 hook_read_cons(void *ctx, ik_u32 *cerror)
 	if (cons_credible(s, &s->cons_good, prod, idx) != idx)
 		return ik_load_acquire(&s->cons_good);
 	if ((g ^ gn) & IK_SMMU_GERROR_CMDQ_ERR) {
-		switch ((cons >> IK_SMMU_CMDQ_CONS_ERR_SHIFT) & IK_SMMU_CMDQ_CONS_ERR_MASK) {
-		case IK_SMMU_CERROR_ABT:
-			*cerror = IK_CMDQ_CERROR_ABT;
-			break;
-		case IK_SMMU_CERROR_ATC_INV_SYNC:
-			*cerror = IK_CMDQ_CERROR_ATC_INV_SYNC;
-			break;
-		default:
-			/* ILL, and codes this core does not know: the queue
-			 * is stopped either way; replacing the entry with a
-			 * no-op is what makes it run again. */
-			*cerror = IK_CMDQ_CERROR_ILL;
-			break;
-		}
+		*cerror = cerror_class((cons >> IK_SMMU_CMDQ_CONS_ERR_SHIFT) &
+				       IK_SMMU_CMDQ_CONS_ERR_MASK);
 	}
 	return cons & cmdq_wrap_mask(s);
 }
@@ -308,17 +312,7 @@ static ik_u32 ecq_read_cons(void *ctx, ik_u32 *cerror)
 		ik_unlock(&e->lock);
 		return idx;
 	}
-	switch ((c >> IK_SMMU_ECMDQ_CONS_REASON_SHIFT) & 7) {
-	case IK_SMMU_CERROR_ABT:
-		*cerror = IK_CMDQ_CERROR_ABT;
-		break;
-	case IK_SMMU_CERROR_ATC_INV_SYNC:
-		*cerror = IK_CMDQ_CERROR_ATC_INV_SYNC;
-		break;
-	default:
-		*cerror = IK_CMDQ_CERROR_ILL;
-		break;
-	}
+	*cerror = cerror_class((c >> IK_SMMU_ECMDQ_CONS_REASON_SHIFT) & 7);
 	return idx;
 }
 
