@@ -65,11 +65,7 @@ IK_INLINE int amd_geometry(struct ik_pt_geometry *g, const struct ik_pgtable_cfg
 	/* quirks, fmt_flags, ias, oas and the granule are checked (FMT_*) */
 	unsigned n = (cfg->ias - 12 + 8) / 9, l;
 
-	g->fmt = cfg->fmt;
-	g->ias = cfg->ias;
-	g->oas = cfg->oas;
-	g->quirks = cfg->quirks;
-	g->fmt_flags = cfg->fmt_flags;
+	ik_pt_geometry_from_cfg(g, cfg);
 	g->nlevels = (ik_u8)n;
 	g->lg2_granule = 12;
 	g->bits = 9;

@@ -111,12 +111,7 @@ static int lpae_geometry(struct ik_pt_geometry *g, const struct ik_pgtable_cfg *
 		return -EINVAL;
 	if (LPAE_STAGE == 2 && !lpae_s2_start_ok(glg2, ds, nlevels))
 		return -EINVAL;
-	IK_ENV_MEMSET(g, 0, sizeof(*g));
-	g->fmt = cfg->fmt;
-	g->ias = cfg->ias;
-	g->oas = cfg->oas;
-	g->quirks = cfg->quirks;
-	g->fmt_flags = cfg->fmt_flags;
+	ik_pt_geometry_from_cfg(g, cfg);
 	g->nlevels = (ik_u8)nlevels;
 	g->lg2_granule = (ik_u8)glg2;
 	g->bits = (ik_u8)bits;

@@ -65,12 +65,7 @@ IK_INLINE int riscv_geometry(struct ik_pt_geometry *g, const struct ik_pgtable_c
 	/* quirks, fmt_flags, ias, oas and the granule are checked (FMT_*) */
 	unsigned lvl;
 
-	IK_ENV_MEMSET(g, 0, sizeof(*g));
-	g->fmt = cfg->fmt;
-	g->ias = cfg->ias;
-	g->oas = cfg->oas;
-	g->quirks = cfg->quirks;
-	g->fmt_flags = cfg->fmt_flags;
+	ik_pt_geometry_from_cfg(g, cfg);
 	g->nlevels = (ik_u8)riscv_levels_for_ias(cfg->ias);
 	g->lg2_granule = 12;
 	g->bits = 9;

@@ -92,11 +92,7 @@ IK_INLINE int vtd_geometry(struct ik_pt_geometry *g, const struct ik_pgtable_cfg
 	if ((cfg->fmt_flags & IK_VTD_FLAG_FORCE_SNP) && !(cfg->fmt_flags & IK_VTD_FLAG_SC))
 		return -EINVAL;	/* SNP means nothing without snoop control */
 
-	g->fmt = cfg->fmt;
-	g->ias = cfg->ias;
-	g->oas = cfg->oas;
-	g->quirks = cfg->quirks;
-	g->fmt_flags = cfg->fmt_flags;
+	ik_pt_geometry_from_cfg(g, cfg);
 	g->nlevels = (ik_u8)vtd_levels_for_ias(cfg->ias);
 	g->lg2_granule = 12;
 	g->bits = 9;

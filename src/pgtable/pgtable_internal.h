@@ -242,6 +242,22 @@ static inline struct ik_pt_tbl **ik_pt_tbl_children(const struct ik_pt_tbl *t)
 	return (struct ik_pt_tbl **)(void *)(ik_uptr)(t + 1);
 }
 
+/*
+ * The start of every fmt_geometry(): *g zeroed, and the fields that come
+ * straight from the (checked) config copied: fmt, ias, oas, quirks,
+ * fmt_flags.  The format fills in the rest.
+ */
+static inline void ik_pt_geometry_from_cfg(struct ik_pt_geometry *g,
+					   const struct ik_pgtable_cfg *cfg)
+{
+	IK_ENV_MEMSET(g, 0, sizeof(*g));
+	g->fmt = cfg->fmt;
+	g->ias = cfg->ias;
+	g->oas = cfg->oas;
+	g->quirks = cfg->quirks;
+	g->fmt_flags = cfg->fmt_flags;
+}
+
 struct ik_pt_ops;
 
 /*
