@@ -153,48 +153,68 @@ struct ik_rb_augment {
 	void (*rotate)(struct ik_rb_node *old, struct ik_rb_node *top, void *ctx);
 };
 
-/* x's right child y takes x's place; x becomes y's left child. */
-IK_ALWAYS_INLINE void ik_rb_rotate_left_(struct ik_rb_node *x, struct ik_rb_root *root,
-					 const struct ik_rb_augment *aug, void *ctx)
+/* n's child link on the `right` side (false: the left one).  The
+ * rebalancing below is written once for both mirror images with it. */
+IK_ALWAYS_INLINE struct ik_rb_node **ik_rb_child_(struct ik_rb_node *n, bool right)
 {
-	struct ik_rb_node *y = x->right;
+	return right ? &n->right : &n->left;
+}
+
+/* A rotation towards `right` (false: a left rotation): x's child y on the
+ * other side takes x's place, and x becomes y's child on the `right` side;
+ * y's inner subtree moves to x. */
+IK_ALWAYS_INLINE void ik_rb_rotate_(struct ik_rb_node *x, bool right, struct ik_rb_root *root,
+				    const struct ik_rb_augment *aug, void *ctx)
+{
+	struct ik_rb_node *y = *ik_rb_child_(x, !right);
+	struct ik_rb_node *inner = *ik_rb_child_(y, right);
 	struct ik_rb_node *p = ik_rb_parent(x);
 
-	x->right = y->left;
-	if (y->left)
-		ik_rb_set_parent_(y->left, x);
+	*ik_rb_child_(x, !right) = inner;
+	if (inner)
+		ik_rb_set_parent_(inner, x);
 	ik_rb_set_parent_(y, p);
 	ik_rb_change_child_(x, y, p, root);
-	y->left = x;
+	*ik_rb_child_(y, right) = x;
 	ik_rb_set_parent_(x, y);
 	if (aug)
 		aug->rotate(x, y, ctx);
 }
 
-/* x's left child y takes x's place; x becomes y's right child. */
-IK_ALWAYS_INLINE void ik_rb_rotate_right_(struct ik_rb_node *x, struct ik_rb_root *root,
-					  const struct ik_rb_augment *aug, void *ctx)
+/* One step of ik_rb_insert_fix_() at the red node n under its red parent
+ * p, g's child on side pr: the next node to fix (g, recoloured red), or
+ * NULL when the tree is right.  The caller passes pr as a constant, so the
+ * compiler makes one copy of the step for each side. */
+IK_ALWAYS_INLINE struct ik_rb_node *ik_rb_insert_step_(struct ik_rb_node *n, struct ik_rb_node *p,
+						       struct ik_rb_node *g, bool pr,
+						       struct ik_rb_root *root,
+						       const struct ik_rb_augment *aug, void *ctx)
 {
-	struct ik_rb_node *y = x->left;
-	struct ik_rb_node *p = ik_rb_parent(x);
+	struct ik_rb_node *u = *ik_rb_child_(g, !pr);
 
-	x->left = y->right;
-	if (y->right)
-		ik_rb_set_parent_(y->right, x);
-	ik_rb_set_parent_(y, p);
-	ik_rb_change_child_(x, y, p, root);
-	y->right = x;
-	ik_rb_set_parent_(x, y);
-	if (aug)
-		aug->rotate(x, y, ctx);
+	if (ik_rb_is_red(u)) {
+		ik_rb_set_color_(p, IK_RB_BLACK);
+		ik_rb_set_color_(u, IK_RB_BLACK);
+		ik_rb_set_color_(g, IK_RB_RED);
+		return g;
+	}
+	if (n == *ik_rb_child_(p, !pr)) {
+		/* the inner grandchild: make it the outer one */
+		ik_rb_rotate_(p, pr, root, aug, ctx);
+		p = n;
+	}
+	ik_rb_rotate_(g, !pr, root, aug, ctx);
+	ik_rb_set_color_(p, IK_RB_BLACK);
+	ik_rb_set_color_(g, IK_RB_RED);
+	return NULL;
 }
 
 /* Restore the colour invariants after linking the red node `n`. */
 IK_ALWAYS_INLINE void ik_rb_insert_fix_(struct ik_rb_node *n, struct ik_rb_root *root,
 					const struct ik_rb_augment *aug, void *ctx)
 {
-	for (;;) {
-		struct ik_rb_node *p = ik_rb_parent(n), *g, *u;
+	while (n) {
+		struct ik_rb_node *p = ik_rb_parent(n), *g;
 
 		if (!p) {
 			ik_rb_set_color_(n, IK_RB_BLACK);
@@ -203,39 +223,48 @@ IK_ALWAYS_INLINE void ik_rb_insert_fix_(struct ik_rb_node *n, struct ik_rb_root 
 		if (ik_rb_color(p) == IK_RB_BLACK)
 			return;
 		g = ik_rb_parent(p); /* p is red, so not the root */
-		if (p == g->left) {
-			u = g->right;
-			if (ik_rb_is_red(u)) {
-				ik_rb_set_color_(p, IK_RB_BLACK);
-				ik_rb_set_color_(u, IK_RB_BLACK);
-				ik_rb_set_color_(g, IK_RB_RED);
-				n = g;
-				continue;
-			}
-			if (n == p->right) {
-				ik_rb_rotate_left_(p, root, aug, ctx);
-				p = n;
-			}
-			ik_rb_rotate_right_(g, root, aug, ctx);
-		} else {
-			u = g->left;
-			if (ik_rb_is_red(u)) {
-				ik_rb_set_color_(p, IK_RB_BLACK);
-				ik_rb_set_color_(u, IK_RB_BLACK);
-				ik_rb_set_color_(g, IK_RB_RED);
-				n = g;
-				continue;
-			}
-			if (n == p->left) {
-				ik_rb_rotate_right_(p, root, aug, ctx);
-				p = n;
-			}
-			ik_rb_rotate_left_(g, root, aug, ctx);
-		}
-		ik_rb_set_color_(p, IK_RB_BLACK);
-		ik_rb_set_color_(g, IK_RB_RED);
-		return;
+		if (p == g->left)
+			n = ik_rb_insert_step_(n, p, g, false, root, aug, ctx);
+		else
+			n = ik_rb_insert_step_(n, p, g, true, root, aug, ctx);
 	}
+}
+
+/* One step of ik_rb_erase_fix_() for the black *x (maybe NULL), *parent's
+ * child on side xr: true when the deficit moved up (*x and *parent are the
+ * next pair), false when the tree is right (*x is the root).  xr is a
+ * constant at each call, as in ik_rb_insert_step_(). */
+IK_ALWAYS_INLINE bool ik_rb_erase_step_(struct ik_rb_node **x, struct ik_rb_node **parent,
+					bool xr, struct ik_rb_root *root,
+					const struct ik_rb_augment *aug, void *ctx)
+{
+	struct ik_rb_node *pa = *parent;
+	struct ik_rb_node *w = *ik_rb_child_(pa, !xr);	/* x's sibling */
+
+	if (ik_rb_is_red(w)) {
+		ik_rb_set_color_(w, IK_RB_BLACK);
+		ik_rb_set_color_(pa, IK_RB_RED);
+		ik_rb_rotate_(pa, xr, root, aug, ctx);
+		w = *ik_rb_child_(pa, !xr);
+	}
+	if (ik_rb_is_black(w->left) && ik_rb_is_black(w->right)) {
+		ik_rb_set_color_(w, IK_RB_RED);
+		*x = pa;
+		*parent = ik_rb_parent(pa);
+		return true;
+	}
+	if (ik_rb_is_black(*ik_rb_child_(w, !xr))) {
+		ik_rb_set_color_(*ik_rb_child_(w, xr), IK_RB_BLACK);
+		ik_rb_set_color_(w, IK_RB_RED);
+		ik_rb_rotate_(w, !xr, root, aug, ctx);
+		w = *ik_rb_child_(pa, !xr);
+	}
+	ik_rb_set_color_(w, ik_rb_color(pa));
+	ik_rb_set_color_(pa, IK_RB_BLACK);
+	ik_rb_set_color_(*ik_rb_child_(w, !xr), IK_RB_BLACK);
+	ik_rb_rotate_(pa, xr, root, aug, ctx);
+	*x = root->node;
+	return false;
 }
 
 /* Restore the black height after a black node left position x (maybe NULL)
@@ -244,60 +273,13 @@ IK_ALWAYS_INLINE void ik_rb_erase_fix_(struct ik_rb_node *x, struct ik_rb_node *
 				       struct ik_rb_root *root,
 				       const struct ik_rb_augment *aug, void *ctx)
 {
-	struct ik_rb_node *w;
+	bool more = true;
 
-	while (x != root->node && ik_rb_is_black(x)) {
-		if (x == parent->left) {
-			w = parent->right;
-			if (ik_rb_is_red(w)) {
-				ik_rb_set_color_(w, IK_RB_BLACK);
-				ik_rb_set_color_(parent, IK_RB_RED);
-				ik_rb_rotate_left_(parent, root, aug, ctx);
-				w = parent->right;
-			}
-			if (ik_rb_is_black(w->left) && ik_rb_is_black(w->right)) {
-				ik_rb_set_color_(w, IK_RB_RED);
-				x = parent;
-				parent = ik_rb_parent(x);
-				continue;
-			}
-			if (ik_rb_is_black(w->right)) {
-				ik_rb_set_color_(w->left, IK_RB_BLACK);
-				ik_rb_set_color_(w, IK_RB_RED);
-				ik_rb_rotate_right_(w, root, aug, ctx);
-				w = parent->right;
-			}
-			ik_rb_set_color_(w, ik_rb_color(parent));
-			ik_rb_set_color_(parent, IK_RB_BLACK);
-			ik_rb_set_color_(w->right, IK_RB_BLACK);
-			ik_rb_rotate_left_(parent, root, aug, ctx);
-		} else {
-			w = parent->left;
-			if (ik_rb_is_red(w)) {
-				ik_rb_set_color_(w, IK_RB_BLACK);
-				ik_rb_set_color_(parent, IK_RB_RED);
-				ik_rb_rotate_right_(parent, root, aug, ctx);
-				w = parent->left;
-			}
-			if (ik_rb_is_black(w->left) && ik_rb_is_black(w->right)) {
-				ik_rb_set_color_(w, IK_RB_RED);
-				x = parent;
-				parent = ik_rb_parent(x);
-				continue;
-			}
-			if (ik_rb_is_black(w->left)) {
-				ik_rb_set_color_(w->right, IK_RB_BLACK);
-				ik_rb_set_color_(w, IK_RB_RED);
-				ik_rb_rotate_left_(w, root, aug, ctx);
-				w = parent->left;
-			}
-			ik_rb_set_color_(w, ik_rb_color(parent));
-			ik_rb_set_color_(parent, IK_RB_BLACK);
-			ik_rb_set_color_(w->left, IK_RB_BLACK);
-			ik_rb_rotate_right_(parent, root, aug, ctx);
-		}
-		x = root->node;
-		break;
+	while (more && x != root->node && ik_rb_is_black(x)) {
+		if (x == parent->left)
+			more = ik_rb_erase_step_(&x, &parent, false, root, aug, ctx);
+		else
+			more = ik_rb_erase_step_(&x, &parent, true, root, aug, ctx);
 	}
 	if (x)
 		ik_rb_set_color_(x, IK_RB_BLACK);
