@@ -534,6 +534,19 @@ IK_INLINE struct ik_iova_cpu *ik_iova_cpu_slot_(struct ik_iova_domain *d, unsign
 		[on] "i"(__builtin_offsetof(struct ik_iova_mag, n)),            \
 		[opfn] "i"(__builtin_offsetof(struct ik_iova_mag, pfn)),        \
 		[sig] "i"(IK_ENV_RSEQ_SIG)
+/* One whole sequence: HEAD, the operation's `body` (it leaves the new count
+ * in edx, or jumps to miss), the commit (the store of edx as the
+ * magazine's count), TAIL; `...` are the operation's own input operands.
+ * The function around it provides the labels `again` (before it) and
+ * `miss`, and the locals d, base and rs. */
+#define IK_IOVA_RSEQ_ASM_(body, ...)                                          \
+	__asm__ goto(IK_IOVA_RSEQ_HEAD_ body                                  \
+		     "movl %%edx, %c[on](%%rcx)\n" /* commit */                \
+		     IK_IOVA_RSEQ_TAIL_                                       \
+		     :                                                        \
+		     : IK_IOVA_RSEQ_IN_(d, base, rs), __VA_ARGS__             \
+		     : "rax", "rcx", "rdx", "memory", "cc"                    \
+		     : miss, again)
 
 /* Pop a pfn <= lim (the range's first pfn; its last is <= limit) from this
  * CPU's loaded magazine of class cls: true on a hit (*pfn set). */
@@ -545,20 +558,14 @@ IK_INLINE bool ik_iova_rseq_pop_(struct ik_iova_domain *d, unsigned cls, ik_u64 
 	if (IK_UNLIKELY(!rs))
 		return false;
 again:
-	__asm__ goto(IK_IOVA_RSEQ_HEAD_
-		     "testl %%edx, %%edx\n\t"
-		     "jz %l[miss]\n\t"
-		     "movq %c[opfn]-8(%%rcx,%%rdx,8), %%rax\n\t"
-		     "cmpq %[lim], %%rax\n\t"
-		     "ja %l[miss]\n\t"
-		     "movq %%rax, (%[out])\n\t"
-		     "subl $1, %%edx\n\t"
-		     "movl %%edx, %c[on](%%rcx)\n" /* commit */
-		     IK_IOVA_RSEQ_TAIL_
-		     :
-		     : IK_IOVA_RSEQ_IN_(d, base, rs), [lim] "r"(lim), [out] "r"(pfn)
-		     : "rax", "rcx", "rdx", "memory", "cc"
-		     : miss, again);
+	IK_IOVA_RSEQ_ASM_("testl %%edx, %%edx\n\t"
+			  "jz %l[miss]\n\t"
+			  "movq %c[opfn]-8(%%rcx,%%rdx,8), %%rax\n\t"
+			  "cmpq %[lim], %%rax\n\t"
+			  "ja %l[miss]\n\t"
+			  "movq %%rax, (%[out])\n\t"
+			  "subl $1, %%edx\n\t",
+			  [lim] "r"(lim), [out] "r"(pfn));
 	return true;
 miss:
 	return false;
@@ -573,17 +580,11 @@ IK_INLINE bool ik_iova_rseq_push_(struct ik_iova_domain *d, unsigned cls, ik_u64
 	if (IK_UNLIKELY(!rs))
 		return false;
 again:
-	__asm__ goto(IK_IOVA_RSEQ_HEAD_
-		     "cmpl %[cap], %%edx\n\t"
-		     "jae %l[miss]\n\t"
-		     "movq %[pfn], %c[opfn](%%rcx,%%rdx,8)\n\t" /* beyond the count: harmless */
-		     "addl $1, %%edx\n\t"
-		     "movl %%edx, %c[on](%%rcx)\n" /* commit */
-		     IK_IOVA_RSEQ_TAIL_
-		     :
-		     : IK_IOVA_RSEQ_IN_(d, base, rs), [cap] "i"(IK_IOVA_MAG_SIZE), [pfn] "r"(pfn)
-		     : "rax", "rcx", "rdx", "memory", "cc"
-		     : miss, again);
+	IK_IOVA_RSEQ_ASM_("cmpl %[cap], %%edx\n\t"
+			  "jae %l[miss]\n\t"
+			  "movq %[pfn], %c[opfn](%%rcx,%%rdx,8)\n\t" /* beyond the count: harmless */
+			  "addl $1, %%edx\n\t",
+			  [cap] "i"(IK_IOVA_MAG_SIZE), [pfn] "r"(pfn));
 	return true;
 miss:
 	return false;
@@ -613,6 +614,16 @@ IK_INLINE void ik_iova_mark_cached_(struct ik_iova_domain *d)
 {
 	if (IK_UNLIKELY(!ik_load_relaxed(&d->rc_maybe_cached)))
 		ik_store_relaxed(&d->rc_maybe_cached, 1u);
+}
+
+/* LOCK mode: this CPU's slot of class cls (*c), locked, and its loaded
+ * magazine (maybe NULL).  The caller unlocks (*c)->lock. */
+IK_ALWAYS_INLINE struct ik_iova_mag *ik_iova_lock_loaded_(struct ik_iova_domain *d, unsigned cls,
+							  struct ik_iova_cpu **c)
+{
+	*c = ik_iova_cpu_slot_(d, cls);
+	ik_lock(&(*c)->lock);
+	return (*c)->loaded;
 }
 
 /* ik_iova_alloc_fast, inline: the same contract. */
@@ -645,11 +656,9 @@ IK_INLINE int ik_iova_alloc_fast_inline(struct ik_iova_domain *d, ik_u64 npages,
 		}
 #endif
 		if (IK_LIKELY(d->rc_mode == IK_IOVA_RCACHE_LOCK)) {
-			struct ik_iova_cpu *c = ik_iova_cpu_slot_(d, cls);
-			struct ik_iova_mag *m;
+			struct ik_iova_cpu *c;
+			struct ik_iova_mag *m = ik_iova_lock_loaded_(d, cls, &c);
 
-			ik_lock(&c->lock);
-			m = c->loaded;
 			if (IK_LIKELY(m && m->n && m->pfn[m->n - 1] + top <= limit)) {
 				*pfn = m->pfn[--m->n];
 				ik_unlock(&c->lock);
@@ -694,11 +703,9 @@ IK_INLINE int ik_iova_free_fast_inline(struct ik_iova_domain *d, ik_u64 pfn, ik_
 		}
 #endif
 		if (IK_LIKELY(d->rc_mode == IK_IOVA_RCACHE_LOCK)) {
-			struct ik_iova_cpu *c = ik_iova_cpu_slot_(d, cls);
-			struct ik_iova_mag *m;
+			struct ik_iova_cpu *c;
+			struct ik_iova_mag *m = ik_iova_lock_loaded_(d, cls, &c);
 
-			ik_lock(&c->lock);
-			m = c->loaded;
 			if (IK_LIKELY(m && m->n < IK_IOVA_MAG_SIZE)) {
 				m->pfn[m->n++] = pfn;
 				/* Under the slot lock: see iova_rcache.c. */
