@@ -52,6 +52,8 @@
 #include <iommukit/fmt/lpae.h>
 #include <iommukit/version.h>
 
+#include "ik_linux_io.h"	/* register accessors, SMMU-visible pages */
+
 /* Exported by the kernel (EXPORT_SYMBOL), declared in a private header. */
 void iommu_dma_get_resv_regions(struct device *dev, struct list_head *list);
 
@@ -115,50 +117,6 @@ static struct iks_smmu *iks_the_smmu;	/* the device tree has one SMMUv3 in QEMU'
 static inline struct iks_domain *to_iks(struct iommu_domain *d)
 {
 	return container_of(d, struct iks_domain, dom);
-}
-
-/* ---------------------------------------------------------------- env glue */
-
-static u32 iks_read32(void *ctx, u32 off)
-{
-	return readl_relaxed((u8 __iomem *)ctx + off);
-}
-
-static void iks_write32(void *ctx, u32 off, u32 val)
-{
-	/* Orders earlier stores to table and queue memory before the write. */
-	writel(val, (u8 __iomem *)ctx + off);
-}
-
-static u64 iks_read64(void *ctx, u32 off)
-{
-	return readq_relaxed((u8 __iomem *)ctx + off);
-}
-
-static void iks_write64(void *ctx, u32 off, u64 val)
-{
-	writeq(val, (u8 __iomem *)ctx + off);
-}
-
-/* SMMU-visible memory: whole pages from the buddy allocator, naturally
- * aligned to their order (hence to any power-of-two size and alignment up to
- * it), zeroed.  The SMMU is coherent: no clean. */
-static void *iks_dma_alloc(void *ctx, ik_size size, ik_size align, ik_u64 *dma)
-{
-	unsigned order = get_order(max_t(size_t, size, align));
-	unsigned long p = __get_free_pages(GFP_ATOMIC | __GFP_ZERO | __GFP_NOWARN, order);
-
-	if (!p)
-		return NULL;
-	atomic64_add(1, &iks_ctr.dma_pages);
-	*dma = virt_to_phys((void *)p);
-	return (void *)p;
-}
-
-static void iks_dma_free(void *ctx, void *cpu, ik_u64 dma, ik_size size)
-{
-	free_pages((unsigned long)cpu, get_order(size));
-	atomic64_sub(1, &iks_ctr.dma_pages);
 }
 
 /* ---------------------------------------------------------------- commands */
@@ -770,10 +728,9 @@ static int iks_probe(struct platform_device *pdev)
 	smmu->base = devm_ioremap_resource(dev, res);
 	if (IS_ERR(smmu->base))
 		return PTR_ERR(smmu->base);
-	smmu->mmio = (struct ik_mmio){ .read32 = iks_read32, .write32 = iks_write32,
-				       .read64 = iks_read64, .write64 = iks_write64,
-				       .ctx = (void __force *)smmu->base };
-	smmu->dma = (struct ik_dma_mem){ .alloc = iks_dma_alloc, .free = iks_dma_free };
+	ik_linux_mmio_init(&smmu->mmio, smmu->base);
+	/* The SMMU is coherent: no clean. */
+	ik_linux_dma_init(&smmu->dma, &iks_ctr.dma_pages);
 	mutex_init(&smmu->ste_lock);
 	spin_lock_init(&smmu->evt_lock);
 	spin_lock_init(&smmu->masters_lock);

@@ -58,6 +58,8 @@
 #include <iommukit/fmt/vtd.h>
 #include <iommukit/pgtable.h>
 
+#include "ik_linux_io.h"	/* register accessors, the unit's DMA pages */
+
 #define IKVTD_FAULT_POLL_MS 200
 #define IKVTD_DID_IDENTITY 1	/* pass-through entries; DID 0 is the unit's under CM */
 #define IKVTD_MSI_BASE 0xfee00000ul
@@ -154,61 +156,6 @@ static inline struct ikvtd_domain *to_ikd(struct iommu_domain *d)
 
 /* ---------------------------------------------------------------- env hooks */
 
-static u32 ikvtd_read32(void *ctx, u32 off)
-{
-	return readl((u8 __iomem *)ctx + off);
-}
-
-static void ikvtd_write32(void *ctx, u32 off, u32 val)
-{
-	writel(val, (u8 __iomem *)ctx + off);
-}
-
-static u64 ikvtd_read64(void *ctx, u32 off)
-{
-	return readq((u8 __iomem *)ctx + off);
-}
-
-static void ikvtd_write64(void *ctx, u32 off, u64 val)
-{
-	writeq(val, (u8 __iomem *)ctx + off);
-}
-
-/* DMA memory for the unit and the tables: whole zeroed pages (the unit
- * asks for at most a few pages, aligned to at most their size). */
-static void *ikvtd_pages_alloc(size_t size, size_t align, u64 *dma)
-{
-	unsigned int order = get_order(max(size, align));
-	struct page *pg = alloc_pages(GFP_ATOMIC | __GFP_ZERO, order);
-
-	if (!pg)
-		return NULL;
-	atomic64_add(1l << order, &unit->st.pages_live);
-	*dma = page_to_phys(pg);
-	return page_address(pg);
-}
-
-static void ikvtd_pages_free(void *cpu, size_t size)
-{
-	unsigned int order = get_order(size);
-
-	free_pages((unsigned long)cpu, order);
-	atomic64_sub(1l << order, &unit->st.pages_live);
-}
-
-static void *ikvtd_dma_alloc(void *ctx, size_t size, size_t align, u64 *dma)
-{
-	(void)ctx;
-	return ikvtd_pages_alloc(size, align, dma);
-}
-
-static void ikvtd_dma_free(void *ctx, void *cpu, u64 dma, size_t size)
-{
-	(void)ctx;
-	(void)dma;
-	ikvtd_pages_free(cpu, size);
-}
-
 /* ECAP.C = 0 (QEMU): the unit's walks do not snoop the CPU caches. */
 static void ikvtd_dma_clean(void *ctx, const void *cpu, u64 dma, size_t size)
 {
@@ -261,14 +208,14 @@ static int ikvtd_issue_change(const struct ik_vtd_change *chg)
 static void *ikvtd_pt_alloc(void *cookie, ik_size size, ik_u64 *iommu_addr)
 {
 	(void)cookie;
-	return ikvtd_pages_alloc(size, size, iommu_addr);
+	return ik_linux_pages_alloc(&unit->st.pages_live, size, size, iommu_addr);
 }
 
 static void ikvtd_pt_free(void *cookie, void *cpu, ik_u64 iommu_addr, ik_size size)
 {
 	(void)cookie;
 	(void)iommu_addr;
-	ikvtd_pages_free(cpu, size);
+	ik_linux_pages_free(&unit->st.pages_live, cpu, size);
 }
 
 static void ikvtd_pt_clean(void *cookie, void *cpu, ik_u64 iommu_addr, ik_size size)
@@ -1006,9 +953,9 @@ static int __init ikvtd_init(void)
 		kfree(unit);
 		return -ENOMEM;
 	}
-	unit->mmio = (struct ik_mmio){ ikvtd_read32, ikvtd_write32, ikvtd_read64, ikvtd_write64,
-				       (void __force *)unit->regs };
-	unit->dma = (struct ik_dma_mem){ ikvtd_dma_alloc, ikvtd_dma_free, ikvtd_dma_clean, NULL };
+	ik_linux_mmio_init(&unit->mmio, unit->regs);
+	ik_linux_dma_init(&unit->dma, &unit->st.pages_live);
+	unit->dma.clean = ikvtd_dma_clean;
 	memset(&c, 0, sizeof(c));
 	c.mmio = &unit->mmio;
 	c.dma = &unit->dma;
