@@ -26,17 +26,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/klog.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "guest-vfio.h"	/* module loading, binding, running, fault lines */
+
 #define P "vfio-edu-guest: "
-#ifndef MODULE_INIT_COMPRESSED_FILE
-#define MODULE_INIT_COMPRESSED_FILE 4
-#endif
 
 static unsigned n;
 
@@ -54,30 +51,6 @@ static void off(void)
 	sync();
 	reboot(RB_POWER_OFF);
 	_exit(1);
-}
-
-static int load(const char *file, const char *params)
-{
-	int fd = open(file, O_RDONLY | O_CLOEXEC), r;
-
-	if (fd < 0)
-		return -errno;
-	r = (int)syscall(SYS_finit_module, fd, params, MODULE_INIT_COMPRESSED_FILE);
-	r = r == 0 || errno == EEXIST ? 0 : -errno;
-	close(fd);
-	return r;
-}
-
-static int write_file(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC), r = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, s, strlen(s)) != (ssize_t)strlen(s))
-		r = -errno;
-	close(fd);
-	return r;
 }
 
 static unsigned read_hex(const char *path)
@@ -120,17 +93,22 @@ static int find_edu(char *addr, size_t size)
 	return found;
 }
 
+static void vfio_edu_line(void *ctx, char *line)
+{
+	(void)ctx;
+	printf(P "vfio-edu: %s", line);
+	fflush(stdout);
+}
+
 /* Run /vfio-edu [args] ADDR, the args from the kernel command line's
  * vfio_edu_arg=X words (guest.sh's IK_VFIO_ARGS); its lines prefixed.
  * Returns its exit status or -1. */
 static int run_vfio_edu(const char *addr)
 {
 	static char cmdline[4096];
-	char line[1024], *argv[64], *save = NULL, *w;
-	int pfd[2], st = 0, fd, argc = 0;
+	char *argv[64], *save = NULL, *w;
+	int st, fd, argc = 0;
 	ssize_t len;
-	pid_t pid;
-	FILE *in;
 
 	argv[argc++] = "vfio-edu";
 	fd = open("/proc/cmdline", O_RDONLY | O_CLOEXEC);
@@ -144,48 +122,17 @@ static int run_vfio_edu(const char *addr)
 	argv[argc++] = (char *)addr;
 	argv[argc] = NULL;
 
-	if (pipe(pfd) < 0)
-		return -1;
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (pid == 0) {
-		dup2(pfd[1], 1);
-		dup2(pfd[1], 2);
-		close(pfd[0]);
-		close(pfd[1]);
-		execv("/vfio-edu", argv);
-		printf("not ok 1 - exec /vfio-edu: %s\n", strerror(errno));
-		_exit(127);
-	}
-	close(pfd[1]);
-	in = fdopen(pfd[0], "r");
-	while (in && fgets(line, sizeof(line), in)) {
-		printf(P "vfio-edu: %s", line);
-		fflush(stdout);
-	}
-	if (in)
-		fclose(in);
-	if (waitpid(pid, &st, 0) < 0)
+	st = gv_run("/vfio-edu", argv, vfio_edu_line, NULL);
+	if (st < 0)
 		return -1;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
 int main(void)
 {
-	static const struct {
-		const char *file, *params;
-	} mods[] = {
-		{ "/irqbypass.ko.xz", "" },
-		{ "/vfio.ko.xz", "" },
-		{ "/vfio_iommu_type1.ko.xz", "allow_unsafe_interrupts=1" },
-		{ "/vfio-pci-core.ko.xz", "" },
-		{ "/vfio-pci.ko.xz", "" },
-	};
-	static char logbuf[1 << 20];
-	char addr[300], path[400], link[300], short_addr[300], msg[400];
-	int r, len, faults = 0;
-	ssize_t l;
+	char addr[300], short_addr[300], msg[400];
+	bool bound;
+	int r, faults;
 
 	mkdir("/proc", 0755);
 	mkdir("/sys", 0755);
@@ -196,10 +143,13 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf(P "# init started\n");
 
-	for (size_t i = 0; i < sizeof(mods) / sizeof(mods[0]); i++) {
-		r = load(mods[i].file, mods[i].params);
-		snprintf(msg, sizeof(msg), "%s", r ? strerror(-r) : "loaded");
-		tap(r == 0, mods[i].file + 1, msg);
+	for (size_t i = 0; i < GV_VFIO_NMODS; i++) {
+		r = gv_load(gv_vfio_mods[i].file, gv_vfio_mods[i].params,
+			    MODULE_INIT_COMPRESSED_FILE);
+		if (r == EEXIST)
+			r = 0;	/* built in, or loaded already */
+		snprintf(msg, sizeof(msg), "%s", r ? strerror(r) : "loaded");
+		tap(r == 0, gv_vfio_mods[i].file + 1, msg);
 		if (r)
 			off();
 	}
@@ -207,15 +157,9 @@ int main(void)
 		tap(0, "edu (1234:11e8) is on the PCI bus", "not found");
 		off();
 	}
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/driver_override", addr);
-	r = write_file(path, "vfio-pci");
-	if (!r)
-		r = write_file("/sys/bus/pci/drivers_probe", addr);
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/driver", addr);
-	l = readlink(path, link, sizeof(link) - 1);
-	link[l > 0 ? l : 0] = 0;
-	tap(r == 0 && strstr(link, "/vfio-pci") != NULL, "edu bound to vfio-pci", addr);
-	if (r || !strstr(link, "/vfio-pci"))
+	r = gv_bind_vfio_pci(addr, &bound);
+	tap(r == 0 && bound, "edu bound to vfio-pci", addr);
+	if (r || !bound)
 		off();
 
 	r = run_vfio_edu(addr);
@@ -230,19 +174,7 @@ int main(void)
 
 		memcpy(short_addr, addr + skip, strlen(addr) + 1 - skip);
 	}
-	len = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, logbuf, sizeof(logbuf) - 1);
-	if (len > 0) {
-		logbuf[len] = 0;
-		for (char *s = logbuf, *e; *s; s = e ? e + 1 : s + strlen(s)) {
-			e = strchr(s, '\n');
-			if (e)
-				*e = 0;
-			if (strcasestr(s, "fault") && strstr(s, short_addr)) {
-				printf(P "# kernel: %s\n", s);
-				faults++;
-			}
-		}
-	}
+	faults = gv_fault_lines(short_addr, P "# kernel: ", 0);
 	snprintf(msg, sizeof(msg), "%d line(s) naming %s", faults, short_addr);
 	tap(faults > 0, "the kernel logged the IOMMU fault of the DMA after unmap", msg);
 	off();

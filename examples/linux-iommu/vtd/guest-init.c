@@ -34,13 +34,13 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+/* examples/vfio-edu's steps for running vfio-edu in a guest */
+#include "../../vfio-edu/guest-vfio.h"
+
 #define IO_BYTES (16u << 20)
 #define IO_ROUNDS 3
 #define NSTATS 32
 #define EDU_ADDR "0000:00:04.0"
-#ifndef MODULE_INIT_COMPRESSED_FILE
-#define MODULE_INIT_COMPRESSED_FILE 4
-#endif
 
 static void result(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void result(int ok, const char *fmt, ...)
@@ -63,54 +63,34 @@ static double now_ms(void)
 	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
-static int load_args(const char *path, const char *args)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
-
-	if (fd < 0 || syscall(SYS_finit_module, fd, args, 0) != 0)
-		err = errno;
-	if (fd >= 0)
-		close(fd);
-	return err;
-}
-
 static int load(const char *path)
 {
-	return load_args(path, "");
-}
-
-static int write_str(const char *path, const char *v)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC), err = 0;
-
-	if (fd < 0 || write(fd, v, strlen(v)) != (ssize_t)strlen(v))
-		err = errno;
-	if (fd >= 0)
-		close(fd);
-	return err;
+	return gv_load(path, "", 0);
 }
 
 /* Kernel log lines that name edu (bus:dev.fn) and say "fault"; those from
  * the print_from'th on are printed (-1: none). */
 static int edu_fault_lines(int print_from)
 {
-	static char log[1 << 20];
-	int len = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, log, sizeof(log) - 1), nl = 0;
+	return gv_fault_lines(EDU_ADDR + 5, "IKT: #   ", print_from);
+}
 
-	if (len <= 0)
-		return 0;
-	log[len] = '\0';
-	for (char *l = log, *e; *l; l = e ? e + 1 : l + strlen(l)) {
-		e = strchr(l, '\n');
-		if (e)
-			*e = '\0';
-		if (strcasestr(l, "fault") && strstr(l, EDU_ADDR + 5)) {
-			if (print_from >= 0 && nl >= print_from)
-				printf("IKT: #   %s\n", l);
-			nl++;
-		}
+/* A line of vfio-edu's output: its TAP results become ours (*got counts
+ * them), the rest comments. */
+static void vfio_edu_line(void *ctx, char *line)
+{
+	char *t = line;
+
+	line[strcspn(line, "\n")] = '\0';
+	if (!strncmp(t, "ok ", 3) || !strncmp(t, "not ok ", 7)) {
+		int ok = t[0] == 'o';
+
+		t = strstr(t, " - ");
+		++*(int *)ctx;
+		result(ok, "vfio-edu: %s", t ? t + 3 : line);
+	} else {
+		printf("IKT: # vfio-edu: %s\n", line);
 	}
-	return nl;
 }
 
 /* examples/vfio-edu on edu through ikvtd's domains: load the VFIO modules
@@ -119,76 +99,25 @@ static int edu_fault_lines(int print_from)
  * of its DMA after UNMAP_DMA naming edu, give edu back (unbound). */
 static void vfio_edu(void)
 {
-	static const char *const mods[][2] = {
-		{ "/irqbypass.ko.xz", "" },
-		{ "/vfio.ko.xz", "" },
-		{ "/vfio_iommu_type1.ko.xz", "allow_unsafe_interrupts=1" },
-		{ "/vfio-pci-core.ko.xz", "" },
-		{ "/vfio-pci.ko.xz", "" },
-	};
-	char line[512], link[256] = "";
-	int err = 0, pfd[2], st = -1, f0, f1 = 0, got = 0;
-	FILE *in;
-	pid_t pid;
-	ssize_t l;
+	static char *const argv[] = { "vfio-edu", EDU_ADDR, NULL };
+	int err = 0, st, f0, f1 = 0, got = 0;
+	bool bound = false;
 
-	for (size_t i = 0; i < sizeof(mods) / sizeof(mods[0]) && !err; i++) {
-		int fd = open(mods[i][0], O_RDONLY | O_CLOEXEC);
-
-		if (fd < 0 || syscall(SYS_finit_module, fd, mods[i][1], MODULE_INIT_COMPRESSED_FILE))
-			err = errno;
-		if (fd >= 0)
-			close(fd);
+	for (size_t i = 0; i < GV_VFIO_NMODS && !err; i++) {
+		err = gv_load(gv_vfio_mods[i].file, gv_vfio_mods[i].params,
+			      MODULE_INIT_COMPRESSED_FILE);
 		if (err)
-			printf("IKT: # load %s: %s\n", mods[i][0], strerror(err));
+			printf("IKT: # load %s: %s\n", gv_vfio_mods[i].file, strerror(err));
 	}
 	if (!err)
-		err = write_str("/sys/bus/pci/devices/" EDU_ADDR "/driver_override", "vfio-pci");
-	if (!err)
-		err = write_str("/sys/bus/pci/drivers_probe", EDU_ADDR);
-	l = readlink("/sys/bus/pci/devices/" EDU_ADDR "/driver", link, sizeof(link) - 1);
-	link[l > 0 ? l : 0] = '\0';
-	result(!err && strstr(link, "/vfio-pci"), "vfio: the VFIO modules load (vfio_iommu_type1 "
+		err = gv_bind_vfio_pci(EDU_ADDR, &bound);
+	result(!err && bound, "vfio: the VFIO modules load (vfio_iommu_type1 "
 	       "allow_unsafe_interrupts=1) and edu binds to vfio-pci%s%s", err ? ": " : "",
 	       err ? strerror(err) : "");
-	if (err || !strstr(link, "/vfio-pci"))
+	if (err || !bound)
 		return;
 	f0 = edu_fault_lines(-1);
-	fflush(stdout);
-	if (pipe(pfd))
-		return;
-	pid = fork();
-	if (pid == 0) {
-		dup2(pfd[1], 1);
-		dup2(pfd[1], 2);
-		close(pfd[0]);
-		close(pfd[1]);
-		execl("/vfio-edu", "vfio-edu", EDU_ADDR, (char *)NULL);
-		printf("not ok 1 - exec /vfio-edu: %s\n", strerror(errno));
-		_exit(127);
-	}
-	close(pfd[1]);
-	in = pid > 0 ? fdopen(pfd[0], "r") : NULL;
-	while (in && fgets(line, sizeof(line), in)) {
-		char *t = line;
-
-		line[strcspn(line, "\n")] = '\0';
-		if (!strncmp(t, "ok ", 3) || !strncmp(t, "not ok ", 7)) {
-			int ok = t[0] == 'o';
-
-			t = strstr(t, " - ");
-			got++;
-			result(ok, "vfio-edu: %s", t ? t + 3 : line);
-		} else {
-			printf("IKT: # vfio-edu: %s\n", line);
-		}
-	}
-	if (in)
-		fclose(in);
-	else
-		close(pfd[0]);
-	if (pid > 0)
-		waitpid(pid, &st, 0);
+	st = gv_run("/vfio-edu", argv, vfio_edu_line, &got);
 	result(got > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
 	       "vfio-edu ran to the end and passed (%d checks, status %#x)", got, st);
 	/* ikvtd polls the fault records every IKVTD_FAULT_POLL_MS (200);
@@ -198,7 +127,7 @@ static void vfio_edu(void)
 	result(f1 > f0, "the IOMMU driver reported vfio-edu's DMA after UNMAP_DMA: %d kernel line(s) with "
 	       "\"fault\" and %s", f1 - f0, EDU_ADDR + 5);
 	edu_fault_lines(f0);
-	err = write_str("/sys/bus/pci/devices/" EDU_ADDR "/driver/unbind", EDU_ADDR);
+	err = gv_write("/sys/bus/pci/devices/" EDU_ADDR "/driver/unbind", EDU_ADDR);
 	result(!err, "edu unbound from vfio-pci (the container and domain released)%s%s",
 	       err ? ": " : "", err ? strerror(err) : "");
 }
@@ -343,7 +272,7 @@ int main(void)
 		/* ikp=ARGS on the kernel command line: ikvtd's parameters. */
 		const char *args = getenv("ikp") ? getenv("ikp") : "";
 
-		err = load_args("/ikvtd.ko", args);
+		err = gv_load("/ikvtd.ko", args, 0);
 		result(!err, "ikvtd.ko%s%s loads from the initramfs before nvme%s%s", *args ? " " : "",
 		       args, err ? ": " : "", err ? strerror(err) : "");
 		if (err)
