@@ -30,23 +30,7 @@
 #include <iommukit/pgtable.h>
 #include <iommukit/fmt/vtd.h>
 #include "bench.h"
-#include "config.h"
-#ifdef HAVE_DLOPEN
-#include <dlfcn.h>
-#endif
-/* --baseline loads a second build with RTLD_DEEPBIND, which the sanitizer
- * runtimes refuse: such builds go without it (as bench_iova.c). */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define BENCH_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
-	__has_feature(memory_sanitizer)
-#define BENCH_SANITIZED 1
-#endif
-#endif
-#if defined(HAVE_DLOPEN) && defined(RTLD_DEEPBIND) && !defined(BENCH_SANITIZED)
-#define BENCH_BASELINE 1
-#endif
+#include "bench_baseline.h"	/* config.h; BENCH_BASELINE: --baseline is built */
 
 #define K4 0x1000ull
 #define M2 0x200000ull
