@@ -14,6 +14,12 @@
 #   q35-amd        qemu-system-x86_64 -M q35 -device amd-iommu (the AMD
 #                  checks, hil_amd.c; QEMU 7.2's departures from the AMD
 #                  specification are named in their results)
+#   riscv-virt     qemu-system-riscv64 -M virt -bios none -device
+#                  riscv-iommu-pci (the RISC-V IOMMU checks, hil_riscv.c):
+#                  QEMU 10 or later, which Debian 12 lacks: build 10.0.2
+#                  with scripts/build-qemu-riscv.sh and point
+#                  IK_QEMU_RISCV at it (QEMU 10.0.2's departures from the
+#                  RISC-V IOMMU specification are named in the results)
 #
 # each with QEMU's edu device as the DMA master.  Per configuration one more
 # result says whether the run was complete: the image's plan line, every
@@ -21,13 +27,16 @@
 # out!", no timeout, and the QEMU exit status the image's verdict implies.
 # Per architecture one result says the image built.
 #
-# Missing tools (qemu-system-aarch64 / qemu-system-x86_64, the aarch64 cross
-# compiler) make the configurations that need them one "ok ... # SKIP" line,
+# Missing tools (qemu-system-aarch64 / qemu-system-x86_64 / a
+# qemu-system-riscv64 with riscv-iommu-pci, the aarch64 / riscv64 cross
+# compilers) make the configurations that need them one "ok ... # SKIP" line,
 # so a machine without them stays green - unless IK_HIL_REQUIRE=1 (CI),
 # which makes them failures.  Environment:
 #   IK_HIL=0            skip everything (one SKIP line)
 #   IK_HIL_REQUIRE=1    missing tools fail instead of skipping
-#   IK_HIL_CONFIGS      the configurations to run (default: all five)
+#   IK_HIL_CONFIGS      the configurations to run (default: all six)
+#   IK_QEMU_RISCV       the qemu-system-riscv64 of riscv-virt (default: the
+#                       one in PATH; it must offer -device riscv-iommu-pci)
 #   IK_HIL_TIMEOUT      seconds per QEMU run (default 60)
 #   IK_HIL_OUT          build and log directory (default ./_hil; kept, so
 #                       the next run rebuilds only what changed)
@@ -39,7 +48,8 @@ top=$(cd "$top_srcdir" && pwd)
 out=${IK_HIL_OUT:-$(pwd)/_hil}
 tmo=${IK_HIL_TIMEOUT:-60}
 require=${IK_HIL_REQUIRE:-0}
-configs=${IK_HIL_CONFIGS:-"virt-smmuv3 q35-vtd-aw39 q35-vtd-aw48 q35-vtd-sm48 q35-amd"}
+configs=${IK_HIL_CONFIGS:-"virt-smmuv3 q35-vtd-aw39 q35-vtd-aw48 q35-vtd-sm48 q35-amd riscv-virt"}
+qemu_riscv=${IK_QEMU_RISCV:-qemu-system-riscv64}
 summary=0
 [ "${1:-}" = --summary ] && summary=1
 n=0 pass=0 fail=0 skip=0
@@ -67,10 +77,22 @@ if [ "${IK_HIL:-1}" = 0 ]; then
 fi
 
 host=$(uname -m)
-arch_of() { case $1 in virt-*) echo aarch64 ;; q35-*) echo x86_64 ;; esac; }
+arch_of() { case $1 in virt-*) echo aarch64 ;; q35-*) echo x86_64 ;; riscv-*) echo riscv64 ;; esac; }
 cross_of() { [ "$1" = "$host" ] && echo "" || echo "$1-linux-gnu-"; }
-qemu_of() { case $1 in aarch64) echo qemu-system-aarch64 ;; x86_64) echo qemu-system-x86_64 ;; esac; }
-image_of() { case $1 in aarch64) echo ik-hil-qemu-virt ;; x86_64) echo ik-hil-qemu-q35 ;; esac; }
+qemu_of() {
+	case $1 in
+	aarch64) echo qemu-system-aarch64 ;;
+	x86_64) echo qemu-system-x86_64 ;;
+	riscv64) echo "$qemu_riscv" ;;
+	esac
+}
+image_of() {
+	case $1 in
+	aarch64) echo ik-hil-qemu-virt ;;
+	x86_64) echo ik-hil-qemu-q35 ;;
+	riscv64) echo ik-hil-qemu-riscv-virt ;;
+	esac
+}
 
 # qemu_cmd CONFIG IMAGE SERIAL-LOG: the configuration's command line, in
 # "$@" of the caller (set -- $(...) would split paths; print one per line).
@@ -100,6 +122,13 @@ qemu_cmd() {
 			-device amd-iommu -device "$edu" \
 			-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 			-kernel "$2" -append "hil.iommu=amd" ;;
+	riscv-virt)
+		# -bios none: QEMU's reset vector enters the ELF in M-mode; the
+		# command line reaches the image as /chosen/bootargs.
+		printf '%s\n' "$qemu_riscv" -M virt -accel tcg -smp 1 -m 256M -nodefaults \
+			-display none -no-reboot -bios none -serial "file:$3" \
+			-device riscv-iommu-pci,addr=01.0 -device "$edu" \
+			-kernel "$2" -append "hil.iommu=riscv" ;;
 	esac
 }
 
@@ -107,7 +136,12 @@ qemu_cmd() {
 missing_for() {
 	a=$(arch_of "$1") m=
 	case $a in "") echo "unknown configuration"; return ;; esac
-	command -v "$(qemu_of "$a")" > /dev/null 2>&1 || m="$m $(qemu_of "$a")"
+	q=$(qemu_of "$a")
+	if ! command -v "$q" > /dev/null 2>&1; then
+		m="$m $q"
+	elif [ "$a" = riscv64 ] && ! "$q" -device help 2>/dev/null | grep -q '"riscv-iommu-pci"'; then
+		m="$m $q with riscv-iommu-pci (QEMU 10: scripts/build-qemu-riscv.sh, IK_QEMU_RISCV)"
+	fi
 	c=$(cross_of "$a")
 	command -v "${c}gcc" > /dev/null 2>&1 || m="$m ${c}gcc"
 	command -v "${c}nm" > /dev/null 2>&1 || m="$m ${c}nm"
@@ -145,7 +179,7 @@ done
 unset MAKEFLAGS MFLAGS MAKELEVEL
 mkdir -p "$out"
 built=
-for a in aarch64 x86_64; do
+for a in aarch64 x86_64 riscv64; do
 	need=0
 	for cfg in $runnable; do [ "$(arch_of "$cfg")" = "$a" ] && need=1; done
 	[ "$need" -eq 1 ] || continue
@@ -214,9 +248,11 @@ run_config() {
 	fi
 	# The QEMU exit status the image's verdict implies: virt ends with PSCI
 	# SYSTEM_OFF (0 whatever the result); q35 with isa-debug-exit, status
-	# s << 1 | 1 for the image's s (0: every check passed, 1: not).
+	# s << 1 | 1 for the image's s (0: every check passed, 1: not); riscv
+	# virt with its SiFive test device, status s.
 	case $a in
 	aarch64) want_rc=0 ;;
+	riscv64) if [ "$img_failed" -eq 0 ]; then want_rc=0; else want_rc=1; fi ;;
 	*) if [ "$img_failed" -eq 0 ]; then want_rc=1; else want_rc=3; fi ;;
 	esac
 	why=

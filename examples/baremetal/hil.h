@@ -2,7 +2,8 @@
 /*
  * hil.h - iommukit's hardware-in-the-loop harness: bare-metal images that
  * boot on QEMU's emulated machines (aarch64 virt with an SMMUv3, x86-64 q35
- * with an Intel VT-d unit), find QEMU's `edu` PCI device, and run a list of
+ * with an Intel VT-d unit or an AMD IOMMU, rv64 virt with a riscv-iommu-pci
+ * function), find QEMU's `edu` PCI device, and run a list of
  * named checks that each print one TAP line on the serial console.  The
  * checks drive real (emulated) IOMMU hardware through the library's driver
  * cores, with edu as the DMA master.  tests/qemu-hil.sh builds the images,
@@ -43,13 +44,14 @@
  *
  * Adding checks: the SMMUv3 checks live in hil_smmuv3.c (compiled for
  * aarch64 only), the VT-d checks in hil_vtd.c and the AMD IOMMU checks in
- * hil_amd.c (x86-64 only).  Each defines its suite for its IOMMU kind as
+ * hil_amd.c (x86-64 only), the RISC-V IOMMU checks in hil_riscv.c (rv64
+ * only).  Each defines its suite for its IOMMU kind as
  *     const struct hil_suite hil_suite_vtd =
  *             HIL_SUITE_FOR(HIL_IOMMU_VTD, "vtd", checks);
  * and the Makefile compiles and registers the file when it exists.  The
  * runner runs the suites of no kind (the baseline) and the one of the
  * IOMMU the board found; the plan line counts exactly those.  A command
- * line "hil.iommu=NAME" (vtd, amd, smmuv3) says which IOMMU the machine
+ * line "hil.iommu=NAME" (vtd, amd, smmuv3, riscv) says which IOMMU the machine
  * must have: another one (or none) bails out, so that a configuration
  * cannot pass by running no IOMMU checks at all.
  *
@@ -173,6 +175,29 @@ int hil_edu_dma_from_ram(const struct hil_edu *e, ik_u64 bus, ik_u32 off, ik_u32
 int hil_edu_dma_to_ram(const struct hil_edu *e, ik_u32 off, ik_u64 bus, ik_u32 len,
 		       ik_u64 timeout_ns);
 
+/*
+ * The DMA buffers of one check (the edu DMA setup the IOMMU checks share):
+ * hil_bufs_alloc() gives a zeroed, page-aligned buffer of `size` bytes
+ * from `dma` (CPU address *cpu, bus address *bus) and records it;
+ * hil_bufs_free() frees every recorded buffer.  Zero-initialise the set
+ * first.  -ENOSPC when HIL_BUFS_MAX are held, or ik_dma_alloc()'s error;
+ * nothing recorded then.
+ */
+#define HIL_BUFS_MAX 4u
+
+struct hil_bufs {
+	unsigned n;
+	struct {
+		void *cpu;
+		ik_u64 bus;
+		ik_size size;
+	} b[HIL_BUFS_MAX];
+};
+
+int hil_bufs_alloc(struct hil_bufs *bs, const struct ik_dma_mem *dma, ik_size size, ik_u8 **cpu,
+		   ik_u64 *bus);
+void hil_bufs_free(struct hil_bufs *bs, const struct ik_dma_mem *dma);
+
 /* ---- the harness (hil_main.c) ---- */
 
 enum hil_iommu_kind {
@@ -180,11 +205,12 @@ enum hil_iommu_kind {
 	HIL_IOMMU_SMMUV3,		/* Arm SMMUv3 (IHI 0070) */
 	HIL_IOMMU_VTD,			/* Intel VT-d remapping unit */
 	HIL_IOMMU_AMD,			/* AMD IOMMU (pub. 48882) */
+	HIL_IOMMU_RISCV,		/* RISC-V IOMMU (spec v1.0), a PCI function */
 };
 
 /* The board's description of its machine (board_qemu_*.c). */
 struct hil_board {
-	const char *machine;		/* "qemu-virt", "qemu-q35" */
+	const char *machine;		/* "qemu-virt", "qemu-q35", "qemu-riscv-virt" */
 	const char *cmdline;		/* boot command line ("" if none) */
 	struct hil_pci pci;
 	enum hil_iommu_kind iommu_kind;
@@ -249,12 +275,13 @@ struct hil_suite {
 #define HIL_SUITE_FOR(kind, name, checks) \
 	{ (name), (checks), sizeof(checks) / sizeof((checks)[0]), (kind) }
 
-/* The suites (hil_base.c; hil_smmuv3.c, hil_vtd.c and hil_amd.c where they
- * exist). */
+/* The suites (hil_base.c; hil_smmuv3.c, hil_vtd.c, hil_amd.c and
+ * hil_riscv.c where they exist). */
 extern const struct hil_suite hil_suite_base;
 extern const struct hil_suite hil_suite_smmuv3;
 extern const struct hil_suite hil_suite_vtd;
 extern const struct hil_suite hil_suite_amd;
+extern const struct hil_suite hil_suite_riscv;
 
 /* Record a failure of the running check (the first one counts). */
 void hil_fail(struct hil *h, const char *file, int line, const char *expr);

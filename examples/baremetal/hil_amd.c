@@ -66,7 +66,6 @@
 #define IOVA_1G 0x40000000ull	/* 1 GiB: needs Mode 3 */
 
 #define RIG_SETS 2
-#define RIG_BUFS 4
 
 struct rig;
 
@@ -77,18 +76,11 @@ struct rig_set {
 	unsigned mode;	/* its levels: the DTE's Mode */
 };
 
-struct rig_buf {
-	void *cpu;
-	ik_u64 bus;
-	ik_size size;
-};
-
 struct rig {
 	struct hil *h;
 	struct ik_amd *u;
 	struct rig_set s[RIG_SETS];
-	struct rig_buf b[RIG_BUFS];
-	unsigned nbuf;
+	struct hil_bufs bufs;	/* the check's DMA buffers */
 	int attached;	/* the set edu's DTE names; -1: blocked */
 	unsigned dmas;
 	int hook_err;
@@ -256,8 +248,7 @@ static void rig_down(struct rig *r)
 	}
 	for (i = 0; i < RIG_SETS; i++)
 		ik_pgtable_destroy(r->s[i].pt);
-	for (i = 0; i < r->nbuf; i++)
-		ik_dma_free(&h->dma, r->b[i].cpu, r->b[i].bus, r->b[i].size);
+	hil_bufs_free(&r->bufs, &h->dma);
 	if (r->dmas)
 		hil_diag("%u edu DMAs", r->dmas);
 	HIL_CHECK_EQ(h, detach, 0);
@@ -269,20 +260,7 @@ static void rig_down(struct rig *r)
 
 static int rig_buf(struct rig *r, ik_size size, ik_u8 **cpu, ik_u64 *bus)
 {
-	struct rig_buf *b;
-	int err;
-
-	if (r->nbuf == RIG_BUFS)
-		return -ENOSPC;
-	b = &r->b[r->nbuf];
-	err = ik_dma_alloc(&r->h->dma, size, PG, &b->cpu, &b->bus);
-	if (err)
-		return err;
-	b->size = size;
-	r->nbuf++;
-	*cpu = (ik_u8 *)b->cpu;
-	*bus = b->bus;
-	return 0;
+	return hil_bufs_alloc(&r->bufs, &r->h->dma, size, cpu, bus);
 }
 
 /* edu reads [bus, bus + len) into its buffer at 0 / writes its buffer's

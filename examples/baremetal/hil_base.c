@@ -18,6 +18,7 @@
 #include <iommukit/pgtable.h>
 #include <iommukit/fmt/vtd.h>
 #include <iommukit/drv/amd.h>
+#include <iommukit/drv/riscv.h>
 #include "hil.h"
 
 /* ---------------------------------------------------------------- PCI, edu */
@@ -362,6 +363,24 @@ static void amd_id(struct hil *h)
 	HIL_CHECK(h, c.host_levels >= 4);	/* Mode 4 tables at least */
 }
 
+/* RISC-V: the capabilities register, decoded by the library. */
+static void riscv_id(struct hil *h)
+{
+	struct ik_riscv_caps c;
+	ik_u64 caps = ik_mmio_read64(&h->iommu, IK_RISCV_REG_CAPS);
+
+	hil_diag("RISC-V IOMMU capabilities %#018llx fctl %#x", (unsigned long long)caps,
+		 ik_mmio_read32(&h->iommu, IK_RISCV_REG_FCTL));
+	HIL_CHECK_EQ(h, ik_riscv_caps_decode(caps, &c), 0);
+	hil_diag("  version %u.%u PAS %u IGS %u Sv39 %u Sv48 %u Sv57 %u Sv39x4 %u Sv48x4 %u "
+		 "Sv57x4 %u MSI_FLAT %u AMO_HWAD %u ATS %u T2GPA %u PD8 %u PD17 %u PD20 %u",
+		 c.version >> 4, c.version & 15, c.pas, c.igs, c.sv39, c.sv48, c.sv57, c.sv39x4,
+		 c.sv48x4, c.sv57x4, c.msi_flat, c.amo_hwad, c.ats, c.t2gpa, c.pd8, c.pd17, c.pd20);
+	HIL_CHECK_EQ(h, c.version >> 4, 1);		/* v1.x */
+	HIL_CHECK(h, c.sv39 || c.sv48 || c.sv57);	/* some first stage */
+	HIL_CHECK(h, c.pas >= 32);
+}
+
 static void iommu_id_registers(struct hil *h, const void *arg)
 {
 	(void)arg;
@@ -369,6 +388,8 @@ static void iommu_id_registers(struct hil *h, const void *arg)
 		smmuv3_id(h);
 	else if (h->iommu_kind == HIL_IOMMU_AMD)
 		amd_id(h);
+	else if (h->iommu_kind == HIL_IOMMU_RISCV)
+		riscv_id(h);
 	else
 		vtd_id(h);
 }
@@ -393,6 +414,15 @@ static void iommu_off_at_boot(struct hil *h, const void *arg)
 		hil_diag("AMD IOMMU Control %#llx Status %#x", (unsigned long long)ctrl,
 			 ik_mmio_read32(m, IK_AMD_REG_STATUS));
 		HIL_CHECK_EQ(h, ctrl & IK_AMD_CTRL_IOMMU_EN, 0);
+	} else if (h->iommu_kind == HIL_IOMMU_RISCV) {
+		/* QEMU's reset value is MODE Off (no DMA at all); the board
+		 * switched it to Bare (board_qemu_riscv_virt.c). */
+		ik_u64 ddtp = ik_mmio_read64(m, IK_RISCV_REG_DDTP);
+
+		hil_diag("RISC-V IOMMU ddtp %#llx cqcsr %#x fqcsr %#x", (unsigned long long)ddtp,
+			 ik_mmio_read32(m, IK_RISCV_REG_CQCSR), ik_mmio_read32(m, IK_RISCV_REG_FQCSR));
+		HIL_CHECK_EQ(h, ddtp, IK_RISCV_DDTP_MODE_BARE);
+		HIL_CHECK_EQ(h, ik_mmio_read32(m, IK_RISCV_REG_CQCSR) & IK_RISCV_QCSR_ON, 0);
 	} else {
 		ik_u32 gsts = ik_mmio_read32(m, VTD_GSTS);
 

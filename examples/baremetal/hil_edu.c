@@ -96,3 +96,32 @@ int hil_edu_dma_to_ram(const struct hil_edu *e, ik_u32 off, ik_u64 bus, ik_u32 l
 		return -EINVAL;
 	return dma(e, HIL_EDU_BUF + off, bus, len, HIL_EDU_CMD_TO_RAM, timeout_ns);
 }
+
+int hil_bufs_alloc(struct hil_bufs *bs, const struct ik_dma_mem *dma, ik_size size, ik_u8 **cpu,
+		   ik_u64 *bus)
+{
+	void *p = NULL;
+	ik_u64 b = 0;
+	int err;
+
+	if (bs->n >= HIL_BUFS_MAX)
+		return -ENOSPC;
+	err = ik_dma_alloc(dma, size, 4096, &p, &b);
+	if (err)
+		return err;
+	bs->b[bs->n].cpu = p;
+	bs->b[bs->n].bus = b;
+	bs->b[bs->n].size = size;
+	bs->n++;
+	*cpu = (ik_u8 *)p;
+	*bus = b;
+	return 0;
+}
+
+void hil_bufs_free(struct hil_bufs *bs, const struct ik_dma_mem *dma)
+{
+	while (bs->n) {
+		bs->n--;
+		ik_dma_free(dma, bs->b[bs->n].cpu, bs->b[bs->n].bus, bs->b[bs->n].size);
+	}
+}

@@ -41,6 +41,9 @@ static const struct hil_suite *const suites[] = {
 #ifdef HIL_HAVE_AMD
 	&hil_suite_amd,
 #endif
+#ifdef HIL_HAVE_RISCV
+	&hil_suite_riscv,
+#endif
 };
 
 /* ---------------------------------------------------------------- output */
@@ -388,6 +391,8 @@ static const char *kind_name(enum hil_iommu_kind k)
 		return "vtd";
 	case HIL_IOMMU_AMD:
 		return "amd";
+	case HIL_IOMMU_RISCV:
+		return "riscv";
 	default:
 		return "none";
 	}

@@ -110,7 +110,6 @@ static const struct mode scalable_fl = { true, IK_PT_VTD_FL };
  * pool is as before.  Setting up costs no DMA.
  */
 #define RIG_SETS 3
-#define RIG_BUFS 4
 
 struct rig;
 
@@ -120,12 +119,6 @@ struct rig_set {
 	struct ik_pgtable *pt;
 	struct ik_vtd_target t;	/* the planner's view: pt and DID */
 	unsigned levels;
-};
-
-struct rig_buf {
-	void *cpu;
-	ik_u64 bus;
-	ik_size size;
 };
 
 struct rig {
@@ -139,8 +132,7 @@ struct rig {
 	struct ik_iova_domain iova;
 	bool iova_live;
 	int attached;		/* the set edu's entry names; -1: none */
-	struct rig_buf b[RIG_BUFS];
-	unsigned nbuf;
+	struct hil_bufs bufs;	/* the check's DMA buffers */
 	ik_u8 *scratch;		/* one page: expected patterns */
 	ik_u64 scratch_bus;
 	unsigned dmas;
@@ -402,8 +394,7 @@ static void rig_down(struct rig *r)
 	}
 	if (r->iova_live)
 		ik_iova_destroy(&r->iova);
-	for (i = 0; i < r->nbuf; i++)
-		ik_dma_free(&h->dma, r->b[i].cpu, r->b[i].bus, r->b[i].size);
+	hil_bufs_free(&r->bufs, &h->dma);
 	ik_dma_free(&h->dma, r->scratch, r->scratch_bus, PG);
 	for (i = 2; i <= 6 && n + 2 < sizeof(lv); i++) {
 		if (!(depths & (1u << i)))
@@ -427,20 +418,7 @@ static void rig_down(struct rig *r)
 /* A zeroed DMA buffer of `size` bytes, freed by rig_down(). */
 static int rig_buf(struct rig *r, ik_size size, ik_u8 **cpu, ik_u64 *bus)
 {
-	struct rig_buf *b;
-	int err;
-
-	if (r->nbuf == RIG_BUFS)
-		return -ENOSPC;
-	b = &r->b[r->nbuf];
-	err = ik_dma_alloc(&r->h->dma, size, PG, &b->cpu, &b->bus);
-	if (err)
-		return err;
-	b->size = size;
-	r->nbuf++;
-	*cpu = (ik_u8 *)b->cpu;
-	*bus = b->bus;
-	return 0;
+	return hil_bufs_alloc(&r->bufs, &r->h->dma, size, cpu, bus);
 }
 
 /* `size` bytes of IOVA space aligned to size (rounded up to a power of two),

@@ -31,8 +31,35 @@ _start:
 	bl	bm_main
 	bl	bm_board_exit
 1:	b	1b
+#elif defined(__riscv) && __riscv_xlen == 64
+/* Entered in M-mode (QEMU's riscv virt with -bios none) or as a Linux
+ * process.  mstatus.FS = Initial first, when in M-mode: -march=rv64gc code
+ * may use the FP registers, which trap while FS is Off.  A Linux process
+ * has FS on already; there the csrs would trap, so board_linux.c builds
+ * without it (BM_START_MMODE is set for the bare-metal boards only).  The
+ * device tree's address (a1, from QEMU's reset vector) is kept in
+ * bm_boot_fdt, which the board defines. */
+	.section .text.entry, "ax", %progbits	/* first in the image: QEMU's -bios none
+						   jumps to the RAM base */
+	.option	push
+	.option	norelax
+_start:
+#ifdef BM_START_MMODE
+	li	t0, 0x2000		/* mstatus.FS = 01 (Initial) */
+	csrs	mstatus, t0
+	csrw	fcsr, zero
+	la	t0, bm_boot_fdt		/* QEMU passes the device tree in a1 */
+	sd	a1, 0(t0)
+#endif
+	la	sp, bm_stack_top
+	li	ra, 0
+	li	s0, 0
+	call	bm_main
+	call	bm_board_exit
+1:	j	1b
+	.option	pop
 #else
-#error "start.S: x86-64 and aarch64 only"
+#error "start.S: x86-64, aarch64 and rv64 only"
 #endif
 
 	.section .note.GNU-stack, "", %progbits
