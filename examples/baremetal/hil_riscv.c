@@ -34,8 +34,9 @@
  *   - IOTINVAL with AV = 1 drops only the 4 KiB entry at ADDR: a 2 MiB or
  *     1 GiB leaf used at another page of it stays cached;
  *   - iotval2 is 0 for guest-page faults (the specification: the GPA);
- *   - TTYP is always 3 (untranslated write) and PV always 1, whatever the
- *     request was;
+ *   - a translation fault on a read records TTYP 3 (untranslated write), a
+ *     "DDT entry not valid" on a write TTYP 2 (read), and PV is 1 for
+ *     requests without a PASID;
  *   - a write to a read-only page whose translation an earlier read cached
  *     is blocked but not recorded;
  *   - "DDT entry not valid" records iotval 0;
@@ -1276,8 +1277,8 @@ static const struct hil_check checks[] = {
 	  "a cached read)", read_only_page, NULL, HIL_NEEDS_EDU },
 	{ "unmap_and_planned_invalidation_block_dma_and_fault", unmap_blocks_dma, NULL,
 	  HIL_NEEDS_EDU },
-	{ "fault_records_decoded (QEMU 10.0.2 departs: DDT-invalid iotval 0, TTYP always 3, "
-	  "PV always 1)", fault_records, NULL, HIL_NEEDS_EDU },
+	{ "fault_records_decoded (QEMU 10.0.2 departs: DDT-invalid iotval 0 and TTYP 2 for a "
+	  "write, TTYP 3 for a read, PV 1 without a PASID)", fault_records, NULL, HIL_NEEDS_EDU },
 	{ "illegal_command_and_the_queue_recovery", illegal_command, NULL, HIL_NEEDS_EDU },
 	{ "reserved_command_bits (QEMU 10.0.2 departs: ignored)", reserved_command_bits, NULL,
 	  0 },
