@@ -1103,6 +1103,244 @@ START_TEST(batch_submits_in_groups_and_reports_errors)
 }
 END_TEST
 
+/*
+ * Error attribution with the owner stored once per reservation (issue 25
+ * follow-up): the tail record in the reservation's last slot names its
+ * issuer, and the error handler walks those records back from `published`
+ * to the reservation that holds the failing index.  Four reservations are
+ * published one after another while the test holds the consumer back, in a
+ * ring of 16 whose index starts at 13:
+ *   A  4 commands + sync, indices 13..17: wraps the ring (16 is slot 0)
+ *   B  2 commands + sync, 18..20
+ *   C  3 commands without a sync, 21..23: no owner
+ *   D  1 command + sync, 24..25
+ * One entry fails (at the start, in the middle, the last command, the sync
+ * of a reservation; before and after the wrap; a command without owner):
+ * the issuer that owns it hears -EIO, every other issuer 0, and nothing
+ * else is lost.  With the ring's wrap bit, with MSI completion in the sync's
+ * slot, and with completion words in a status array (the handler writes the
+ * failed sync's word there and wakes its waiter early).
+ */
+struct attr_issuer {
+	struct rig *r;
+	uint64_t cmds[4][2];
+	unsigned n;
+	int ret;
+	pthread_t t;
+};
+
+static void *attr_issue(void *arg)
+{
+	struct attr_issuer *a = arg;
+
+	a->ret = ik_cmdq_issue(a->r->q, a->cmds, a->n, IK_CMDQ_SYNC);
+	return NULL;
+}
+
+struct idx_plan {
+	uint32_t index, cerror;
+	unsigned times, hits;
+};
+
+static uint32_t idx_handler(struct rig *r, uint32_t index, const void *ent, int kind)
+{
+	struct idx_plan *ip = r->ctx;
+
+	(void)ent, (void)kind;
+	if (index == ip->index && ip->hits < ip->times) {
+		ip->hits++;
+		return ip->cerror;
+	}
+	return 0;
+}
+
+#define ATTR_STATUS_DMA 0x90000000ull
+static uint32_t attr_words[16];
+
+static void attr_write32(void *ctx, ik_u64 addr, ik_u32 val)
+{
+	(void)ctx;
+	IK_REQUIRE(addr >= ATTR_STATUS_DMA && addr - ATTR_STATUS_DMA < sizeof(attr_words) &&
+		   !(addr & 3));
+	__atomic_store_n(&attr_words[(addr - ATTR_STATUS_DMA) / 4], val, __ATOMIC_RELEASE);
+}
+
+/* Wait (no wall clock) until PROD names index `end`. */
+static void attr_wait_prod(struct rig *r, uint32_t end)
+{
+	while (__atomic_load_n(&r->sw.prod, __ATOMIC_ACQUIRE) != (end & r->sw.regmask))
+		sched_yield();
+}
+
+START_TEST(error_reaches_the_owner_of_any_entry_of_a_reservation)
+{
+	static const struct {
+		uint32_t index, cerror;
+		unsigned times;
+		int owner; /* 0 A, 1 B, 2 D, -1 none */
+	} cases[] = {
+		{ 13, IK_CMDQ_CERROR_ILL, 1, 0 },  /* A's first entry */
+		{ 14, IK_CMDQ_CERROR_ILL, 1, 0 },  /* A's middle, before the wrap */
+		{ 16, IK_CMDQ_CERROR_ILL, 1, 0 },  /* A's last command, slot 0 */
+		{ 17, IK_CMDQ_CERROR_ILL, 1, 0 },  /* A's sync, after the wrap */
+		{ 19, IK_CMDQ_CERROR_ILL, 1, 1 },  /* B's last command */
+		{ 20, IK_CMDQ_CERROR_ABT, IK_CMDQ_DEFAULT_RETRIES + 1, 1 }, /* B's sync */
+		{ 18, IK_CMDQ_CERROR_ABT, IK_CMDQ_DEFAULT_RETRIES, -1 }, /* retried: no error */
+		{ 22, IK_CMDQ_CERROR_ILL, 1, -1 }, /* C: no owner */
+		{ 24, IK_CMDQ_CERROR_ILL, 1, 2 },  /* D's only command */
+		{ 25, IK_CMDQ_CERROR_ILL, 1, 2 },  /* D's sync, the last published entry */
+	};
+	static const unsigned flags[] = { 0, IK_CMDQ_CFG_MSI, IK_CMDQ_CFG_MSI | IK_CMDQ_CFG_NO_WRAP };
+
+	for (unsigned f = 0; f < 4; f++) {
+		for (unsigned c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+			struct idx_plan ip = { cases[c].index, cases[c].cerror, cases[c].times, 0 };
+			struct attr_issuer a[3];
+			static const unsigned an[3] = { 4, 2, 1 };
+			static const uint32_t aend[3] = { 18, 21, 26 };
+			uint64_t cmds[3][2], seq = 0;
+			bool status = f == 3;
+			bool replaced = cases[c].cerror == IK_CMDQ_CERROR_ILL ||
+					cases[c].times > IK_CMDQ_DEFAULT_RETRIES;
+			bool is_sync = cases[c].index == 17 || cases[c].index == 20 ||
+				       cases[c].index == 25;
+			struct rig r;
+
+			rig_init(&r, &ik_cmdq_fmt_smmuv3, 4, flags[status ? 2 : f], 0);
+			if (status) {
+				memset(attr_words, 0, sizeof(attr_words));
+				ik_cmdq_destroy(r.q);
+				r.sw.cfg.write32 = attr_write32;
+				r.cfg.status = attr_words;
+				r.cfg.status_dma = ATTR_STATUS_DMA;
+				ck_assert_int_eq(ik_cmdq_create(&r.cfg, &r.q), 0);
+			}
+			/* Index 13, nothing pending. */
+			for (unsigned k = 0; k < 13; k++) {
+				mk_cmd(cmds[0], 0, seq++);
+				ck_assert_int_eq(ik_cmdq_issue(r.q, cmds, 1, 0), 0);
+			}
+			ck_assert_int_eq(ik_cmdq_sw_consume(&r.sw, 100), 13);
+			r.handler = idx_handler;
+			r.ctx = &ip;
+			/* A, B, then C, then D, each published before the next
+			 * reserves. */
+			for (unsigned k = 0; k < 3; k++) {
+				a[k].r = &r;
+				a[k].n = an[k];
+				a[k].ret = 1;
+				for (unsigned m = 0; m < an[k]; m++)
+					mk_cmd(a[k].cmds[m], k + 1, seq++);
+				if (k == 2) {
+					for (unsigned m = 0; m < 3; m++)
+						mk_cmd(cmds[m], 0, seq++);
+					ck_assert_int_eq(ik_cmdq_issue(r.q, cmds, 3, 0), 0);
+					attr_wait_prod(&r, 24);
+				}
+				ck_assert_int_eq(pthread_create(&a[k].t, NULL, attr_issue, &a[k]), 0);
+				attr_wait_prod(&r, aend[k]);
+			}
+			/* Consume everything; errors are handled by the waiters or
+			 * here, as an error interrupt would. */
+			while (__atomic_load_n(&r.sw.consumed, __ATOMIC_RELAXED) < 26) {
+				int n = ik_cmdq_sw_consume(&r.sw, 100);
+
+				if (n == -EAGAIN)
+					(void)ik_cmdq_poll_errors(r.q);
+				if (n <= 0)
+					sched_yield();
+			}
+			for (unsigned k = 0; k < 3; k++) {
+				pthread_join(a[k].t, NULL);
+				ck_assert_msg(a[k].ret == (cases[c].owner == (int)k ? -EIO : 0),
+					      "flags %u, index %u: issuer %u returned %d", f,
+					      cases[c].index, k, a[k].ret);
+			}
+			ck_assert_uint_eq(ip.hits, cases[c].times);
+			ck_assert_int_eq(r.nerr, (int)cases[c].times);
+			ck_assert_uint_eq(r.errs[r.nerr - 1].index, cases[c].index);
+			ck_assert_int_eq(r.errs[r.nerr - 1].result, replaced ? -EIO : 0);
+			/* Nothing else was lost: the 13 first commands, A's, B's,
+			 * C's and D's 10, less a replaced one (a replaced sync is
+			 * no command). */
+			ck_assert_uint_eq(r.seen, 23 - (replaced && !is_sync));
+			rig_fini(&r);
+		}
+	}
+}
+END_TEST
+
+/*
+ * A consumer register that reports an error at an index it has already
+ * passed (a broken or hostile device) must not be attributed to the issuer
+ * whose entries were there: that issuer may have returned, and its report
+ * (a batch's, here, which outlives its submit) must not be written.  Before
+ * the owner moved to the reservation's tail record, the handler took the
+ * slot's owner pointer and set the finished batch's status to -EIO, so its
+ * next submit failed.
+ */
+static struct {
+	int armed;
+	ik_u32 reg;
+} behind;
+
+static ik_u32 behind_read_cons(void *ctx, ik_u32 *cerror)
+{
+	if (__atomic_load_n(&behind.armed, __ATOMIC_ACQUIRE)) {
+		*cerror = IK_CMDQ_CERROR_ILL;
+		return behind.reg;
+	}
+	return ik_cmdq_sw_regs.read_cons(ctx, cerror);
+}
+
+static void behind_ack_error(void *ctx)
+{
+	if (__atomic_exchange_n(&behind.armed, 0, __ATOMIC_ACQ_REL))
+		return;
+	ik_cmdq_sw_regs.ack_error(ctx);
+}
+
+START_TEST(error_at_an_index_already_consumed_blames_no_one)
+{
+	struct ik_cmdq_regs regs = ik_cmdq_sw_regs;
+	struct ik_cmdq_batch b;
+	uint64_t cmd[2];
+	struct ik_cmdq *q;
+	struct rig r;
+
+	rig_init(&r, &ik_cmdq_fmt_smmuv3, 4, 0, 0);
+	regs.read_cons = behind_read_cons;
+	regs.ack_error = behind_ack_error;
+	r.cfg.regs = &regs;
+	ck_assert_int_eq(ik_cmdq_create(&r.cfg, &q), 0);
+	ik_cmdq_destroy(r.q);
+	r.q = q;
+	memset(&behind, 0, sizeof(behind));
+	rig_start(&r);
+	ik_cmdq_batch_init(&b, q);
+	for (unsigned i = 0; i < 3; i++) {
+		mk_cmd(cmd, 0, i);
+		ck_assert_int_eq(ik_cmdq_batch_add(&b, cmd), 0);
+	}
+	ck_assert_int_eq(ik_cmdq_batch_submit(&b), 0);
+	rig_stop(&r);
+	/* Indices 0..3 consumed; the device now claims it stopped at 1. */
+	behind.reg = 1;
+	__atomic_store_n(&behind.armed, 1, __ATOMIC_RELEASE);
+	ck_assert_int_eq(ik_cmdq_poll_errors(q), 1);
+	ck_assert_int_eq(r.nerr, 1);
+	ck_assert_uint_eq(r.errs[0].index, 1);
+	/* The batch is not blamed. */
+	rig_start(&r);
+	mk_cmd(cmd, 0, 3);
+	ck_assert_int_eq(ik_cmdq_batch_add(&b, cmd), 0);
+	ck_assert_int_eq(ik_cmdq_batch_submit(&b), 0);
+	rig_stop(&r);
+	ck_assert_uint_eq(r.seen, 4);
+	rig_fini(&r);
+}
+END_TEST
+
 START_TEST(vtd_queue_no_wrap_256bit_with_status_write)
 {
 	struct rig r;
@@ -3426,6 +3664,8 @@ Suite *ik_test_suite(void)
 	tcase_add_test(q, atc_invalidation_timeout_retries_the_sync);
 	tcase_add_test(q, error_interrupt_path_handles_errors_without_waiters);
 	tcase_add_test(q, batch_submits_in_groups_and_reports_errors);
+	tcase_add_test(q, error_reaches_the_owner_of_any_entry_of_a_reservation);
+	tcase_add_test(q, error_at_an_index_already_consumed_blames_no_one);
 	tcase_add_test(q, vtd_queue_no_wrap_256bit_with_status_write);
 	tcase_add_test(q, vtd_noop_and_addressless_sync_are_waits_that_signal);
 	tcase_add_test(q, vtd_validate_applies_each_unit_rule);

@@ -29,6 +29,9 @@
  *                first and end index, which its producer stores (release)
  *                once all its entries are complete; the publisher retires
  *                it as it passes (one step per reservation, not per entry).
+ *   tail record  per reservation, at its last slot: its first index and the
+ *                issuer waiting for it (the owner an error is reported to),
+ *                written with the entries, before the marker.
  *   published    the index up to which PROD has been written.  Whoever finds
  *                a contiguous run of valid reservations at `published` advances it
  *                and writes PROD (and rings the doorbell) once for the run.
@@ -110,7 +113,11 @@
  * Nothing behind the entry is lost.  A replaced command is reported as -EIO
  * to the issue() call (or batch) that submitted it when that call waits with
  * IK_CMDQ_SYNC; every error, retried or not, also reaches the on_error hook
- * and the queue's counters.
+ * and the queue's counters.  The handler finds that issuer by walking the
+ * tail records back from the published index to the reservation that holds
+ * CONS (one step per reservation in between, at most the capacity; only on
+ * this path); a CONS the consumer has already passed, or one past what was
+ * published, is attributed to no one.
  *
  * Synchronization table
  *   ik_cmdq_issue, _issue_ex, _sync,    any number of threads at once, with
@@ -127,7 +134,8 @@
  *
  * Ordering edges (each named where it is implemented, in src/cmdq/cmdq.c):
  *   R1 marker store-release  -> A1 publisher's marker load-acquire
- *        (the entry's bytes and owner are complete before publication)
+ *        (the entries' bytes and the tail record are complete before
+ *        publication; the error handler acquires `published`)
  *   R2 `published`/PROD store-release (write_prod hook) -> consumer's PROD
  *        load-acquire (entries visible to the consumer; ik_dma_wmb() for a
  *        device)
@@ -338,7 +346,8 @@ struct ik_cmdq_stats {
 
 /*
  * ik_cmdq_memsize - bytes that ik_cmdq_init() needs for `cfg` (the queue
- * state, per-slot markers and, when cfg->ring is NULL, the ring), or 0 if the
+ * state, per-slot markers and tail records - 24 bytes a slot on a 64-bit
+ * host - and, when cfg->ring is NULL, the ring), or 0 if the
  * config is invalid or NULL (0 is this function's error report).  O(1).
  */
 IK_API ik_size ik_cmdq_memsize(const struct ik_cmdq_config *cfg);

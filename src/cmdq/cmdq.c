@@ -9,6 +9,20 @@
 #include <iommukit/lock.h>
 #include "cmdq_test.h"
 
+/*
+ * The tail record of a reservation [start, end), in the slot of its last
+ * entry (end - 1): its first index and the issuer that waits for it (NULL
+ * for none), written once per reservation, with its entries, before its
+ * valid marker (R1).  The error handler finds the owner of an entry by
+ * walking these records back from `published` (see tail_of()); a record is
+ * read only while its reservation is published and not entirely consumed,
+ * so no later lap has written that slot since.
+ */
+struct tail {
+	struct ik_cmdq_owner *owner;
+	ik_u32 start;
+};
+
 struct ik_cmdq {
 	/* Read-mostly configuration. */
 	const struct ik_cmdq_fmt *fmt;
@@ -30,7 +44,9 @@ struct ik_cmdq {
 	 * start | end << 32 (see mark_of()), or a value whose low half is
 	 * not an index of the slot (nothing to publish there). */
 	ik_u64 *marker;
-	struct ik_cmdq_owner **owner;	/* per slot: the waiting issuer, or NULL */
+	/* Per slot: the tail record of a reservation whose last entry is
+	 * there (see struct tail). */
+	struct tail *tail;
 
 	/* Hot producer words, each on its own line. */
 	IK_ALIGNED(IK_CACHELINE) ik_u32 reserve;
@@ -362,16 +378,59 @@ static ik_u32 cons_refresh(struct ik_cmdq *q)
 
 /* ---------------------------------------------------------------- errors */
 
+/*
+ * The tail record of the reservation that holds index i, the consumer being
+ * stopped at i (error lock held), or NULL.  Reservations tile the indices
+ * and `published` is the end of one, so the walk starts at the record in
+ * the slot before `published`, and each record's start is the end of the
+ * reservation before it: one step per reservation in [i, published), at
+ * most the capacity.  Every record read is in a slot of index >= i, so
+ * its reservation is published (its record written before its marker, R1,
+ * which the publisher acquired, A1, before its release of `published`,
+ * which we acquire) and not entirely consumed: no producer of a later lap
+ * may reserve that slot before the consumer passes i (reserve()), so the
+ * record is the one that reservation wrote, whatever the laps and the
+ * 2^32 wrap of indices; indices are only compared by their distance.
+ *
+ * `lo` is a consumer index read before the register that gave i.  A
+ * consumer that reports an index outside [lo, published) - one it has
+ * already passed, or one nothing was published at - names no reservation
+ * that can be trusted to be live: NULL, nothing is attributed.  A record
+ * that does not step back by 1 to the capacity (which a live one always
+ * does) also ends the walk with NULL.
+ */
+static struct tail *tail_of(struct ik_cmdq *q, ik_u32 i, ik_u32 lo)
+{
+	/* Acquire, pairs with publish()'s release of `published` (R2). */
+	ik_u32 b = ik_load_acquire(&q->published);
+
+	if ((ik_s32)(i - lo) < 0 || b - i - 1 >= q->cap)
+		return NULL;
+	for (;;) {
+		struct tail *t = &q->tail[(b - 1) & q->mask];
+		ik_u32 s = ik_load_relaxed(&t->start);
+
+		if (b - s - 1 >= q->cap)
+			return NULL; /* not a live record */
+		if ((ik_s32)(i - s) >= 0)
+			return t; /* s <= i < b */
+		b = s;
+	}
+}
+
 static int handle_error(struct ik_cmdq *q)
 {
 	ik_u64 orig[4], noop[4];
 	struct ik_cmdq_error e;
-	ik_u32 cerror = 0, reg, i;
+	ik_u32 cerror = 0, reg, i, lo;
 	struct ik_cmdq_owner *o;
+	struct tail *t;
 	bool replace;
 
 	if (!ik_trylock(&q->err_lock))
 		return 0; /* another thread is on it */
+	/* C2 acquire: a consumer index the register cannot be below. */
+	lo = ik_load_acquire(&q->cons_cached);
 	/* Re-read under the lock: only the lock holder acknowledges, so the
 	 * error and the index read now belong together. */
 	reg = q->regs->read_cons(q->regs_ctx, &cerror);
@@ -404,10 +463,12 @@ static int handle_error(struct ik_cmdq *q)
 		ent_store(slot_of(q, i), noop, WORDS(q));
 		q->err_active = false;
 		ik_store_relaxed(&q->replaced, q->replaced + 1);
-		/* The entry is published and not consumed, so owner[] holds the
-		 * issuer of index i; an issuer that gave up cleared it under this
-		 * lock (disown()), so the pointer is live. */
-		o = ik_load_relaxed(&q->owner[i & q->mask]);
+		/* The entry is published and not consumed, so the tail record
+		 * of its reservation names its issuer; an issuer that gave up
+		 * cleared it under this lock (disown()), so the pointer is
+		 * live. */
+		t = tail_of(q, i, lo);
+		o = t ? ik_load_relaxed(&t->owner) : NULL;
 		if (o) {
 			int zero = 0;
 
@@ -417,9 +478,12 @@ static int handle_error(struct ik_cmdq *q)
 			/* The entry may have been its issuer's sync, whose waiter
 			 * polls only the completion word: write it (S1 release,
 			 * after the status above), so that the waiter wakes and
-			 * returns -EIO.  The no-op now in the slot belongs to no
-			 * one: that waiter may return before it is consumed. */
-			ik_store_relaxed(&q->owner[i & q->mask], (struct ik_cmdq_owner *)NULL);
+			 * returns -EIO.  The reservation's entries still to run
+			 * belong to no one then: that waiter may return before
+			 * they are consumed (its status already holds an error,
+			 * so nothing it would hear is lost). */
+			if (t)
+				ik_store_relaxed(&t->owner, (struct ik_cmdq_owner *)NULL);
 			ik_store_release(&q->status[i & q->mask], status_tag(q, i));
 		}
 	} else {
@@ -451,9 +515,10 @@ IK_API int ik_cmdq_poll_errors(struct ik_cmdq *q)
 	return cerror ? handle_error(q) : 0;
 }
 
-/* An issuer that stops waiting (timeout) clears its owner pointers from the
- * entries not yet consumed, under the error lock, so the handler never writes
- * to its (dead) stack. */
+/* An issuer that stops waiting (timeout) clears its owner pointer from the
+ * tail records of its reservations not yet consumed (each has its record in
+ * a slot of [first, reserve)), under the error lock, so the handler never
+ * writes to its (dead) stack. */
 static void disown(struct ik_cmdq *q, struct ik_cmdq_owner *o)
 {
 	ik_u32 c, r, i, cerror;
@@ -475,7 +540,7 @@ static void disown(struct ik_cmdq *q, struct ik_cmdq_owner *o)
 
 		/* A CAS, not a store: the slot may already carry the next lap's
 		 * owner if the consumer passed it since we read CONS. */
-		ik_atomic_cas(&q->owner[i & q->mask], &mine, (struct ik_cmdq_owner *)NULL,
+		ik_atomic_cas(&q->tail[i & q->mask].owner, &mine, (struct ik_cmdq_owner *)NULL,
 			      IK_MO_RELAXED, IK_MO_RELAXED);
 	}
 	ik_unlock(&q->err_lock);
@@ -494,7 +559,7 @@ static void publish(struct ik_cmdq *q, struct ik_cmdq_counters *cnt)
 		p0 = ik_load_relaxed(&q->published);
 		p = p0;
 		/* A1 acquire, pairs with R1: every entry of the reservation
-		 * that starts at p, and their owners, are complete.  Only
+		 * that starts at p, and its tail record, are complete.  Only
 		 * unpublished reservations are marked, so this stops within
 		 * the capacity, one step per reservation.  The marker is
 		 * retired before the release below (R2), so it happens before
@@ -595,7 +660,7 @@ static int reserve(struct ik_cmdq *q, ik_u32 n, ik_u32 *out, struct waiter *w,
 
 /*
  * Copy `cnt` entries of `words` (4 or 8) 32-bit words from src into the
- * consecutive slots from d on (no wrap inside), and set their owners to o.
+ * consecutive slots from d on (no wrap inside).
  * A 16-byte half of an entry is two relaxed 64-bit stores: the ring is
  * aligned to the entry size, and every other access to it is a 32-bit
  * relaxed atomic (ent_store(), ent_load(), a completion word) on the same
@@ -612,21 +677,17 @@ static inline void half_store(ik_u64 *w, const char *src)
 	ik_store_relaxed(&w[1], v1);
 }
 
-static inline void ents_store(ik_u32 *d, const char *src, ik_u32 cnt, unsigned words,
-			      struct ik_cmdq_owner **ow, struct ik_cmdq_owner *o)
+static inline void ents_store(ik_u32 *d, const char *src, ik_u32 cnt, unsigned words)
 {
 	ik_u64 *w = (ik_u64 *)(void *)d;
 
 	if (words == 4) {
-		for (ik_u32 e = 0; e < cnt; e++, w += 2, src += 16) {
+		for (ik_u32 e = 0; e < cnt; e++, w += 2, src += 16)
 			half_store(w, src);
-			ik_store_relaxed(&ow[e], o);
-		}
 	} else {
 		for (ik_u32 e = 0; e < cnt; e++, w += 4, src += 32) {
 			half_store(w, src);
 			half_store(w + 2, src + 16);
-			ik_store_relaxed(&ow[e], o);
 		}
 	}
 }
@@ -634,8 +695,9 @@ static inline void ents_store(ik_u32 *d, const char *src, ik_u32 cnt, unsigned w
 /*
  * Write n entries (and a sync when `sync`) at reserved index r, then mark
  * the reservation valid.  The commands go in at most two contiguous runs
- * of slots (the ring wraps at most once), entries then owners; one marker
- * for the whole reservation, stored last (R1).
+ * of slots (the ring wraps at most once); one tail record (start and owner,
+ * in the last entry's slot) and one marker (in the first's) for the whole
+ * reservation, the marker stored last (R1).
  */
 static void fill(struct ik_cmdq *q, ik_u32 r, const void *cmds, ik_u32 n, bool sync,
 		 struct ik_cmdq_owner *o)
@@ -647,8 +709,7 @@ static void fill(struct ik_cmdq *q, ik_u32 r, const void *cmds, ik_u32 n, bool s
 	while (k < n) {
 		ik_u32 sl = (r + k) & q->mask, cnt = IK_MIN(n - k, q->size - sl);
 
-		ents_store((ik_u32 *)(void *)(q->ring + (ik_size)sl * q->es), src, cnt, words,
-			   &q->owner[sl], o);
+		ents_store((ik_u32 *)(void *)(q->ring + (ik_size)sl * q->es), src, cnt, words);
 		src += (ik_size)cnt * q->es;
 		k += cnt;
 	}
@@ -677,12 +738,16 @@ static void fill(struct ik_cmdq *q, ik_u32 r, const void *cmds, ik_u32 n, bool s
 		}
 		q->fmt->encode_sync(s, addr, q->status ? status_tag(q, j) : done_word(q, j));
 		ent_store(slot_of(q, j), s, words);
-		ik_store_relaxed(&q->owner[j & q->mask], o);
 	}
-	/* R1 release, pairs with A1 in publish(): the entries and owners
-	 * above are complete. */
-	if (n || sync)
+	if (n || sync) {
+		struct tail *t = &q->tail[(r + n + sync - 1) & q->mask];
+
+		ik_store_relaxed(&t->owner, o);
+		ik_store_relaxed(&t->start, r);
+		/* R1 release, pairs with A1 in publish(): the entries and
+		 * the tail record above are complete. */
 		ik_store_release(&q->marker[r & q->mask], mark_of(r, r + n + sync));
+	}
 }
 
 /* Queue n commands (+ sync) without waiting for the sync.  *sync_idx gets
@@ -860,7 +925,7 @@ IK_API ik_size ik_cmdq_memsize(const struct ik_cmdq_config *cfg)
 		return 0;
 	n = (ik_size)1 << cfg->log2_entries;
 	sz = hdr_size() + IK_ALIGN_UP(n * sizeof(ik_u64), (ik_size)IK_CACHELINE) +
-	     IK_ALIGN_UP(n * sizeof(struct ik_cmdq_owner *), (ik_size)IK_CACHELINE);
+	     IK_ALIGN_UP(n * sizeof(struct tail), (ik_size)IK_CACHELINE);
 	if (!cfg->ring)
 		sz += n * cfg->fmt->entry_size;
 	return sz;
@@ -893,7 +958,7 @@ IK_API int ik_cmdq_init(void *mem, ik_size size, const struct ik_cmdq_config *cf
 	n = (ik_size)1 << cfg->log2_entries;
 	ring = cfg->ring ? (ik_u8 *)cfg->ring :
 			   p + hdr_size() + IK_ALIGN_UP(n * sizeof(ik_u64), (ik_size)IK_CACHELINE) +
-				   IK_ALIGN_UP(n * sizeof(struct ik_cmdq_owner *), (ik_size)IK_CACHELINE);
+				   IK_ALIGN_UP(n * sizeof(struct tail), (ik_size)IK_CACHELINE);
 	ring_dma = cfg->ring_dma ? cfg->ring_dma : (ik_u64)(ik_uptr)ring;
 	bytes = (ik_u64)n * cfg->fmt->entry_size;
 	status_dma = cfg->status_dma ? cfg->status_dma : (ik_u64)(ik_uptr)cfg->status;
@@ -939,8 +1004,8 @@ IK_API int ik_cmdq_init(void *mem, ik_size size, const struct ik_cmdq_config *cf
 	p += hdr_size();
 	q->marker = (ik_u64 *)(void *)p;
 	p += IK_ALIGN_UP(n * sizeof(ik_u64), (ik_size)IK_CACHELINE);
-	q->owner = (struct ik_cmdq_owner **)(void *)p;
-	p += IK_ALIGN_UP(n * sizeof(struct ik_cmdq_owner *), (ik_size)IK_CACHELINE);
+	q->tail = (struct tail *)(void *)p;
+	p += IK_ALIGN_UP(n * sizeof(struct tail), (ik_size)IK_CACHELINE);
 	q->ring = ring;
 	q->ring_dma = ring_dma;
 	q->status = cfg->status;
