@@ -28,8 +28,14 @@
  * thread for each configuration, and the ratio of the best ECMDQ row to the
  * best shared row; --json: one object per row with exactly the fields mode,
  * batch, threads, requests, requests_per_thread.
+ * A configuration that fails ends the run (exit 1) with one line on stderr:
+ * the call that failed, what it returned, and the thread and its request
+ * count (or "during setup").  The driver's wait bound is 60 s, not its
+ * default 1 s: the model consumes on the bench's own threads, which a
+ * loaded machine may deschedule for longer (see seed_setup()).
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -45,6 +51,7 @@
 #define SEED_MAX_THREADS 256
 #define SEED_SID 1u
 #define SEED_ASID 5u
+#define SEED_TIMEOUT_NS 60000000000ull /* 60 s: see seed_setup() */
 
 enum { SEED_TIME = BENCH_OPT_OWN, SEED_BATCHES, SEED_NOPTS };
 
@@ -83,6 +90,12 @@ struct seed_run {
 	unsigned batch, threads;
 	int go, stop;
 	int failed;
+	/* The first failure: what failed, its return value, on which thread
+	 * (-1: setup), and the request count it had reached. */
+	const char *why;
+	int err;
+	int who;
+	uint64_t at;
 };
 
 struct seed_thread {
@@ -111,6 +124,20 @@ static void seed_pin(unsigned i)
 	}
 }
 
+/* Record the first failure (later ones are consequences) and stop. */
+static void seed_fail(struct seed_run *r, const char *why, int err, int who, uint64_t at)
+{
+	int zero = 0;
+
+	if (ik_atomic_cas(&r->failed, &zero, 1, IK_MO_ACQ_REL, IK_MO_RELAXED)) {
+		r->why = why;
+		r->err = err;
+		r->who = who;
+		r->at = at;
+	}
+	ik_store_release(&r->stop, 1);
+}
+
 static void *seed_worker(void *arg)
 {
 	struct seed_thread *t = arg;
@@ -118,7 +145,9 @@ static void *seed_worker(void *arg)
 	uint64_t base = (uint64_t)(t->idx + 1) << 30, w[256][2];
 	uint64_t pa = (uint64_t)(uintptr_t)r->mem;
 	unsigned n = 0, slot = 0;
+	const char *why = NULL;
 	struct ik_gather g;
+	int err = 0;
 
 	seed_pin(t->idx);
 	while (!ik_load_acquire(&r->go))
@@ -128,35 +157,57 @@ static void *seed_worker(void *arg)
 		uint64_t iova = base + (uint64_t)slot * 4096;
 		struct ik_softiommu_xlate x;
 		struct ik_smmu_cmd c;
+		ik_s64 un;
 
-		if (ik_pgtable_map(r->pt, iova, pa, 4096, IK_PROT_READ | IK_PROT_WRITE) ||
-		    ik_softiommu_translate(r->soft, SEED_SID, iova, IK_SOFTIOMMU_READ, &x) ||
-		    x.oa != pa || ik_pgtable_unmap(r->pt, iova, 4096, &g) != 4096)
-			goto fail;
+		err = ik_pgtable_map(r->pt, iova, pa, 4096, IK_PROT_READ | IK_PROT_WRITE);
+		if (err) {
+			why = "ik_pgtable_map";
+			break;
+		}
+		err = ik_softiommu_translate(r->soft, SEED_SID, iova, IK_SOFTIOMMU_READ, &x);
+		if (err || x.oa != pa) {
+			why = err ? "ik_softiommu_translate" : "translation to another address";
+			break;
+		}
+		un = ik_pgtable_unmap(r->pt, iova, 4096, &g);
+		if (un != 4096) {
+			why = "ik_pgtable_unmap";
+			err = (int)un;
+			break;
+		}
 		memset(&c, 0, sizeof(c));
 		c.op = IK_SMMU_CMD_TLBI_NH_VA;
 		c.asid = SEED_ASID;
 		c.leaf = 1;
 		c.addr = iova;
-		if (ik_smmu_cmd_encode(&c, w[n]))
-			goto fail;
+		err = ik_smmu_cmd_encode(&c, w[n]);
+		if (err) {
+			why = "ik_smmu_cmd_encode";
+			break;
+		}
 		n++;
 		slot = (slot + 1) % r->batch;
 		if (n == r->batch) {
 			struct ik_cmdq *q = r->ecmdq ? ik_cmdq_set_pick(ik_smmu_ecmdq_set(r->s)) :
 						       ik_smmu_cmdq(r->s);
 
-			if (ik_cmdq_issue(q, w, n, IK_CMDQ_SYNC) || ik_pgtable_gather_sync(r->pt, &g))
-				goto fail;
+			err = ik_cmdq_issue(q, w, n, IK_CMDQ_SYNC);
+			if (err) {
+				why = "ik_cmdq_issue";
+				break;
+			}
+			err = ik_pgtable_gather_sync(r->pt, &g);
+			if (err) {
+				why = "ik_pgtable_gather_sync";
+				break;
+			}
 			ik_gather_init(&g);
 			t->requests += n;
 			n = 0;
 		}
 	}
-	return NULL;
-fail:
-	ik_store_release(&r->failed, 1);
-	ik_store_release(&r->stop, 1);
+	if (why)
+		seed_fail(r, why, err, (int)t->idx, t->requests);
 	return NULL;
 }
 
@@ -173,6 +224,13 @@ static void seed_teardown(struct seed_run *r)
 	free(r->mem);
 }
 
+/* A setup step failed: record it (seed_once() reports it) and return -1. */
+static int setup_fail(struct seed_run *r, const char *why, int err)
+{
+	seed_fail(r, why, err, -1, 0);
+	return -1;
+}
+
 /* Model, core, tables and the stream, as a driver sets them up. */
 static int seed_setup(struct seed_run *r)
 {
@@ -187,32 +245,47 @@ static int seed_setup(struct seed_run *r)
 	uint32_t sid = SEED_SID;
 	uint8_t v;
 	const struct ik_smmu_idr *id;
+	int err;
 
 	ik_softiommu_config_init(&sc);
 	sc.iotlb_entries = 4096;
 	sc.iotlb_ways = 8;
 	sc.phys_to_host = ik_softiommu_host_identity; /* this process's own pages */
-	if (ik_softiommu_create(&sc, &r->soft))
-		return -1;
+	if ((err = ik_softiommu_create(&sc, &r->soft)))
+		return setup_fail(r, "ik_softiommu_create", err);
 	ik_softsmmu_config_init(&mc);
 	mc.soft = r->soft;
 	mc.phys_to_host = ik_softiommu_host_identity;
 	mc.idr[1] |= IK_SMMU_IDR1_ECMDQ;
 	mc.ecmdq_log2numq = 4; /* 16 queues a page */
 	mc.ecmdq_log2nump = 4; /* 16 pages: 256 queues */
-	if (ik_softsmmu_create(&mc, &r->m) || ik_softsmmu_mmio(r->m, &r->io) ||
-	    ik_dma_mem_default(&r->dma, NULL))
-		return -1;
+	if ((err = ik_softsmmu_create(&mc, &r->m)))
+		return setup_fail(r, "ik_softsmmu_create", err);
+	if ((err = ik_softsmmu_mmio(r->m, &r->io)))
+		return setup_fail(r, "ik_softsmmu_mmio", err);
+	if ((err = ik_dma_mem_default(&r->dma, NULL)))
+		return setup_fail(r, "ik_dma_mem_default", err);
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.mmio = &r->io;
 	cfg.dma = &r->dma;
 	cfg.cmdq_log2 = 10; /* a batch of 256 and its sync fit */
+	/* The "device" is the model, run by whichever bench thread writes
+	 * PROD, so a wait sees no progress while that thread is descheduled -
+	 * for more than the driver's default 1 s on a loaded machine (make
+	 * check under load: "shared batch 1 failed", ik_cmdq_issue()
+	 * -ETIMEDOUT).  This is a benchmark, not a test of the bound: a long
+	 * one, so that only a stuck model ends a run (and says so). */
+	cfg.timeout_ns = SEED_TIMEOUT_NS;
 	cfg.flags = r->ecmdq ? IK_SMMU_F_ECMDQ : 0;
-	if (ik_smmu_create(&cfg, &r->s) || ik_smmu_ecmdq_limit(r->s, r->threads) ||
-	    ik_smmu_reset(r->s))
-		return -1;
+	if ((err = ik_smmu_create(&cfg, &r->s)))
+		return setup_fail(r, "ik_smmu_create", err);
+	if ((err = ik_smmu_ecmdq_limit(r->s, r->threads)))
+		return setup_fail(r, "ik_smmu_ecmdq_limit", err);
+	if ((err = ik_smmu_reset(r->s)))
+		return setup_fail(r, "ik_smmu_reset", err);
 	if (r->ecmdq && ik_smmu_ecmdq_count(r->s) != r->threads)
-		return -1;
+		return setup_fail(r, "ik_smmu_ecmdq_count (fewer queues than threads)",
+				  (int)ik_smmu_ecmdq_count(r->s));
 	id = ik_smmu_get_idr(r->s);
 	memset(&pc, 0, sizeof(pc));
 	pc.fmt = IK_PT_LPAE_S1;
@@ -220,13 +293,13 @@ static int seed_setup(struct seed_run *r)
 	pc.oas = 48;
 	pc.pgsize_bitmap = 1ull << 12 | 1ull << 21 | 1ull << 30;
 	pc.coherent = true;
-	if (ik_pgtable_create(&pc, &r->pt))
-		return -1;
+	if ((err = ik_pgtable_create(&pc, &r->pt)))
+		return setup_fail(r, "ik_pgtable_create", err);
 	memset(&cc, 0, sizeof(cc));
 	cc.idr = id;
 	cc.dma = &r->dma;
-	if (ik_smmu_cdtab_init(&r->cdt, &cc))
-		return -1;
+	if ((err = ik_smmu_cdtab_init(&r->cdt, &cc)))
+		return setup_fail(r, "ik_smmu_cdtab_init", err);
 	r->cdt_live = true;
 	memset(&cd, 0, sizeof(cd));
 	cd.pt = r->pt;
@@ -234,11 +307,16 @@ static int seed_setup(struct seed_run *r)
 	memset(&stc, 0, sizeof(stc));
 	stc.config = IK_SMMU_STE_CFG_S1;
 	ik_smmu_cdtab_ste(&r->cdt, &stc);
-	if (ik_smmu_cd_build(id, &cd, cdw) || ik_smmu_write_cd(r->s, &r->cdt, 0, cdw, &sid, 1) ||
-	    ik_smmu_ste_build(id, &stc, ste) || ik_smmu_write_ste(r->s, sid, ste))
-		return -1;
-	if (posix_memalign((void **)&r->mem, 4096, 4096))
-		return -1;
+	if ((err = ik_smmu_cd_build(id, &cd, cdw)))
+		return setup_fail(r, "ik_smmu_cd_build", err);
+	if ((err = ik_smmu_write_cd(r->s, &r->cdt, 0, cdw, &sid, 1)))
+		return setup_fail(r, "ik_smmu_write_cd", err);
+	if ((err = ik_smmu_ste_build(id, &stc, ste)))
+		return setup_fail(r, "ik_smmu_ste_build", err);
+	if ((err = ik_smmu_write_ste(r->s, sid, ste)))
+		return setup_fail(r, "ik_smmu_write_ste", err);
+	if ((err = posix_memalign((void **)&r->mem, 4096, 4096)))
+		return setup_fail(r, "posix_memalign", -err);
 	memset(r->mem, 0x5a, 4096);
 	/* The device's first access makes the model fetch STE and CD and
 	 * attach the stream (it faults: nothing is mapped yet). */
@@ -246,8 +324,17 @@ static int seed_setup(struct seed_run *r)
 	return 0;
 }
 
-/* One configuration: requests completed, or -1. */
-static int64_t seed_once(bool ecmdq, unsigned batch, unsigned threads, unsigned ms)
+/* Why a configuration failed (seed_once()). */
+struct seed_why {
+	const char *why;	/* the call that failed */
+	int err;		/* what it returned */
+	int who;		/* the thread, -1 for the setup */
+	uint64_t at;		/* that thread's requests until then */
+};
+
+/* One configuration: requests completed, or -1 with *w saying why. */
+static int64_t seed_once(bool ecmdq, unsigned batch, unsigned threads, unsigned ms,
+			 struct seed_why *w)
 {
 	struct seed_run r;
 	struct seed_thread *t;
@@ -259,16 +346,24 @@ static int64_t seed_once(bool ecmdq, unsigned batch, unsigned threads, unsigned 
 	r.batch = batch;
 	r.threads = threads;
 	t = calloc(threads, sizeof(*t));
+	if (!t)
+		(void)setup_fail(&r, "calloc", -ENOMEM);
 	if (!t || seed_setup(&r)) {
 		free(t);
 		seed_teardown(&r);
+		*w = (struct seed_why){ r.why, r.err, r.who, r.at };
 		return -1;
 	}
 	for (; started < threads; started++) {
+		int err;
+
 		t[started].r = &r;
 		t[started].idx = started;
-		if (pthread_create(&t[started].t, NULL, seed_worker, &t[started]))
+		err = pthread_create(&t[started].t, NULL, seed_worker, &t[started]);
+		if (err) {
+			seed_fail(&r, "pthread_create", -err, (int)started, 0);
 			break;
+		}
 	}
 	ik_store_release(&r.go, 1);
 	if (started == threads)
@@ -280,7 +375,11 @@ static int64_t seed_once(bool ecmdq, unsigned batch, unsigned threads, unsigned 
 	}
 	free(t);
 	seed_teardown(&r);
-	return started == threads && !r.failed ? (int64_t)total : -1;
+	if (r.failed) {
+		*w = (struct seed_why){ r.why, r.err, r.who, r.at };
+		return -1;
+	}
+	return (int64_t)total;
 }
 
 static unsigned seed_cpus(void)
@@ -333,12 +432,20 @@ int bench_seed(int argc, char **argv, struct bench_opts *o)
 		       "requests_per_thread");
 	for (int mode = 0; mode < 2; mode++) {
 		for (int i = 0; i < nb; i++) {
-			int64_t req = seed_once(mode == 1, (unsigned)batches[i], threads, (unsigned)ms);
+			struct seed_why w = { "?", 0, -1, 0 };
+			int64_t req = seed_once(mode == 1, (unsigned)batches[i], threads, (unsigned)ms, &w);
 			const char *name = mode ? "ecmdq" : "shared";
 
 			if (req < 0) {
-				fprintf(stderr, "iommukit-bench seed: %s batch %llu failed\n", name,
-					(unsigned long long)batches[i]);
+				/* One line: the call, its error, where. */
+				fprintf(stderr, "iommukit-bench seed: %s batch %llu failed: %s returned %d (%s)",
+					name, (unsigned long long)batches[i], w.why, w.err,
+					w.err < 0 ? strerror(-w.err) : "not an errno");
+				if (w.who >= 0)
+					fprintf(stderr, " in thread %d after %llu requests\n", w.who,
+						(unsigned long long)w.at);
+				else
+					fprintf(stderr, " during setup\n");
 				return 1;
 			}
 			v = (uint64_t)req / threads;
