@@ -49,18 +49,24 @@ struct fake {
 	long walks, leaf_walks;
 };
 
+/* Ends a walk with a fault at a level; drops the lock taken by the walk. */
+static int fake_fault(struct fake *f, struct ik_softiommu_xlate *out, uint32_t fault,
+		      uint32_t level)
+{
+	out->fault = fault;
+	out->level = level;
+	pthread_mutex_unlock(&f->mu);
+	return 0;
+}
+
 static int fake_walk(void *ctx, uint64_t iova, struct ik_softiommu_xlate *out)
 {
 	struct fake *f = ctx;
 
 	pthread_mutex_lock(&f->mu);
 	f->walks++;
-	if (f->ias_lg2 && iova >> f->ias_lg2) {
-		out->fault = IK_SOFTIOMMU_FAULT_ADDR_SIZE;
-		out->level = 0;
-		pthread_mutex_unlock(&f->mu);
-		return 0;
-	}
+	if (f->ias_lg2 && iova >> f->ias_lg2)
+		return fake_fault(f, out, IK_SOFTIOMMU_FAULT_ADDR_SIZE, 0);
 	for (int i = 0; i < FAKE_MAX; i++) {
 		struct fake_map *m = &f->m[i];
 
@@ -75,10 +81,7 @@ static int fake_walk(void *ctx, uint64_t iova, struct ik_softiommu_xlate *out)
 			return 0;
 		}
 	}
-	out->fault = IK_SOFTIOMMU_FAULT_TRANSLATION;
-	out->level = 3;
-	pthread_mutex_unlock(&f->mu);
-	return 0;
+	return fake_fault(f, out, IK_SOFTIOMMU_FAULT_TRANSLATION, 3);
 }
 
 static int fake_walk_leaf(void *ctx, uint64_t table, uint32_t lg2, uint64_t iova,
@@ -104,10 +107,7 @@ static int fake_walk_leaf(void *ctx, uint64_t table, uint32_t lg2, uint64_t iova
 			return 0;
 		}
 	}
-	out->fault = IK_SOFTIOMMU_FAULT_TRANSLATION;
-	out->level = 3;
-	pthread_mutex_unlock(&f->mu);
-	return 0;
+	return fake_fault(f, out, IK_SOFTIOMMU_FAULT_TRANSLATION, 3);
 }
 
 static void fake_init(struct fake *f)
@@ -142,6 +142,13 @@ static struct ik_softiommu_walker fake_walker(struct fake *f, bool leaf)
 	struct ik_softiommu_walker w = { fake_walk, leaf ? fake_walk_leaf : NULL, f };
 
 	return w;
+}
+
+/* A fresh fake and a walker over it (leaf: also serve walk-cache leaf walks). */
+static struct ik_softiommu_walker fake_start(struct fake *f, bool leaf)
+{
+	fake_init(f);
+	return fake_walker(f, leaf);
 }
 
 static struct ik_softiommu *mk(uint32_t entries, uint32_t ways, uint32_t flags)
@@ -252,8 +259,7 @@ START_TEST(attach_and_detach_validate)
 	struct fake f;
 	struct ik_softiommu_walker w, nowalk = { NULL, NULL, NULL };
 
-	fake_init(&f);
-	w = fake_walker(&f, false);
+	w = fake_start(&f, false);
 	ck_assert_int_eq(ik_softiommu_attach(NULL, 0, 1, &w), -EINVAL);
 	ck_assert_int_eq(ik_softiommu_attach(s, 0, 1, NULL), -EINVAL);
 	ck_assert_int_eq(ik_softiommu_attach(s, 0, 1, &nowalk), -EINVAL);
@@ -278,8 +284,7 @@ START_TEST(iotlb_miss_then_hit_caches_leaf)
 	struct fake f;
 	struct ik_softiommu_walker w;
 
-	fake_init(&f);
-	w = fake_walker(&f, false);
+	w = fake_start(&f, false);
 	fake_map(&f, 0x10000, 0xabc000, 12, IK_SOFTIOMMU_READ | IK_SOFTIOMMU_WRITE, 0);
 	ck_assert_int_eq(ik_softiommu_attach(s, 3, 7, &w), 0);
 	ck_assert_int_eq(ik_softiommu_translate(s, 3, 0x10123, IK_SOFTIOMMU_READ, &x), 0);
@@ -312,8 +317,7 @@ START_TEST(iotlb_block_entry_covers_whole_block)
 	struct fake f;
 	struct ik_softiommu_walker w;
 
-	fake_init(&f);
-	w = fake_walker(&f, false);
+	w = fake_start(&f, false);
 	fake_map(&f, 0x200000, 0x40000000, 21, IK_SOFTIOMMU_READ, 0);
 	fake_map(&f, 0x1000, 0x5000, 12, IK_SOFTIOMMU_READ, 0);
 	ck_assert_int_eq(ik_softiommu_attach(s, 0, 1, &w), 0);
@@ -340,8 +344,7 @@ START_TEST(iotlb_associativity_and_lru_eviction)
 	struct ik_softiommu_walker w;
 	long walks;
 
-	fake_init(&f);
-	w = fake_walker(&f, false);
+	w = fake_start(&f, false);
 	for (uint64_t p = 0; p < 16; p++)
 		fake_map(&f, p << 12, (p + 100) << 12, 12, IK_SOFTIOMMU_READ, 0);
 	ck_assert_int_eq(ik_softiommu_attach(s, 0, 0, &w), 0);
@@ -370,8 +373,7 @@ START_TEST(iotlb_disabled_walks_every_access)
 	struct fake f;
 	struct ik_softiommu_walker w;
 
-	fake_init(&f);
-	w = fake_walker(&f, false);
+	w = fake_start(&f, false);
 	fake_map(&f, 0x1000, 0x2000, 12, IK_SOFTIOMMU_READ, 0);
 	ck_assert_int_eq(ik_softiommu_attach(s, 0, 0, &w), 0);
 	for (int i = 0; i < 5; i++)
@@ -498,8 +500,7 @@ START_TEST(walk_cache_leaf_invalidation_keeps_table_nonleaf_drops_it)
 	struct fake f;
 	struct ik_softiommu_walker w;
 
-	fake_init(&f);
-	w = fake_walker(&f, true);
+	w = fake_start(&f, true);
 	fake_map(&f, 0x1000, 0x9000, 12, IK_SOFTIOMMU_READ, 0xaaaa000);
 	fake_map(&f, 0x2000, 0xa000, 12, IK_SOFTIOMMU_READ, 0xaaaa000);
 	ck_assert_int_eq(ik_softiommu_attach(s, 0, 5, &w), 0);
@@ -529,8 +530,7 @@ START_TEST(check_mode_catches_stale_walk_cache_entry)
 	struct fake f;
 	struct ik_softiommu_walker w;
 
-	fake_init(&f);
-	w = fake_walker(&f, true);
+	w = fake_start(&f, true);
 	fake_map(&f, 0x1000, 0x9000, 12, IK_SOFTIOMMU_READ, 0xaaaa000);
 	ck_assert_int_eq(ik_softiommu_attach(s, 0, 5, &w), 0);
 	ck_assert_int_eq(ik_softiommu_translate(s, 0, 0x1000, IK_SOFTIOMMU_READ, &x), 0);
@@ -612,8 +612,7 @@ START_TEST(fault_queue_overflow_is_counted_not_silent)
 	struct ik_softiommu_walker w;
 	int n = 0;
 
-	fake_init(&f);
-	w = fake_walker(&f, false);
+	w = fake_start(&f, false);
 	ik_softiommu_config_init(&cfg);
 	cfg.fault_depth = 4;
 	ck_assert_int_eq(ik_softiommu_create(&cfg, &s), 0);
@@ -642,8 +641,7 @@ START_TEST(dma_reads_and_writes_host_memory_across_pages)
 	unsigned char *mem = xmemalign(4096, 4 * 4096), src[6000], dst[6000];
 
 	ck_assert_ptr_nonnull(mem);
-	fake_init(&f);
-	w = fake_walker(&f, false);
+	w = fake_start(&f, false);
 	/* iova pages 0x10, 0x11 map to host pages 3 and 1 (out of order). */
 	fake_map(&f, 0x10000, (uint64_t)(uintptr_t)(mem + 3 * 4096), 12,
 		 IK_SOFTIOMMU_READ | IK_SOFTIOMMU_WRITE, 0);
@@ -692,8 +690,7 @@ START_TEST(dma_through_phys_to_host_hook_and_external_fault)
 	static unsigned char ram[8192];
 	unsigned char b[4] = { 1, 2, 3, 4 };
 
-	fake_init(&f);
-	w = fake_walker(&f, false);
+	w = fake_start(&f, false);
 	ik_softiommu_config_init(&cfg);
 	cfg.phys_to_host = refuse_high;
 	cfg.phys_ctx = ram;
@@ -720,8 +717,7 @@ START_TEST(check_mode_reports_missing_invalidation_with_history)
 	struct fake f;
 	struct ik_softiommu_walker w;
 
-	fake_init(&f);
-	w = fake_walker(&f, false);
+	w = fake_start(&f, false);
 	ck_assert_int_eq(ik_softiommu_attach(s, 0, 3, &w), 0);
 	fake_map(&f, 0x7000, 0x1000, 12, IK_SOFTIOMMU_READ, 0);
 	ck_assert_int_eq(ik_softiommu_note(s, IK_SOFTIOMMU_EV_MAP, 3, 0x7000, 0x1000), 0);
@@ -771,8 +767,7 @@ START_TEST(check_mode_correct_sequence_reports_nothing)
 	struct ik_softiommu_xlate x;
 	long n = ik_test_iters(2000);
 
-	fake_init(&f);
-	w = fake_walker(&f, false);
+	w = fake_start(&f, false);
 	ck_assert_int_eq(ik_softiommu_attach(s, 0, 3, &w), 0);
 	for (long i = 0; i < n; i++) {
 		uint64_t iova = (uint64_t)(i % 37) << 12, oa = (uint64_t)(i + 1) << 12;
@@ -868,8 +863,7 @@ START_TEST(concurrent_accesses_and_invalidations_stay_consistent)
 	pthread_t t[3];
 	long iters = ik_test_iters(IK_TEST_TSAN ? 2000 : 20000);
 
-	fake_init(&f);
-	w = fake_walker(&f, true);
+	w = fake_start(&f, true);
 	for (uint64_t p = 0; p < 16; p++)
 		fake_map(&f, p << 12, (p << 12) + 0x100000, 12, IK_SOFTIOMMU_READ, 0xa000);
 	ck_assert_int_eq(ik_softiommu_attach(s, 0, 1, &w), 0);
@@ -2171,8 +2165,7 @@ START_TEST(dma_with_default_config_does_not_touch_host_memory)
 	memset(victim, 0x11, 4096);
 	memset(src, 0x22, sizeof(src));
 	memset(dst, 0x33, sizeof(dst));
-	fake_init(&f);
-	w = fake_walker(&f, false);
+	w = fake_start(&f, false);
 	/* The tables translate to a host variable's address. */
 	fake_map(&f, 0x10000, (uint64_t)(uintptr_t)victim, 12,
 		 IK_SOFTIOMMU_READ | IK_SOFTIOMMU_WRITE, 0);
