@@ -798,8 +798,6 @@ struct sys {
 static void sys_init(struct sys *y)
 {
 	struct ik_softiommu_config sc;
-	struct ik_softiommu_cq_config cc;
-	struct ik_cmdq_config qc;
 	struct ik_amd_devtab_config tc;
 
 	memset(y, 0, sizeof(*y));
@@ -807,24 +805,8 @@ static void sys_init(struct sys *y)
 	sc.flags = IK_SOFTIOMMU_CHECK;
 	sc.phys_to_host = ik_softiommu_host_identity;
 	ck_assert_int_eq(ik_softiommu_create(&sc, &y->s), 0);
-	y->ring = aligned_alloc(4096, 4096); /* 64 entries of 16 bytes, rounded up */
-	ck_assert_ptr_nonnull(y->ring);
-	memset(y->ring, 0, 16u << 6);
-	memset(&cc, 0, sizeof(cc));
-	cc.fmt = &ik_cmdq_fmt_amd;
-	cc.log2_entries = 6;
-	cc.flags = IK_CMDQ_CFG_NO_WRAP;
-	cc.ring = y->ring;
-	ck_assert_int_eq(ik_softiommu_cq_init(&y->cq, y->s, &cc), 0);
-	memset(&qc, 0, sizeof(qc));
-	qc.fmt = &ik_cmdq_fmt_amd;
-	qc.log2_entries = 6;
-	qc.flags = IK_CMDQ_CFG_NO_WRAP;
-	qc.ring = y->ring;
-	qc.regs = &ik_softiommu_cq_regs;
-	qc.regs_ctx = &y->cq;
-	qc.timeout_ns = 20000000000ull;
-	ck_assert_int_eq(ik_cmdq_create(&qc, &y->q), 0);
+	y->ring = ik_test_soft_cmdq(y->s, &ik_cmdq_fmt_amd, 6, IK_CMDQ_CFG_NO_WRAP, NULL, &y->cq,
+				    &y->q);
 	ik_test_dma_init(&y->f);
 	memset(&tc, 0, sizeof(tc));
 	tc.dma = &y->f.d;
@@ -917,7 +899,6 @@ START_TEST(planned_invalidations_leave_no_stale_translation)
 		const size_t span = 8u << 20;
 		const bool guest = k == 2;
 		struct ik_pgtable_hooks hooks = { 0 };
-		struct ik_softiommu_stale rep;
 		struct ik_amd_gcr3tab gt;
 		struct ik_amd_dte_config dc;
 		struct ik_amd_change chg;
@@ -956,9 +937,7 @@ START_TEST(planned_invalidations_leave_no_stale_translation)
 		ck_assert_int_eq(ik_amd_dte_build(&dc, dte), 0);
 		ck_assert_int_eq(ik_amd_devtab_write(&y.dt, DEVID, dte, ik_amd_issue_cmdq, y.q, &chg), 0);
 		attach_from_dte(&y, guest ? pt : NULL, 0x155);
-		buf = aligned_alloc(2u << 20, span);
-		mapped = calloc(span >> 12, 1);
-		ck_assert(buf && mapped);
+		buf = ik_test_churn_mem(span, &mapped);
 		/* Deterministic first: a page (its table made), the page
 		 * unmapped (leaf only), a 2 MiB block over the now empty table
 		 * (the engine's flush_walk: PDE before the table is freed),
@@ -967,11 +946,7 @@ START_TEST(planned_invalidations_leave_no_stale_translation)
 			uint64_t v = 7, iova = 0x40000000ull + span - (2u << 20);
 			struct ik_gather g;
 
-			ck_assert_int_eq(ik_pgtable_map(pt, iova + 0x3000, (uint64_t)(uintptr_t)buf,
-							4096, IK_PROT_READ | IK_PROT_WRITE), 0);
-			ck_assert_int_eq(ik_softiommu_dma_write(y.s, 0, iova + 0x3000, &v, 8), 0);
-			ik_gather_init(&g);
-			ck_assert_int_eq(ik_pgtable_unmap(pt, iova + 0x3000, 4096, &g), 4096);
+			ik_test_map_unmap(pt, y.s, iova + 0x3000, buf, &g);
 			ck_assert_int_eq(ik_amd_plan_unmap(&y.t, &g, &p), 0);
 			ck_assert(p.n == 1 && !p.c[0].pde && !p.c[0].s && p.c[0].gn == guest);
 			ck_assert_int_eq(ik_amd_plan_issue(y.q, &p), 0);
@@ -986,8 +961,7 @@ START_TEST(planned_invalidations_leave_no_stale_translation)
 			ck_assert_int_eq(ik_amd_plan_unmap(&y.t, &g, &p), 0);
 			ck_assert_int_eq(ik_amd_plan_issue(y.q, &p), 0);
 			ik_pgtable_gather_sync(pt, &g);
-			ck_assert_int_eq(ik_softiommu_dma_read(y.s, 0, iova + 0x3000, &v, 8), -EFAULT);
-			ck_assert_int_eq(ik_softiommu_stale_pop(y.s, &rep), -ENOENT);
+			ik_test_gone(y.s, iova + 0x3000);
 		}
 		ik_test_churn(pt, y.s, 0x40000000ull, buf, span, mapped, iters, &rng, e2e_inval, &y);
 		ck_assert_uint_eq(y.cq.rejected, 0);

@@ -945,33 +945,14 @@ struct sys {
 static void sys_init(struct sys *y)
 {
 	struct ik_softiommu_config sc;
-	struct ik_softiommu_cq_config cc;
-	struct ik_cmdq_config qc;
 
 	memset(y, 0, sizeof(*y));
 	ik_softiommu_config_init(&sc);
 	sc.flags = IK_SOFTIOMMU_CHECK;
 	sc.phys_to_host = ik_softiommu_host_identity;
 	ck_assert_int_eq(ik_softiommu_create(&sc, &y->s), 0);
-	y->ring = aligned_alloc(4096, 4096);
-	ck_assert_ptr_nonnull(y->ring);
-	memset(y->ring, 0, 4096);
-	memset(&cc, 0, sizeof(cc));
-	cc.fmt = &ik_cmdq_fmt_riscv;
-	cc.log2_entries = 6;
-	cc.flags = IK_CMDQ_CFG_NO_WRAP;
-	cc.ring = y->ring;
-	cc.write32 = ik_softiommu_host_write32;
-	ck_assert_int_eq(ik_softiommu_cq_init(&y->cq, y->s, &cc), 0);
-	memset(&qc, 0, sizeof(qc));
-	qc.fmt = &ik_cmdq_fmt_riscv;
-	qc.log2_entries = 6;
-	qc.flags = IK_CMDQ_CFG_NO_WRAP;
-	qc.ring = y->ring;
-	qc.regs = &ik_softiommu_cq_regs;
-	qc.regs_ctx = &y->cq;
-	qc.timeout_ns = 20000000000ull;
-	ck_assert_int_eq(ik_cmdq_create(&qc, &y->q), 0);
+	y->ring = ik_test_soft_cmdq(y->s, &ik_cmdq_fmt_riscv, 6, IK_CMDQ_CFG_NO_WRAP,
+				    ik_softiommu_host_write32, &y->cq, &y->q);
 }
 
 static void sys_fini(struct sys *y)
@@ -1094,9 +1075,7 @@ START_TEST(planned_invalidations_leave_no_stale_translation)
 			y.t.pscid = tag;
 		y.t.max_av = k == 1 ? 2 : 0; /* k 1: the whole-space form more often */
 		attach_dc(&y, &ddt, &f, pt, s2, tag);
-		buf = aligned_alloc(2u << 20, span);
-		mapped = calloc(span >> 12, 1);
-		ck_assert(buf && mapped);
+		buf = ik_test_churn_mem(span, &mapped);
 		/* Deterministic first: a page (its table made), the page
 		 * unmapped (its table freed: AV = 0), the page again; a 2 MiB
 		 * block over an empty table (the engine's flush_walk), the
@@ -1105,11 +1084,7 @@ START_TEST(planned_invalidations_leave_no_stale_translation)
 			uint64_t v = 7, iova = 0x40000000ull + span - (2u << 20);
 			struct ik_gather g;
 
-			ck_assert_int_eq(ik_pgtable_map(pt, iova + 0x3000, (uint64_t)(uintptr_t)buf,
-							4096, IK_PROT_READ | IK_PROT_WRITE), 0);
-			ck_assert_int_eq(ik_softiommu_dma_write(y.s, 0, iova + 0x3000, &v, 8), 0);
-			ik_gather_init(&g);
-			ck_assert_int_eq(ik_pgtable_unmap(pt, iova + 0x3000, 4096, &g), 4096);
+			ik_test_map_unmap(pt, y.s, iova + 0x3000, buf, &g);
 			ck_assert_int_eq(ik_riscv_plan_unmap(&y.t, &g, &p), 0);
 			ck_assert(p.n == 1 && p.c[0].av == !g.walk);
 			ck_assert_int_eq(ik_riscv_plan_issue(y.q, &p), 0);
@@ -1132,8 +1107,7 @@ START_TEST(planned_invalidations_leave_no_stale_translation)
 			ck_assert_int_eq(ik_riscv_plan_unmap(&y.t, &g, &p), 0);
 			ck_assert_int_eq(ik_riscv_plan_issue(y.q, &p), 0);
 			ik_pgtable_gather_sync(pt, &g);
-			ck_assert_int_eq(ik_softiommu_dma_read(y.s, 0, iova + 0x3000, &v, 8), -EFAULT);
-			ck_assert_int_eq(ik_softiommu_stale_pop(y.s, &rep), -ENOENT);
+			ik_test_gone(y.s, iova + 0x3000);
 		}
 		ik_test_churn(pt, y.s, 0x40000000ull, buf, span, mapped, iters, &rng, e2e_inval, &y);
 		ck_assert_uint_eq(y.cq.rejected, 0);

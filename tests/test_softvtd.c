@@ -688,9 +688,7 @@ START_TEST(planned_invalidations_leave_no_stale_translation)
 		ck_assert_int_eq(ik_pgtable_create(&pc, &pt), 0);
 		e.t.pt = pt;
 		attach(&r, 0, 0x10, pt, 12, true);
-		buf = aligned_alloc(2u << 20, span);
-		mapped = calloc(span >> 12, 1);
-		ck_assert(buf && mapped);
+		buf = ik_test_churn_mem(span, &mapped);
 		/* Deterministic first: a page (its table made), the page unmapped
 		 * (leaf-only: IH), a 2 MiB block over the now empty table (the
 		 * engine's flush_walk: IH = 0 before the table is freed), the

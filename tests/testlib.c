@@ -333,10 +333,18 @@ void ik_test_churn(struct ik_pgtable *pt, struct ik_softiommu *s, uint64_t iova,
 	IK_REQUIRE(ik_softiommu_stale_pop(s, &rep) == -ENOENT);
 }
 
-void ik_test_stale_control(struct ik_pgtable *pt, struct ik_softiommu *s, uint64_t iova,
-			   void *buf, struct ik_gather *g)
+void *ik_test_churn_mem(uint64_t span, bool **mapped)
 {
-	struct ik_softiommu_stale rep;
+	void *buf = aligned_alloc(2u << 20, span);
+
+	*mapped = calloc(span >> 12, 1);
+	ck_assert(buf && *mapped);
+	return buf;
+}
+
+void ik_test_map_unmap(struct ik_pgtable *pt, struct ik_softiommu *s, uint64_t iova, void *buf,
+		       struct ik_gather *g)
+{
 	uint64_t v = 1;
 
 	ck_assert_int_eq(ik_pgtable_map(pt, iova, (uint64_t)(uintptr_t)buf, 4096,
@@ -344,6 +352,57 @@ void ik_test_stale_control(struct ik_pgtable *pt, struct ik_softiommu *s, uint64
 	ck_assert_int_eq(ik_softiommu_dma_write(s, 0, iova, &v, 8), 0);
 	ik_gather_init(g);
 	ck_assert_int_eq(ik_pgtable_unmap(pt, iova, 4096, g), 4096);
+}
+
+void ik_test_gone(struct ik_softiommu *s, uint64_t iova)
+{
+	struct ik_softiommu_stale rep;
+	uint64_t v;
+
+	ck_assert_int_eq(ik_softiommu_dma_read(s, 0, iova, &v, 8), -EFAULT);
+	ck_assert_int_eq(ik_softiommu_stale_pop(s, &rep), -ENOENT);
+}
+
+void *ik_test_soft_cmdq(struct ik_softiommu *s, const struct ik_cmdq_fmt *fmt,
+			unsigned log2_entries, unsigned flags,
+			void (*write32)(void *ctx, ik_u64 addr, ik_u32 val), struct ik_softiommu_cq *cq,
+			struct ik_cmdq **q)
+{
+	size_t bytes = (size_t)fmt->entry_size << log2_entries;
+	struct ik_softiommu_cq_config cc;
+	struct ik_cmdq_config qc;
+	void *ring;
+
+	bytes = (bytes + 4095) & ~(size_t)4095;
+	ring = aligned_alloc(4096, bytes);
+	ck_assert_ptr_nonnull(ring);
+	memset(ring, 0, bytes);
+	memset(&cc, 0, sizeof(cc));
+	cc.fmt = fmt;
+	cc.log2_entries = log2_entries;
+	cc.flags = flags;
+	cc.ring = ring;
+	cc.write32 = write32;
+	ck_assert_int_eq(ik_softiommu_cq_init(cq, s, &cc), 0);
+	memset(&qc, 0, sizeof(qc));
+	qc.fmt = fmt;
+	qc.log2_entries = log2_entries;
+	qc.flags = flags;
+	qc.ring = ring;
+	qc.regs = &ik_softiommu_cq_regs;
+	qc.regs_ctx = cq;
+	qc.timeout_ns = 20000000000ull; /* generous: sanitizers and valgrind */
+	ck_assert_int_eq(ik_cmdq_create(&qc, q), 0);
+	return ring;
+}
+
+void ik_test_stale_control(struct ik_pgtable *pt, struct ik_softiommu *s, uint64_t iova,
+			   void *buf, struct ik_gather *g)
+{
+	struct ik_softiommu_stale rep;
+	uint64_t v;
+
+	ik_test_map_unmap(pt, s, iova, buf, g);
 	ck_assert_int_eq(ik_softiommu_dma_read(s, 0, iova, &v, 8), -EFAULT);
 	ck_assert_int_eq(ik_softiommu_stale_pop(s, &rep), 0);
 }

@@ -238,11 +238,47 @@ void ik_test_churn(struct ik_pgtable *pt, struct ik_softiommu *s, uint64_t iova,
 		   ik_test_inval_fn inval, void *ctx);
 
 /*
- * The control of ik_test_churn(): a 4 KiB page at iova mapped onto buf and
- * written through s (device 0), then unmapped into *g (initialized here)
- * with no invalidation: a read through s must fault and the
- * stale-translation checker must report it.  The caller then invalidates
- * (or not) and syncs *g.
+ * The memory of an ik_test_churn() run: returned, span bytes aligned to
+ * 2 MiB (free() it); *mapped, span >> 12 flags, all false (free() it).
+ * Fails the test if either allocation does.
+ */
+void *ik_test_churn_mem(uint64_t span, bool **mapped);
+
+/*
+ * A 4 KiB page at iova mapped onto buf and written through s (device 0),
+ * then unmapped into *g (initialized here), with no invalidation: the
+ * caller's driver then invalidates *g, or does not.  Fails the test if a
+ * step fails.
+ */
+void ik_test_map_unmap(struct ik_pgtable *pt, struct ik_softiommu *s, uint64_t iova, void *buf,
+		       struct ik_gather *g);
+
+/*
+ * After an unmap and its invalidation: a read at iova through s (device 0)
+ * must fault, and the stale-translation checker must have nothing to report.
+ */
+void ik_test_gone(struct ik_softiommu *s, uint64_t iova);
+
+/*
+ * A command queue that a soft IOMMU drains inline, for the driver suites'
+ * end-to-end tests: a zeroed ring of 2^log2_entries entries of fmt (at
+ * least 4 KiB, 4 KiB aligned; returned, free() it after destroying *q), cq
+ * initialized over s with flags and write32 (completion writes: NULL none,
+ * ik_softiommu_host_write32 at host addresses), and *q created over it with
+ * ik_softiommu_cq_regs and a 20 s timeout.  Fails the test on any error.
+ */
+struct ik_softiommu_cq;
+struct ik_cmdq;
+void *ik_test_soft_cmdq(struct ik_softiommu *s, const struct ik_cmdq_fmt *fmt,
+			unsigned log2_entries, unsigned flags,
+			void (*write32)(void *ctx, ik_u64 addr, ik_u32 val), struct ik_softiommu_cq *cq,
+			struct ik_cmdq **q);
+
+/*
+ * The control of ik_test_churn(): ik_test_map_unmap() of a 4 KiB page at
+ * iova, after which a read through s must fault and the stale-translation
+ * checker must report the missing invalidation.  The caller then
+ * invalidates (or not) and syncs *g.
  */
 void ik_test_stale_control(struct ik_pgtable *pt, struct ik_softiommu *s, uint64_t iova,
 			   void *buf, struct ik_gather *g);
