@@ -967,10 +967,9 @@ START_TEST(planned_invalidations_leave_no_stale_translation)
 		ck_assert_uint_eq(y.cq.rejected, 0);
 		/* Control: an unmap without its invalidation is caught. */
 		{
-			uint64_t iova = 0x80000000ull;
 			struct ik_gather g;
 
-			ik_test_stale_control(pt, y.s, iova, buf, &g);
+			ik_test_stale_control(pt, y.s, 0x80000000ull, buf, &g);
 			ik_pgtable_gather_sync(pt, &g);
 		}
 		/* Detach: the DTE blocked, its plan issued; the domain's cached

@@ -605,6 +605,7 @@ END_TEST
  * table invalidates walks over the range before the table is freed. */
 struct e2e {
 	struct rig *r;
+	uint32_t sid;
 	struct ik_vtd_target t;
 	unsigned flush_walks;
 };
@@ -630,6 +631,29 @@ static void e2e_sync_map(void *cookie, uint64_t iova, uint64_t size)
 	ck_assert_int_eq(ik_vtd_plan_map(ik_vtd_caps(e->r->u), ik_vtd_plan_flags(e->r->u), &e->t,
 					 iova, size, &p), 0);
 	ck_assert_int_eq(ik_vtd_plan_issue(e->r->u, &p), 0);
+}
+
+/* The unmap's invalidation, for ik_test_churn_dev(): planned and issued. */
+static int e2e_inval(void *ctx, struct ik_gather *g)
+{
+	struct e2e *e = ctx;
+	struct ik_vtd_plan p;
+	int err = ik_vtd_plan_unmap(ik_vtd_caps(e->r->u), ik_vtd_plan_flags(e->r->u), &e->t, g, &p);
+
+	return err ? err : ik_vtd_plan_issue(e->r->u, &p);
+}
+
+/* e->sid's DMA through the model, for ik_test_churn_dev(): a faulted
+ * access must leave a fault record, taken here. */
+static int e2e_dma(void *ctx, uint64_t iova, void *p, size_t len, bool write)
+{
+	struct e2e *e = ctx;
+	struct ik_vtd_fault f;
+	int err = ik_softvtd_dma(e->r->m, e->sid, iova, p, len, write);
+
+	if (err == -EFAULT)
+		IK_REQUIRE(ik_vtd_fault_pop(e->r->u, &f) == 0);
+	return err;
 }
 
 /*
@@ -668,12 +692,14 @@ START_TEST(planned_invalidations_leave_no_stale_translation)
 		unsigned char *buf;
 		bool *mapped;
 		long iters = ik_test_iters(300);
+		struct ik_test_dev dev = { e2e_dma, &e };
 		struct rig r;
 
 		rig_init(&r, cases[k].flags, 0);
 		ck_assert_int_eq(ik_vtd_enable(r.u), 0);
 		memset(&e, 0, sizeof(e));
 		e.r = &r;
+		e.sid = sid;
 		e.t.did = 12;
 		hooks.flush_walk = e2e_flush_walk;
 		hooks.iotlb_sync_map = e2e_sync_map;
@@ -722,47 +748,8 @@ START_TEST(planned_invalidations_leave_no_stale_translation)
 			ck_assert_int_eq(ik_vtd_fault_pop(r.u, &f), 0);
 			ck_assert_uint_eq(f.addr, iova + 0x3000);
 		}
-		for (long it = 0; it < iters; it++) {
-			/* A random aligned range of 4K..4M (2M blocks where aligned). */
-			unsigned lg = 12 + (unsigned)ik_rng_below(&rng, 11);
-			uint64_t size = 1ull << lg, off = ik_rng_below(&rng, span >> lg) << lg;
-			uint64_t iova = 0x40000000ull + off, v = (uint64_t)it;
-			bool any = false, all = true;
-			struct ik_gather g;
-
-			for (uint64_t pg = off >> 12; pg < (off + size) >> 12; pg++) {
-				any |= mapped[pg];
-				all &= mapped[pg];
-			}
-			if (!any) {
-				ck_assert_int_eq(ik_pgtable_map(pt, iova, (uint64_t)(uintptr_t)buf + off,
-								size, IK_PROT_READ | IK_PROT_WRITE), 0);
-				memset(mapped + (off >> 12), 1, size >> 12);
-				ck_assert_int_eq(ik_softvtd_dma(r.m, sid, iova, &v, 8, true), 0);
-				ck_assert_int_eq(ik_softvtd_dma(r.m, sid, iova + size - 8, &v, 8, true), 0);
-			} else if (all || ik_rng_below(&rng, 2)) {
-				ik_gather_init(&g);
-				ck_assert_int_ge(ik_pgtable_unmap(pt, iova, size, &g), 0);
-				memset(mapped + (off >> 12), 0, size >> 12);
-				ck_assert_int_eq(ik_vtd_plan_unmap(ik_vtd_caps(r.u), ik_vtd_plan_flags(r.u),
-								   &e.t, &g, &p), 0);
-				ck_assert_int_eq(ik_vtd_plan_issue(r.u, &p), 0);
-				ck_assert_int_eq(ik_pgtable_gather_sync(pt, &g), 0);
-				ck_assert_int_eq(ik_softvtd_dma(r.m, sid, iova, &v, 8, false), -EFAULT);
-				ck_assert_int_eq(ik_vtd_fault_pop(r.u, &f), 0);
-			}
-			IK_REQUIRE(ik_softiommu_stale_pop(r.soft, &rep) == -ENOENT);
-		}
-		/* Every mapped page still reads; every unmapped one faults. */
-		for (uint64_t pg = 0; pg < span >> 12; pg += 61) {
-			uint64_t v;
-			int err = ik_softvtd_dma(r.m, sid, 0x40000000ull + (pg << 12), &v, 8, false);
-
-			IK_REQUIRE(err == (mapped[pg] ? 0 : -EFAULT));
-			if (err)
-				IK_REQUIRE(ik_vtd_fault_pop(r.u, &f) == 0);
-		}
-		ck_assert_int_eq(ik_softiommu_stale_pop(r.soft, &rep), -ENOENT);
+		ik_test_churn_dev(pt, r.soft, &dev, 0x40000000ull, buf, span, mapped, iters, &rng,
+				  e2e_inval, &e);
 		/* Control: an unmap without its invalidation is caught. */
 		{
 			uint64_t v = 1, iova = 0x80000000ull;

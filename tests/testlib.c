@@ -290,9 +290,25 @@ struct ik_pgtable *ik_test_pt_new(enum ik_pt_fmt fmt, unsigned ias, uint32_t qui
 	return ik_test_pt_create(&c);
 }
 
+/* ik_test_churn()'s device: stream 0 of the soft IOMMU. */
+static int soft_dev0(void *ctx, uint64_t iova, void *p, size_t len, bool write)
+{
+	return write ? ik_softiommu_dma_write(ctx, 0, iova, p, len) :
+		       ik_softiommu_dma_read(ctx, 0, iova, p, len);
+}
+
 void ik_test_churn(struct ik_pgtable *pt, struct ik_softiommu *s, uint64_t iova, void *buf,
 		   uint64_t span, bool *mapped, long iters, struct ik_rng *rng,
 		   ik_test_inval_fn inval, void *ctx)
+{
+	struct ik_test_dev dev = { soft_dev0, s };
+
+	ik_test_churn_dev(pt, s, &dev, iova, buf, span, mapped, iters, rng, inval, ctx);
+}
+
+void ik_test_churn_dev(struct ik_pgtable *pt, struct ik_softiommu *s, const struct ik_test_dev *dev,
+		       uint64_t iova, void *buf, uint64_t span, bool *mapped, long iters,
+		       struct ik_rng *rng, ik_test_inval_fn inval, void *ctx)
 {
 	struct ik_softiommu_stale rep;
 
@@ -311,22 +327,22 @@ void ik_test_churn(struct ik_pgtable *pt, struct ik_softiommu *s, uint64_t iova,
 			IK_REQUIRE(ik_pgtable_map(pt, va, (uint64_t)(uintptr_t)buf + off, size,
 						  IK_PROT_READ | IK_PROT_WRITE) == 0);
 			memset(mapped + (off >> 12), 1, size >> 12);
-			IK_REQUIRE(ik_softiommu_dma_write(s, 0, va, &v, 8) == 0);
-			IK_REQUIRE(ik_softiommu_dma_write(s, 0, va + size - 8, &v, 8) == 0);
+			IK_REQUIRE(dev->dma(dev->ctx, va, &v, 8, true) == 0);
+			IK_REQUIRE(dev->dma(dev->ctx, va + size - 8, &v, 8, true) == 0);
 		} else if (all || ik_rng_below(rng, 2)) {
 			ik_gather_init(&g);
 			IK_REQUIRE(ik_pgtable_unmap(pt, va, size, &g) >= 0);
 			memset(mapped + (off >> 12), 0, size >> 12);
 			IK_REQUIRE(inval(ctx, &g) == 0);
 			IK_REQUIRE(ik_pgtable_gather_sync(pt, &g) == 0);
-			IK_REQUIRE(ik_softiommu_dma_read(s, 0, va, &v, 8) == -EFAULT);
+			IK_REQUIRE(dev->dma(dev->ctx, va, &v, 8, false) == -EFAULT);
 		}
 		IK_REQUIRE(ik_softiommu_stale_pop(s, &rep) == -ENOENT);
 	}
 	/* Every mapped page still reads; every unmapped one faults. */
 	for (uint64_t pg = 0; pg < span >> 12; pg += 61) {
 		uint64_t v;
-		int err = ik_softiommu_dma_read(s, 0, iova + (pg << 12), &v, 8);
+		int err = dev->dma(dev->ctx, iova + (pg << 12), &v, 8, false);
 
 		IK_REQUIRE(err == (mapped[pg] ? 0 : -EFAULT));
 	}

@@ -238,6 +238,24 @@ void ik_test_churn(struct ik_pgtable *pt, struct ik_softiommu *s, uint64_t iova,
 		   ik_test_inval_fn inval, void *ctx);
 
 /*
+ * A device for ik_test_churn_dev(): dma(ctx, iova, p, len, write) reads or
+ * writes len bytes at iova as the device does, through whatever stands
+ * before s (a register model); returns 0, or -EFAULT where the IOMMU
+ * faults the access, and then consumes what the fault leaves behind (a
+ * fault record) and fails the test if it is missing.
+ * ik_test_churn_dev(): ik_test_churn() with its DMA made by dev; s is still
+ * the soft IOMMU whose stale-translation checker is read.
+ */
+struct ik_test_dev {
+	int (*dma)(void *ctx, uint64_t iova, void *p, size_t len, bool write);
+	void *ctx;
+};
+
+void ik_test_churn_dev(struct ik_pgtable *pt, struct ik_softiommu *s, const struct ik_test_dev *dev,
+		       uint64_t iova, void *buf, uint64_t span, bool *mapped, long iters,
+		       struct ik_rng *rng, ik_test_inval_fn inval, void *ctx);
+
+/*
  * The memory of an ik_test_churn() run: returned, span bytes aligned to
  * 2 MiB (free() it); *mapped, span >> 12 flags, all false (free() it).
  * Fails the test if either allocation does.
