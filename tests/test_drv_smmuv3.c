@@ -489,6 +489,15 @@ static void dev_init(struct dev *d, const uint32_t idr[6], bool noncoherent, uns
 	ck_assert_int_eq(ik_smmu_reset(d->s), 0);
 }
 
+/* dev_init() with QEMU's ID registers, coherent, no flags. */
+static void dev_init_qemu(struct dev *d)
+{
+	uint32_t idr[6];
+
+	idr_qemu(idr);
+	dev_init(d, idr, false, 0);
+}
+
 static void dev_fini(struct dev *d)
 {
 	ik_smmu_destroy(d->s);
@@ -1381,9 +1390,22 @@ static void ste_val(uint64_t ste[8], uint64_t tag)
 	ste[2] = tag << 8;
 }
 
-START_TEST(strtab_linear_layout_and_registers)
+/* A stream-table config over dma, all fields 0 but the ID registers: *id,
+ * decoded from idr_full()'s. */
+static void st_cfg_init(struct ik_smmu_strtab_config *c, struct ik_smmu_idr *id,
+			struct ik_dma_mem *dma)
 {
 	uint32_t w[6];
+
+	idr_full(w);
+	*id = decode(w);
+	memset(c, 0, sizeof(*c));
+	c->idr = id;
+	c->dma = dma;
+}
+
+START_TEST(strtab_linear_layout_and_registers)
+{
 	struct ik_smmu_idr id;
 	struct ncdma nc;
 	struct ik_smmu_strtab t;
@@ -1392,12 +1414,8 @@ START_TEST(strtab_linear_layout_and_registers)
 	uint64_t ste[8], back[8], base;
 	uint32_t cfg;
 
-	idr_full(w);
-	id = decode(w);
 	nc_init(&nc);
-	memset(&c, 0, sizeof(c));
-	c.idr = &id;
-	c.dma = &nc.d;
+	st_cfg_init(&c, &id, &nc.d);
 	c.log2size = 6;
 	ck_assert_int_eq(ik_smmu_strtab_init(&t, &c), 0);
 	/* STRTAB_BASE: ADDR [51:6], RA 62 (not for non-coherent memory);
@@ -1437,7 +1455,6 @@ END_TEST
 
 START_TEST(strtab_two_level_allocates_l2_on_demand_with_span_and_l2ptr)
 {
-	uint32_t w[6];
 	struct ik_smmu_idr id;
 	struct cdma cd;
 	struct ik_smmu_strtab t;
@@ -1446,12 +1463,8 @@ START_TEST(strtab_two_level_allocates_l2_on_demand_with_span_and_l2ptr)
 	uint64_t ste[8], base, *l1;
 	uint32_t cfg;
 
-	idr_full(w);
-	id = decode(w);
 	cdma_init(&cd);
-	memset(&c, 0, sizeof(c));
-	c.idr = &id;
-	c.dma = &cd.d;
+	st_cfg_init(&c, &id, &cd.d);
 	c.alloc = &cd.fa.a;
 	c.log2size = 16;
 	c.two_level = true;
@@ -1509,18 +1522,13 @@ END_TEST
 
 START_TEST(strtab_init_rejects_bad_sizes_and_fails_cleanly)
 {
-	uint32_t w[6];
 	struct ik_smmu_idr id, x;
 	struct cdma cd;
 	struct ik_smmu_strtab t;
 	struct ik_smmu_strtab_config c;
 
-	idr_full(w);
-	id = decode(w);
 	cdma_init(&cd);
-	memset(&c, 0, sizeof(c));
-	c.idr = &id;
-	c.dma = &cd.d;
+	st_cfg_init(&c, &id, &cd.d);
 	c.alloc = &cd.fa.a;
 	memset(&t, 0x3c, sizeof(t));
 #define BAD(...) \
@@ -1570,9 +1578,19 @@ END_TEST
 
 /* At every CFGI, the device's copy of the entry is either the old or the new
  * value whole, or (break-before-make) an abort STE. */
+/* Writes STE sid through rec_issue, *is recording the device's copy of it
+ * (from nc) at each call. */
+static void watched_write(struct issued *is, struct ncdma *nc, struct ik_smmu_strtab *t,
+			  uint32_t sid, const uint64_t *ste)
+{
+	memset(is, 0, sizeof(*is));
+	is->nc = nc;
+	is->watch_cpu = t->base + sid * 8;
+	ck_assert_int_eq(ik_smmu_strtab_write(t, sid, ste, rec_issue, is), 0);
+}
+
 START_TEST(ste_updates_are_never_seen_half_written)
 {
-	uint32_t w[6];
 	struct ik_smmu_idr id;
 	struct ncdma nc;
 	struct ik_smmu_strtab t;
@@ -1580,49 +1598,33 @@ START_TEST(ste_updates_are_never_seen_half_written)
 	struct issued is;
 	uint64_t a[8], b[8], bb[8], *e, dev[8];
 
-	idr_full(w);
-	id = decode(w);
 	nc_init(&nc);
-	memset(&c, 0, sizeof(c));
-	c.idr = &id;
-	c.dma = &nc.d;
+	st_cfg_init(&c, &id, &nc.d);
 	c.log2size = 4;
 	ck_assert_int_eq(ik_smmu_strtab_init(&t, &c), 0);
 	e = t.base + 2 * 8;
 	ste_val(a, 0x100);
 	/* invalid -> valid: one CFGI, the device has the whole new STE */
-	memset(&is, 0, sizeof(is));
-	is.nc = &nc;
-	is.watch_cpu = e;
-	ck_assert_int_eq(ik_smmu_strtab_write(&t, 2, a, rec_issue, &is), 0);
+	watched_write(&is, &nc, &t, 2, a);
 	ck_assert_int_eq(is.calls, 1);
 	ck_assert_int_eq(memcmp(is.seen[0], a, 64), 0);
 	/* one word changes (word 2): in place, one CFGI */
 	memcpy(b, a, 64);
 	b[2] ^= 0xff00;
-	memset(&is, 0, sizeof(is));
-	is.nc = &nc;
-	is.watch_cpu = e;
-	ck_assert_int_eq(ik_smmu_strtab_write(&t, 2, b, rec_issue, &is), 0);
+	watched_write(&is, &nc, &t, 2, b);
 	ck_assert_int_eq(is.calls, 1);
 	ck_assert_int_eq(memcmp(is.seen[0], b, 64), 0);
 	/* several words change on a live STE: abort first (V=1, Config 0),
 	 * CFGI; then the new STE, CFGI */
 	ste_val(bb, 0x2345);
-	memset(&is, 0, sizeof(is));
-	is.nc = &nc;
-	is.watch_cpu = e;
-	ck_assert_int_eq(ik_smmu_strtab_write(&t, 2, bb, rec_issue, &is), 0);
+	watched_write(&is, &nc, &t, 2, bb);
 	ck_assert_int_eq(is.calls, 2);
 	ck_assert_uint_eq(is.seen[0][0], STE_V); /* abort: the other words ignored */
 	ck_assert_int_eq(memcmp(is.seen[1], bb, 64), 0);
 	/* to abort: word 0 first, one CFGI */
 	memset(a, 0, sizeof(a));
 	a[0] = STE_V;
-	memset(&is, 0, sizeof(is));
-	is.nc = &nc;
-	is.watch_cpu = e;
-	ck_assert_int_eq(ik_smmu_strtab_write(&t, 2, a, rec_issue, &is), 0);
+	watched_write(&is, &nc, &t, 2, a);
 	ck_assert_int_eq(is.calls, 1);
 	ck_assert_int_eq(memcmp(is.seen[0], a, 64), 0);
 	/* a failing CFGI during break-before-make: the error, STE left abort */
@@ -1944,14 +1946,12 @@ END_TEST
 
 START_TEST(illegal_command_is_replaced_reported_and_the_queue_runs_again)
 {
-	uint32_t idr[6];
 	struct dev d;
 	struct model *m;
 	struct ik_smmu_cmd c[3];
 	struct ik_smmu_stats st;
 
-	idr_qemu(idr);
-	dev_init(&d, idr, false, 0);
+	dev_init_qemu(&d);
 	m = d.m;
 	m->ill_opcode = IK_SMMU_CMD_TLBI_NH_VA; /* this SMMU refuses it */
 	memset(c, 0, sizeof(c));
@@ -1996,13 +1996,11 @@ END_TEST
 
 START_TEST(cons_err_without_an_active_gerror_is_not_an_error)
 {
-	uint32_t idr[6];
 	struct dev d;
 	struct ik_smmu_cmd c;
 	struct ik_smmu_stats st;
 
-	idr_qemu(idr);
-	dev_init(&d, idr, false, 0);
+	dev_init_qemu(&d);
 	/* CONS.ERR = ILL, GERROR == GERRORN: stale, as QEMU leaves it */
 	d.m->regs[0x9c / 4] |= 1u << 24;
 	memset(&c, 0, sizeof(c));
@@ -2019,13 +2017,11 @@ END_TEST
 
 START_TEST(fetch_abort_is_retried_and_the_command_runs)
 {
-	uint32_t idr[6];
 	struct dev d;
 	struct ik_smmu_cmd c;
 	struct ik_smmu_stats st;
 
-	idr_qemu(idr);
-	dev_init(&d, idr, false, 0);
+	dev_init_qemu(&d);
 	memset(&c, 0, sizeof(c));
 	c.op = IK_SMMU_CMD_TLBI_NH_ASID;
 	c.asid = 44;
@@ -2048,13 +2044,11 @@ END_TEST
 
 START_TEST(gerror_poll_acknowledges_other_errors_and_leaves_cmdq_err_to_the_queue)
 {
-	uint32_t idr[6];
 	struct dev d;
 	struct ik_smmu_gerror ge;
 	struct ik_smmu_stats st;
 
-	idr_qemu(idr);
-	dev_init(&d, idr, false, 0);
+	dev_init_qemu(&d);
 	/* EVTQ_ABT_ERR and SFM_ERR become active */
 	d.m->regs[0x60 / 4] ^= 1u << 2 | 1u << 8;
 	ck_assert_int_eq(ik_smmu_gerror_poll(d.s, &ge), (int)(1u << 2 | 1u << 8));
@@ -2714,8 +2708,7 @@ START_TEST(null_pointer_arguments_are_einval)
 	struct ik_smmu_inv_target t;
 	struct ik_gather g;
 
-	idr_qemu(idr);
-	dev_init(&d, idr, false, 0);
+	dev_init_qemu(&d);
 	ck_assert_int_eq(ik_smmu_idr_decode(NULL, 0, 0, &id), -EINVAL);
 	ck_assert_int_eq(ik_smmu_idr_decode(idr, 0, 0, NULL), -EINVAL);
 	ck_assert_int_eq(ik_smmu_probe(NULL, &id), -EINVAL);
