@@ -2434,21 +2434,39 @@ END_TEST
  * wrote the status data before the ring.  Every address outside the ring
  * goes to write32; the ring's last word is still written in place; nothing
  * else is touched. */
+struct guarded_ring {
+	uint64_t guard_lo[4];
+	uint64_t ring[8][2];
+	uint64_t guard_hi[4];
+};
+
+/* The software consumer takes the one entry at slot 0 of m's ring (PROD 1),
+ * no guard word (0xa5 bytes) changes; returns the ring's last 32-bit word. */
+static uint32_t consume_one(struct ik_cmdq_sw *sw, const struct guarded_ring *m)
+{
+	uint32_t last;
+
+	ik_cmdq_sw_regs.write_prod(sw, 1);
+	ck_assert_int_eq(ik_cmdq_sw_consume(sw, 4), 1);
+	for (unsigned k = 0; k < 4; k++) {
+		ck_assert_uint_eq(m->guard_lo[k], 0xa5a5a5a5a5a5a5a5ull);
+		ck_assert_uint_eq(m->guard_hi[k], 0xa5a5a5a5a5a5a5a5ull);
+	}
+	memcpy(&last, (const char *)m->ring + sizeof(m->ring) - 4, 4);
+	return last;
+}
+
 START_TEST(sw_consumer_status_address_anywhere_in_64_bits)
 {
 	static const struct ik_cmdq_fmt *const fmts[] = { &ik_cmdq_fmt_vtd128, &ik_cmdq_fmt_riscv };
 	static const uint64_t addrs[] = {
 		0xfffffffffffffffcull, 0xfffffffffffffff8ull, 0x8000000000000000ull, 4, 0,
 	};
-	struct {
-		uint64_t guard_lo[4];
-		uint64_t ring[8][2];
-		uint64_t guard_hi[4];
-	} m;
+	struct guarded_ring m;
 	struct ik_cmdq_sw sw;
 	struct ik_cmdq_sw_config sc;
 	uint64_t ring_dma, addr;
-	uint32_t data;
+	uint32_t data, last;
 
 	for (unsigned a = 0; a < 2 * (sizeof(addrs) / sizeof(addrs[0]) + 2); a++) {
 		const struct ik_cmdq_fmt *fmt = fmts[a & 1];
@@ -2476,16 +2494,8 @@ START_TEST(sw_consumer_status_address_anywhere_in_64_bits)
 		ck_assert_int_eq(ik_test_wait_encode(fmt, addr, data, m.ring[0]), 0);
 		ext_addr = 0;
 		ext_val = 0;
-		ik_cmdq_sw_regs.write_prod(&sw, 1);
-		ck_assert_int_eq(ik_cmdq_sw_consume(&sw, 4), 1);
-		for (unsigned k = 0; k < 4; k++) {
-			ck_assert_uint_eq(m.guard_lo[k], 0xa5a5a5a5a5a5a5a5ull);
-			ck_assert_uint_eq(m.guard_hi[k], 0xa5a5a5a5a5a5a5a5ull);
-		}
+		last = consume_one(&sw, &m);
 		if (i == sizeof(addrs) / sizeof(addrs[0])) {
-			uint32_t last;
-
-			memcpy(&last, (char *)m.ring + sizeof(m.ring) - 4, 4);
 			ck_assert_uint_eq(last, data);
 			ck_assert_uint_eq(ext_addr, 0);
 		} else {
@@ -2501,18 +2511,10 @@ START_TEST(sw_consumer_status_address_anywhere_in_64_bits)
 		ck_assert_int_eq(ik_cmdq_sw_init(&sw, &sc), 0);
 		memset(m.ring[1], 0, sizeof(m.ring) - sizeof(m.ring[0]));
 		ext_addr = 0;
-		ik_cmdq_sw_regs.write_prod(&sw, 1);
-		ck_assert_int_eq(ik_cmdq_sw_consume(&sw, 4), 1);
+		last = consume_one(&sw, &m);
 		ck_assert_uint_eq(ik_cmdq_sw_error(&sw), 0);
 		ck_assert_uint_eq(ext_addr, 0);
-		for (unsigned k = 0; k < 4; k++) {
-			ck_assert_uint_eq(m.guard_lo[k], 0xa5a5a5a5a5a5a5a5ull);
-			ck_assert_uint_eq(m.guard_hi[k], 0xa5a5a5a5a5a5a5a5ull);
-		}
 		if (i == sizeof(addrs) / sizeof(addrs[0])) {
-			uint32_t last;
-
-			memcpy(&last, (char *)m.ring + sizeof(m.ring) - 4, 4);
 			ck_assert_uint_eq(last, data);
 			ck_assert_uint_eq(sw.completions_refused, 0);
 		} else {
