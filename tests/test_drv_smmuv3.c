@@ -10,7 +10,7 @@
  * ring at CMDQ_BASE, CMDQ_CONS.ERR kept after the acknowledgement as QEMU
  * 7.2 does, an event queue whose records the test injects, and STE/CD
  * fetches on CFGI decoded independently from the stream table in device
- * memory.  A second DMA memory model (struct ncdma) gives the device its
+ * memory.  A second DMA memory model (struct ik_test_ncdma) gives the device its
  * own copy of memory that only clean updates, so a missing clean shows.
  */
 #include <stdlib.h>
@@ -112,114 +112,6 @@ static struct ik_pgtable *mk_pt(enum ik_pt_fmt fmt, unsigned gshift, unsigned ia
 }
 
 /* ================================================================ DMA memory models */
-
-/*
- * Non-coherent DMA memory: every block has a CPU copy, a device copy (whose
- * address is the device address) and a snapshot of the CPU copy as of the
- * last clean.  clean(range) works per 64-byte line like a clean-and-
- * invalidate of a write-back cache: a line the CPU changed since is written
- * back to the device copy; a line it did not change is re-read from the
- * device copy (so device writes become visible).  The device copy starts as
- * garbage (0xa5), so the device sees nothing the CPU did not clean.
- */
-struct blk {
-	uint8_t *cpu, *dev, *snap;
-	size_t size;
-};
-
-struct ncdma {
-	struct ik_dma_mem d;
-	struct blk b[256];
-	int n;
-	long cleans, allocs, live;
-	long fail_at; /* 1-based allocation that fails, 0: none */
-	/* optional: told after every clean (to snapshot what the device sees) */
-	void (*on_clean)(void *ctx, const void *cpu, uint64_t dma, size_t size);
-	void *on_clean_ctx;
-};
-
-static struct blk *nc_find(struct ncdma *m, const void *cpu)
-{
-	for (int i = 0; i < m->n; i++)
-		if ((const uint8_t *)cpu >= m->b[i].cpu && (const uint8_t *)cpu < m->b[i].cpu + m->b[i].size)
-			return &m->b[i];
-	return NULL;
-}
-
-static void *nc_alloc(void *ctx, ik_size size, ik_size align, ik_u64 *dma)
-{
-	struct ncdma *m = ctx;
-	struct blk *b;
-
-	if (++m->allocs == m->fail_at || m->n == (int)IK_ARRAY_SIZE(m->b))
-		return NULL;
-	b = &m->b[m->n++];
-	if (align < 64)
-		align = 64;
-	ck_assert_int_eq(posix_memalign((void **)&b->cpu, align, size), 0);
-	ck_assert_int_eq(posix_memalign((void **)&b->dev, align, size), 0);
-	b->snap = malloc(size);
-	ck_assert_ptr_nonnull(b->snap);
-	b->size = size;
-	memset(b->cpu, 0x5a, size);
-	memcpy(b->snap, b->cpu, size);
-	memset(b->dev, 0xa5, size);
-	*dma = (uint64_t)(uintptr_t)b->dev;
-	m->live++;
-	return b->cpu;
-}
-
-static void nc_free(void *ctx, void *cpu, ik_u64 dma, ik_size size)
-{
-	struct ncdma *m = ctx;
-	struct blk *b = nc_find(m, cpu);
-
-	ck_assert_ptr_nonnull(b);
-	ck_assert_ptr_eq(cpu, b->cpu);
-	ck_assert_uint_eq(dma, (uint64_t)(uintptr_t)b->dev);
-	ck_assert_uint_eq(size, b->size);
-	free(b->cpu);
-	free(b->dev);
-	free(b->snap);
-	*b = m->b[--m->n];
-	m->live--;
-}
-
-static void nc_clean(void *ctx, const void *cpu, ik_u64 dma, ik_size size)
-{
-	struct ncdma *m = ctx;
-	struct blk *b = nc_find(m, cpu);
-	size_t off, end;
-
-	ck_assert_ptr_nonnull(b);
-	off = (size_t)((const uint8_t *)cpu - b->cpu);
-	ck_assert_uint_eq(dma, (uint64_t)(uintptr_t)(b->dev + off));
-	ck_assert_uint_le(off + size, b->size);
-	end = off + size;
-	off &= ~(size_t)63;
-	for (; off < end; off += 64) {
-		size_t n = b->size - off < 64 ? b->size - off : 64;
-
-		if (memcmp(b->cpu + off, b->snap + off, n)) {
-			memcpy(b->dev + off, b->cpu + off, n);
-		} else {
-			memcpy(b->cpu + off, b->dev + off, n);
-		}
-		memcpy(b->snap + off, b->cpu + off, n);
-	}
-	m->cleans++;
-	if (m->on_clean)
-		m->on_clean(m->on_clean_ctx, cpu, dma, size);
-}
-
-static void nc_init(struct ncdma *m)
-{
-	memset(m, 0, sizeof(*m));
-	m->d.alloc = nc_alloc;
-	m->d.free = nc_free;
-	m->d.clean = nc_clean;
-	m->d.ctx = m;
-}
 
 /* Coherent DMA memory with allocation failure injection: env memory,
  * device address = CPU address. */
@@ -465,7 +357,7 @@ struct dev {
 	struct model *m;
 	struct ik_mmio io;
 	struct cdma c;
-	struct ncdma nc;
+	struct ik_test_ncdma nc;
 	struct ik_smmu *s;
 };
 
@@ -477,7 +369,7 @@ static void dev_init(struct dev *d, const uint32_t idr[6], bool noncoherent, uns
 	d->m = model_new(idr);
 	d->io = model_mmio(d->m);
 	cdma_init(&d->c);
-	nc_init(&d->nc);
+	ik_test_ncdma_init(&d->nc);
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.mmio = &d->io;
 	cfg.dma = noncoherent ? &d->nc.d : &d->c.d;
@@ -1354,7 +1246,7 @@ END_TEST
 struct issued {
 	struct ik_smmu_cmd c[64];
 	int n, calls, fail_at; /* fail_at: 1-based call that fails */
-	struct ncdma *nc;      /* snapshot the device's copy of an entry */
+	struct ik_test_ncdma *nc;      /* snapshot the device's copy of an entry */
 	const uint64_t *watch_cpu;
 	uint64_t seen[8][8];   /* device view of the watched entry at each call */
 };
@@ -1366,7 +1258,7 @@ static int rec_issue(void *ctx, const struct ik_smmu_cmd *cmds, unsigned n)
 	is->calls++;
 	if (is->watch_cpu && is->calls <= 8) {
 		if (is->nc) {
-			struct blk *b = nc_find(is->nc, is->watch_cpu);
+			struct ik_test_ncblk *b = ik_test_nc_find(is->nc, is->watch_cpu);
 
 			memcpy(is->seen[is->calls - 1],
 			       b->dev + ((const uint8_t *)is->watch_cpu - b->cpu), 64);
@@ -1407,14 +1299,14 @@ static void st_cfg_init(struct ik_smmu_strtab_config *c, struct ik_smmu_idr *id,
 START_TEST(strtab_linear_layout_and_registers)
 {
 	struct ik_smmu_idr id;
-	struct ncdma nc;
+	struct ik_test_ncdma nc;
 	struct ik_smmu_strtab t;
 	struct ik_smmu_strtab_config c;
 	struct issued is;
 	uint64_t ste[8], back[8], base;
 	uint32_t cfg;
 
-	nc_init(&nc);
+	ik_test_ncdma_init(&nc);
 	st_cfg_init(&c, &id, &nc.d);
 	c.log2size = 6;
 	ck_assert_int_eq(ik_smmu_strtab_init(&t, &c), 0);
@@ -1580,7 +1472,7 @@ END_TEST
  * value whole, or (break-before-make) an abort STE. */
 /* Writes STE sid through rec_issue, *is recording the device's copy of it
  * (from nc) at each call. */
-static void watched_write(struct issued *is, struct ncdma *nc, struct ik_smmu_strtab *t,
+static void watched_write(struct issued *is, struct ik_test_ncdma *nc, struct ik_smmu_strtab *t,
 			  uint32_t sid, const uint64_t *ste)
 {
 	memset(is, 0, sizeof(*is));
@@ -1592,13 +1484,13 @@ static void watched_write(struct issued *is, struct ncdma *nc, struct ik_smmu_st
 START_TEST(ste_updates_are_never_seen_half_written)
 {
 	struct ik_smmu_idr id;
-	struct ncdma nc;
+	struct ik_test_ncdma nc;
 	struct ik_smmu_strtab t;
 	struct ik_smmu_strtab_config c;
 	struct issued is;
 	uint64_t a[8], b[8], bb[8], *e, dev[8];
 
-	nc_init(&nc);
+	ik_test_ncdma_init(&nc);
 	st_cfg_init(&c, &id, &nc.d);
 	c.log2size = 4;
 	ck_assert_int_eq(ik_smmu_strtab_init(&t, &c), 0);
@@ -1636,7 +1528,7 @@ START_TEST(ste_updates_are_never_seen_half_written)
 	ck_assert_int_eq(ik_smmu_strtab_write(&t, 2, b, rec_issue, &is), -EIO);
 	ck_assert_uint_eq(e[0], STE_V);
 	/* what the device holds matches the CPU after each clean */
-	struct blk *blk = nc_find(&nc, e);
+	struct ik_test_ncblk *blk = ik_test_nc_find(&nc, e);
 	memcpy(dev, blk->dev + ((uint8_t *)e - blk->cpu), 64);
 	ck_assert_int_eq(memcmp(dev, e, 64), 0);
 	ik_smmu_strtab_fini(&t);

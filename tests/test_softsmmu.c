@@ -30,103 +30,16 @@
 #define ERR (1u << 23)
 #define ERRACK (1u << 23)
 
-/*
- * Non-coherent DMA memory: each block has a CPU copy, a device copy (at the
- * device address, which the model reaches through the identity hook) and a
- * snapshot of the CPU copy at the last clean.  clean() works per 64-byte
- * line like a clean-and-invalidate: a line the CPU changed is written back,
- * another is re-read from the device copy.  The device copy starts as
- * garbage, so the SMMU sees nothing the core did not clean.
- */
-struct ncblk {
-	uint8_t *cpu, *dev, *snap;
-	size_t size;
-};
-
-struct ncdma {
-	struct ik_dma_mem d;
-	struct ncblk b[600];
-	int n;
-	long cleans;
-};
-
-static struct ncblk *nc_find(struct ncdma *m, const void *cpu)
-{
-	for (int i = 0; i < m->n; i++)
-		if ((const uint8_t *)cpu >= m->b[i].cpu && (const uint8_t *)cpu < m->b[i].cpu + m->b[i].size)
-			return &m->b[i];
-	return NULL;
-}
-
-static void *nc_alloc(void *ctx, ik_size size, ik_size align, ik_u64 *dma)
-{
-	struct ncdma *m = ctx;
-	struct ncblk *b;
-
-	if (m->n == (int)IK_ARRAY_SIZE(m->b))
-		return NULL;
-	b = &m->b[m->n++];
-	if (align < 64)
-		align = 64;
-	ck_assert_int_eq(posix_memalign((void **)&b->cpu, align, size), 0);
-	ck_assert_int_eq(posix_memalign((void **)&b->dev, align, size), 0);
-	b->snap = malloc(size);
-	ck_assert_ptr_nonnull(b->snap);
-	b->size = size;
-	memset(b->cpu, 0x5a, size);
-	memcpy(b->snap, b->cpu, size);
-	memset(b->dev, 0xa5, size);
-	*dma = (uint64_t)(uintptr_t)b->dev;
-	return b->cpu;
-}
-
-static void nc_free(void *ctx, void *cpu, ik_u64 dma, ik_size size)
-{
-	struct ncdma *m = ctx;
-	struct ncblk *b = nc_find(m, cpu);
-
-	(void)dma;
-	(void)size;
-	ck_assert_ptr_nonnull(b);
-	free(b->cpu);
-	free(b->dev);
-	free(b->snap);
-	*b = m->b[--m->n];
-}
-
-static void nc_clean(void *ctx, const void *cpu, ik_u64 dma, ik_size size)
-{
-	struct ncdma *m = ctx;
-	struct ncblk *b = nc_find(m, cpu);
-	size_t off, end;
-
-	ck_assert_ptr_nonnull(b);
-	off = (size_t)((const uint8_t *)cpu - b->cpu);
-	ck_assert_uint_eq(dma, (uint64_t)(uintptr_t)(b->dev + off));
-	ck_assert_uint_le(off + size, b->size);
-	end = off + size;
-	for (off &= ~(size_t)63; off < end; off += 64) {
-		size_t k = b->size - off < 64 ? b->size - off : 64;
-
-		if (memcmp(b->cpu + off, b->snap + off, k))
-			memcpy(b->dev + off, b->cpu + off, k);
-		else
-			memcpy(b->cpu + off, b->dev + off, k);
-		memcpy(b->snap + off, b->cpu + off, k);
-	}
-	m->cleans++;
-}
-
 struct rig {
 	struct ik_softiommu *soft;
 	struct ik_softsmmu *m;
 	struct ik_mmio io;
 	struct ik_dma_mem dma;
-	struct ncdma *nc;	/* non-NULL: the core's DMA memory is not coherent */
+	struct ik_test_ncdma *nc;	/* non-NULL: the core's DMA memory is not coherent */
 	struct ik_smmu *s;
 };
 
-static bool rig_noncoherent; /* the next rig_init() uses struct ncdma */
+static bool rig_noncoherent; /* the next rig_init() uses struct ik_test_ncdma */
 
 /* A model with `nq` ECMDQs (2 per control page; 0: no ECMDQ), reset by the
  * driver core with IK_SMMU_F_ECMDQ and at most `limit` queues.  `pre`
@@ -155,12 +68,9 @@ static void rig_init(struct rig *r, unsigned nq, unsigned limit, ik_u64 timeout_
 	ck_assert_int_eq(ik_softsmmu_mmio(r->m, &r->io), 0);
 	ck_assert_int_eq(ik_dma_mem_default(&r->dma, NULL), 0);
 	if (rig_noncoherent) {
-		r->nc = calloc(1, sizeof(*r->nc));
+		r->nc = malloc(sizeof(*r->nc));
 		ck_assert_ptr_nonnull(r->nc);
-		r->nc->d.alloc = nc_alloc;
-		r->nc->d.free = nc_free;
-		r->nc->d.clean = nc_clean;
-		r->nc->d.ctx = r->nc;
+		ik_test_ncdma_init(r->nc);
 	}
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.mmio = &r->io;

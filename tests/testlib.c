@@ -249,6 +249,87 @@ void ik_test_dma_init(struct ik_test_dma *f)
 	f->d.ctx = f;
 }
 
+struct ik_test_ncblk *ik_test_nc_find(struct ik_test_ncdma *m, const void *cpu)
+{
+	const uint8_t *p = cpu;
+
+	for (int i = 0; i < m->n; i++)
+		if (p >= m->b[i].cpu && p < m->b[i].cpu + m->b[i].size)
+			return &m->b[i];
+	return NULL;
+}
+
+static void *nc_alloc(void *ctx, ik_size size, ik_size align, ik_u64 *dma)
+{
+	struct ik_test_ncdma *m = ctx;
+	struct ik_test_ncblk *b;
+
+	if (++m->allocs == m->fail_at || m->n == (int)IK_ARRAY_SIZE(m->b))
+		return NULL;
+	b = &m->b[m->n++];
+	if (align < 64)
+		align = 64;
+	ck_assert_int_eq(posix_memalign((void **)&b->cpu, align, size), 0);
+	ck_assert_int_eq(posix_memalign((void **)&b->dev, align, size), 0);
+	b->snap = malloc(size);
+	ck_assert_ptr_nonnull(b->snap);
+	b->size = size;
+	memset(b->cpu, 0x5a, size);
+	memcpy(b->snap, b->cpu, size);
+	memset(b->dev, 0xa5, size);
+	*dma = (uint64_t)(uintptr_t)b->dev;
+	m->live++;
+	return b->cpu;
+}
+
+static void nc_free(void *ctx, void *cpu, ik_u64 dma, ik_size size)
+{
+	struct ik_test_ncdma *m = ctx;
+	struct ik_test_ncblk *b = ik_test_nc_find(m, cpu);
+
+	ck_assert_ptr_nonnull(b);
+	ck_assert_ptr_eq(cpu, b->cpu);
+	ck_assert_uint_eq(dma, (uint64_t)(uintptr_t)b->dev);
+	ck_assert_uint_eq(size, b->size);
+	free(b->cpu);
+	free(b->dev);
+	free(b->snap);
+	*b = m->b[--m->n];
+	m->live--;
+}
+
+static void nc_clean(void *ctx, const void *cpu, ik_u64 dma, ik_size size)
+{
+	struct ik_test_ncdma *m = ctx;
+	struct ik_test_ncblk *b = ik_test_nc_find(m, cpu);
+	size_t off, end;
+
+	ck_assert_ptr_nonnull(b);
+	off = (size_t)((const uint8_t *)cpu - b->cpu);
+	ck_assert_uint_eq(dma, (uint64_t)(uintptr_t)(b->dev + off));
+	ck_assert_uint_le(off + size, b->size);
+	end = off + size;
+	for (off &= ~(size_t)63; off < end; off += 64) {
+		size_t k = b->size - off < 64 ? b->size - off : 64;
+
+		if (memcmp(b->cpu + off, b->snap + off, k))
+			memcpy(b->dev + off, b->cpu + off, k);
+		else
+			memcpy(b->cpu + off, b->dev + off, k);
+		memcpy(b->snap + off, b->cpu + off, k);
+	}
+	m->cleans++;
+}
+
+void ik_test_ncdma_init(struct ik_test_ncdma *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->d.alloc = nc_alloc;
+	m->d.free = nc_free;
+	m->d.clean = nc_clean;
+	m->d.ctx = m;
+}
+
 struct ik_pgtable_cfg ik_test_cfg(enum ik_pt_fmt fmt, unsigned ias, unsigned oas, uint64_t pgsizes,
 				  uint32_t quirks, uint64_t fmt_flags, bool coherent,
 				  const struct ik_pgtable_hooks *h, void *cookie)

@@ -195,6 +195,38 @@ struct ik_test_dma {
 void ik_test_dma_init(struct ik_test_dma *f);
 
 /*
+ * Non-coherent DMA memory (struct ik_dma_mem) for the SMMUv3 suites: every
+ * block has a CPU copy, a device copy (at the device address) and a
+ * snapshot of the CPU copy as of the last clean.  clean(range) works per
+ * 64-byte line like a clean-and-invalidate of a write-back cache: a line
+ * the CPU changed since is written back to the device copy, any other is
+ * re-read from it (so device writes become visible).  The CPU copy starts
+ * as 0x5a bytes and the device copy as garbage (0xa5), so the device sees
+ * nothing the CPU did not clean.  free() and clean() fail the test for
+ * memory that is not a block's (free: exactly a block, its address and
+ * size).  allocs counts allocation calls, fail_at = n makes the n-th fail
+ * (1-based, 0 never), as does a full b[]; live counts blocks not yet freed,
+ * cleans the clean calls.  Not thread-safe.
+ * ik_test_ncdma_init() zeroes *m and points m->d at it.
+ * ik_test_nc_find(): the block holding cpu, NULL if none.
+ */
+struct ik_test_ncblk {
+	uint8_t *cpu, *dev, *snap;
+	size_t size;
+};
+
+struct ik_test_ncdma {
+	struct ik_dma_mem d;
+	struct ik_test_ncblk b[600];
+	int n;
+	long cleans, allocs, live;
+	long fail_at;
+};
+
+void ik_test_ncdma_init(struct ik_test_ncdma *m);
+struct ik_test_ncblk *ik_test_nc_find(struct ik_test_ncdma *m, const void *cpu);
+
+/*
  * A page-table config with the fields given and every other field 0
  * (pgsizes: pgsize_bitmap; h and cookie: hooks and their cookie).
  * ik_test_pt_create(): ik_pgtable_create(c), failing the test (with the
