@@ -80,16 +80,8 @@ static void *fake_alloc_table(void *cookie, ik_size size, ik_u64 *iommu)
 	return p;
 }
 
-static void fake_free_table(void *cookie, void *cpu, ik_u64 iommu, ik_size size)
-{
-	(void)cookie;
-	(void)iommu;
-	(void)size;
-	free(cpu);
-}
-
 static const struct ik_pgtable_hooks fake_hooks = { .alloc_table = fake_alloc_table,
-						    .free_table = fake_free_table };
+						    .free_table = ik_test_table_free };
 
 static struct ik_pgtable *mk_pt(enum ik_pt_fmt fmt, unsigned gshift, unsigned ias, unsigned oas,
 				bool coherent, uint32_t quirks)

@@ -103,7 +103,7 @@ static void *id_table_alloc(void *cookie, ik_size size, ik_u64 *iommu)
 	return p;
 }
 
-static void id_table_free(void *cookie, void *cpu, ik_u64 iommu, ik_size size)
+void ik_test_table_free(void *cookie, void *cpu, ik_u64 iommu, ik_size size)
 {
 	(void)cookie;
 	(void)iommu;
@@ -126,7 +126,7 @@ void ik_test_tables_free(void *cookie, void *cpu, ik_u64 iommu, ik_size size)
 	struct ik_test_tables *t = cookie;
 
 	__atomic_add_fetch(&t->frees, 1, __ATOMIC_RELAXED);
-	id_table_free(NULL, cpu, iommu, size);
+	ik_test_table_free(NULL, cpu, iommu, size);
 }
 
 const struct ik_pgtable_hooks ik_test_tables_hooks = {
@@ -365,7 +365,7 @@ struct ik_pgtable *ik_test_pt_new(enum ik_pt_fmt fmt, unsigned ias, uint32_t qui
 	struct ik_pgtable_cfg c;
 
 	h->alloc_table = id_table_alloc;
-	h->free_table = id_table_free;
+	h->free_table = ik_test_table_free;
 	c = ik_test_cfg(fmt, ias, 48, IK_SZ_4K | IK_SZ_2M | IK_SZ_1G, quirks, fmt_flags, true, h,
 			cookie);
 	return ik_test_pt_create(&c);

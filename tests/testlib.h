@@ -135,6 +135,9 @@ struct ik_test_tables {
 
 void *ik_test_tables_alloc(void *cookie, ik_size size, ik_u64 *iommu);
 void ik_test_tables_free(void *cookie, void *cpu, ik_u64 iommu, ik_size size);
+/* A free_table hook for table pages from the C allocator (malloc,
+ * posix_memalign, aligned_alloc): free(cpu); cookie, iommu, size unused. */
+void ik_test_table_free(void *cookie, void *cpu, ik_u64 iommu, ik_size size);
 extern const struct ik_pgtable_hooks ik_test_tables_hooks;
 int ik_test_mem_read64(void *ctx, ik_u64 addr, ik_u64 *val);
 int ik_test_mem_cas64(void *ctx, ik_u64 addr, ik_u64 old, ik_u64 val);
