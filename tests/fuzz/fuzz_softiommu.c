@@ -90,12 +90,12 @@ static bool mode_b, mode_c, check_mode;
 
 static void *phys_to_host(void *ctx, ik_u64 oa, ik_size len)
 {
+	void *p = fz_window(arena, ARENA_PHYS, ARENA_SIZE, oa, len);
+
 	(void)ctx;
-	if (oa >= ARENA_PHYS && oa - ARENA_PHYS < ARENA_SIZE && len <= ARENA_SIZE - (oa - ARENA_PHYS))
-		return arena + (oa - ARENA_PHYS);
-	if (gm && oa >= GM_PHYS && oa - GM_PHYS < GM_SIZE && len <= GM_SIZE - (oa - GM_PHYS))
-		return gm + (oa - GM_PHYS);
-	return NULL;
+	if (!p && gm)
+		p = fz_window(gm, GM_PHYS, GM_SIZE, oa, len);
+	return p;
 }
 
 static void check_guards(void)

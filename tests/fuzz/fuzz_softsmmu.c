@@ -21,19 +21,9 @@
 
 #define ARENA_PHYS 0x80000000ull
 #define ARENA_SIZE (256u << 10)
-#define GUARD 128
-#define GUARD_BYTE 0xa7
 
-static uint8_t arena_buf[GUARD + ARENA_SIZE + GUARD];
-#define ARENA (arena_buf + GUARD)
-
-static void *phys(void *ctx, ik_u64 pa, ik_size len)
-{
-	(void)ctx;
-	if (pa < ARENA_PHYS || pa - ARENA_PHYS >= ARENA_SIZE || len > ARENA_SIZE - (pa - ARENA_PHYS))
-		return NULL;
-	return ARENA + (pa - ARENA_PHYS);
-}
+static uint8_t arena_buf[FZ_ARENA_BYTES(ARENA_SIZE)];
+static struct fz_arena arena = { arena_buf, ARENA_SIZE, ARENA_PHYS };
 
 static const ik_u32 regs[] = {
 	0x20, 0x24, 0x28, 0x2c, 0x44, 0x50, 0x54, 0x60, 0x64, 0x80, 0x84, 0x88, 0x90, 0x94, 0x98,
@@ -75,20 +65,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ik_softiommu *soft;
 	struct ik_softsmmu *m;
 	struct fz f;
-	ik_u8 dbuf[GUARD + 512 + GUARD];
+	ik_u8 dbuf[FZ_ARENA_BYTES(FZ_DMA_MAX)];
+	struct fz_arena dma = { dbuf, FZ_DMA_MAX, 0 };
 
 	fz_init(&f, data, size);
-	memset(arena_buf, GUARD_BYTE, sizeof(arena_buf));
-	for (size_t i = 0; i < ARENA_SIZE && i < size; i++)
-		ARENA[(i * 4099u) % ARENA_SIZE] = data[i];
+	fz_arena_fill(&arena, data, size);
+	fz_arena_fill(&dma, NULL, 0);
 	ik_softiommu_config_init(&sc);
 	sc.max_streams = 16;
-	sc.phys_to_host = phys;
+	sc.phys_to_host = fz_arena_phys;
+	sc.phys_ctx = &arena;
 	if (ik_softiommu_create(&sc, &soft))
 		return 0;
 	ik_softsmmu_config_init(&mc);
 	mc.soft = soft;
-	mc.phys_to_host = phys;
+	mc.phys_to_host = fz_arena_phys;
+	mc.phys_ctx = &arena;
 	mc.max_streams = 16;
 	mc.idr[1] = (mc.idr[1] & ~0x3fu) | (fz_u8(&f) % 20) | IK_SMMU_IDR1_ECMDQ; /* SIDSIZE */
 	mc.idr[1] = (mc.idr[1] & ~(0x1fu << 21)) | (fz_u8(&f) % 20) << 21;	  /* CMDQS */
@@ -98,7 +90,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		ik_softiommu_destroy(soft);
 		return 0;
 	}
-	memset(dbuf, GUARD_BYTE, sizeof(dbuf));
 	for (unsigned step = 0; step < 256 && fz_left(&f); step++) {
 		switch (fz_u8(&f) % 10) {
 		case 0:
@@ -119,24 +110,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				FZ_CHECK(!(v & 0x78700000u), "ECMDQ_CONS %#x", v);
 			break;
 		}
-		case 4: { /* the guest writes its memory */
-			ik_u32 at = fz_u32(&f) % (ARENA_SIZE - 8);
-			ik_u64 v = fz_edgy(&f);
-
-			memcpy(ARENA + at, &v, 8);
+		case 4: /* the guest writes its memory */
+			fz_arena_scribble(&arena, &f);
 			break;
-		}
 		case 5: {
 			ik_u32 sid = (ik_u32)fz_below(&f, 24);
-			ik_u64 iova = fz_u8(&f) & 1 ? fz_edgy(&f) : fz_u32(&f);
-			ik_size len = (ik_size)fz_below(&f, 513);
-			bool wr = fz_bool(&f);
-			int r;
+			struct fz_dma d = fz_dma(&f, sid);
+			int r = ik_softsmmu_dma(m, sid, d.iova, fz_arena_mem(&dma), d.len, d.wr);
 
-			FZ_TRACE("dma sid %u iova %#llx len %zu %s", sid, (unsigned long long)iova,
-				 (size_t)len, wr ? "write" : "read");
-			r = ik_softsmmu_dma(m, sid, iova, dbuf + GUARD, len, wr);
-			FZ_CHECK(r == 0 || r == -EFAULT || r == -EINVAL, "dma returned %d", r);
+			FZ_CHECK_DMA(r);
 			break;
 		}
 		case 6: {
@@ -161,11 +143,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		}
 	}
-	for (unsigned i = 0; i < GUARD; i++) {
-		FZ_CHECK(arena_buf[i] == GUARD_BYTE && arena_buf[GUARD + ARENA_SIZE + i] == GUARD_BYTE,
-			 "arena guard %u", i);
-		FZ_CHECK(dbuf[i] == GUARD_BYTE && dbuf[GUARD + 512 + i] == GUARD_BYTE, "dma guard %u", i);
-	}
+	fz_arena_check(&arena, "arena");
+	fz_arena_check(&dma, "dma");
 	ik_softsmmu_destroy(m);
 	ik_softiommu_destroy(soft);
 	return 0;

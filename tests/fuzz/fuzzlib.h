@@ -20,6 +20,7 @@
 #ifndef IK_FUZZLIB_H
 #define IK_FUZZLIB_H
 
+#include <errno.h>
 #include <stdint.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -68,6 +69,18 @@ static inline size_t fz_lower(size_t n, uint64_t (*key)(size_t i), uint64_t k)
 			b = m;
 	}
 	return a;
+}
+
+/* A window of guest memory: `size` bytes at guest-physical `base`, held at
+ * host `mem`.  The host pointer for [pa, pa + len) when that lies wholly
+ * inside the window, else NULL (a phys_to_host hook's bounds check: safe
+ * against overflow for any pa and len, as guest-written addresses are). */
+static inline void *fz_window(uint8_t *mem, uint64_t base, uint64_t size, uint64_t pa,
+			      uint64_t len)
+{
+	if (pa < base || pa - base >= size || len > size - (pa - base))
+		return NULL;
+	return mem + (pa - base);
 }
 
 static inline uint8_t fz_u8(struct fz *f)
@@ -148,6 +161,87 @@ static inline int fz_trace_on(void)
 			abort();                                                     \
 		}                                                                    \
 	} while (0)
+
+/* ---- guarded arenas ---- */
+
+/* A buffer between two guards of FZ_GUARD bytes of FZ_GUARD_BYTE, for
+ * memory a unit under test writes into (guest memory, a DMA buffer): buf
+ * holds FZ_ARENA_BYTES(size) bytes, the usable ones from buf + FZ_GUARD;
+ * base is its guest-physical address (0 where it has none). */
+#define FZ_GUARD 128
+#define FZ_GUARD_BYTE 0xa7
+#define FZ_ARENA_BYTES(size) (FZ_GUARD + (size) + FZ_GUARD)
+
+struct fz_arena {
+	uint8_t *buf;
+	size_t size;
+	uint64_t base;
+};
+
+static inline uint8_t *fz_arena_mem(const struct fz_arena *a)
+{
+	return a->buf + FZ_GUARD;
+}
+
+/* Sets the guards and fills the memory from the first n bytes of data,
+ * spread over it (n may be 0: the memory is then all FZ_GUARD_BYTE). */
+static inline void fz_arena_fill(const struct fz_arena *a, const uint8_t *data, size_t n)
+{
+	memset(a->buf, FZ_GUARD_BYTE, FZ_ARENA_BYTES(a->size));
+	for (size_t i = 0; i < a->size && i < n; i++)
+		fz_arena_mem(a)[(i * 4099u) % a->size] = data[i];
+}
+
+/* A phys_to_host hook over an arena (ctx: the struct fz_arena). */
+static inline void *fz_arena_phys(void *ctx, ik_u64 pa, ik_size len)
+{
+	const struct fz_arena *a = ctx;
+
+	return fz_window(fz_arena_mem(a), a->base, a->size, pa, len);
+}
+
+/* The guest writes 8 bytes of its choice (fz_edgy()) anywhere in the arena. */
+static inline void fz_arena_scribble(const struct fz_arena *a, struct fz *f)
+{
+	uint64_t at = fz_u32(f) % (a->size - 8);
+	uint64_t v = fz_edgy(f);
+
+	memcpy(fz_arena_mem(a) + at, &v, 8);
+}
+
+/* FZ_CHECKs that no guard byte changed; `what` names the arena. */
+static inline void fz_arena_check(const struct fz_arena *a, const char *what)
+{
+	for (size_t i = 0; i < FZ_GUARD; i++)
+		FZ_CHECK(a->buf[i] == FZ_GUARD_BYTE && a->buf[FZ_GUARD + a->size + i] == FZ_GUARD_BYTE,
+			 "%s guard %zu", what, i);
+}
+
+/* A device access as the register-model harnesses make them: an address
+ * (edgy or 32-bit), 0..FZ_DMA_MAX bytes, read or write; traced with sid. */
+#define FZ_DMA_MAX 512
+
+struct fz_dma {
+	uint64_t iova;
+	size_t len;
+	bool wr;
+};
+
+static inline struct fz_dma fz_dma(struct fz *f, uint32_t sid)
+{
+	struct fz_dma d;
+
+	d.iova = fz_u8(f) & 1 ? fz_edgy(f) : fz_u32(f);
+	d.len = (size_t)fz_below(f, FZ_DMA_MAX + 1);
+	d.wr = fz_bool(f);
+	FZ_TRACE("dma sid %u iova %#llx len %zu %s", sid, (unsigned long long)d.iova, d.len,
+		 d.wr ? "write" : "read");
+	return d;
+}
+
+/* FZ_CHECKs a DMA result: done, or refused as a bad access, never more. */
+#define FZ_CHECK_DMA(r) \
+	FZ_CHECK((r) == 0 || (r) == -EFAULT || (r) == -EINVAL, "dma returned %d", (r))
 
 /* ---- fault-injecting allocator ---- */
 struct fz_alloc {
