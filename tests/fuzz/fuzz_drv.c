@@ -192,6 +192,16 @@ static void idr_from(struct fz *f, uint32_t idr[6])
 	}
 }
 
+/* ID registers from the input (idr_from()), decoded into *id; a set the
+ * decoder refuses leaves *id as the decoder leaves it. */
+static void idr_decoded(struct fz *f, struct ik_smmu_idr *id)
+{
+	uint32_t raw[6];
+
+	idr_from(f, raw);
+	(void)ik_smmu_idr_decode(raw, 0, 0, id);
+}
+
 static const unsigned oas_bits[8] = { 32, 36, 40, 42, 44, 48, 52, 0 };
 
 static void op_idr(struct fz *f)
@@ -294,7 +304,6 @@ static void same_walk(const struct ik_pgtable *pt, unsigned stage, ik_u64 tcr, i
 
 static void op_ste(struct fz *f)
 {
-	uint32_t raw[6];
 	struct ik_smmu_idr id;
 	struct ik_smmu_ste_config c;
 	struct ik_pgtable_info info;
@@ -306,8 +315,7 @@ static void op_ste(struct fz *f)
 	uint8_t k;
 	int r;
 
-	idr_from(f, raw);
-	(void)ik_smmu_idr_decode(raw, 0, 0, &id);
+	idr_decoded(f, &id);
 	memset(&c, 0, sizeof(c));
 	k = fz_u8(f);
 	c.config = (k & 0x80) ? fz_u32(f) : cfgs[k & 7];
@@ -440,7 +448,6 @@ static void op_ste(struct fz *f)
 
 static void op_cd(struct fz *f)
 {
-	uint32_t raw[6];
 	struct ik_smmu_idr id;
 	struct ik_smmu_cd_config c;
 	struct ik_pgtable_info info;
@@ -450,8 +457,7 @@ static void op_cd(struct fz *f)
 	uint8_t k;
 	int r;
 
-	idr_from(f, raw);
-	(void)ik_smmu_idr_decode(raw, 0, 0, &id);
+	idr_decoded(f, &id);
 	memset(&c, 0, sizeof(c));
 	k = fz_u8(f);
 	c.pt = (k & 0x80) ? NULL : lpae_pt(fz_u16(f));
@@ -664,7 +670,6 @@ static void op_smmu_plan(struct fz *f)
 {
 	static struct ik_smmu_cmd out[PLAN_MAX];
 	static struct ival iv[PLAN_MAX];
-	uint32_t raw[6];
 	struct ik_smmu_idr id;
 	struct ik_smmu_inv_target t;
 	struct ik_pgtable_info info;
@@ -677,8 +682,7 @@ static void op_smmu_plan(struct fz *f)
 	uint8_t k;
 	int n;
 
-	idr_from(f, raw);
-	(void)ik_smmu_idr_decode(raw, 0, 0, &id);
+	idr_decoded(f, &id);
 	pt = lpae_pt(fz_u16(f));
 	if (!pt)
 		return;
@@ -1187,6 +1191,23 @@ static void td_init(struct tdma *t)
 	t->d.ctx = t;
 }
 
+/* A driver core's memory: env allocations from fa, DMA memory from td,
+ * neither failing until armed. */
+static void mem_init(struct fz_alloc *fa, struct tdma *td)
+{
+	fz_alloc_init(fa);
+	td_init(td);
+}
+
+/* Failures for the next operation, as op's bits ask: 0x80 the n-th env
+ * allocation, 0x40 the n-th DMA allocation (n from the input, 0..3). */
+static void mem_arm(struct fz *f, uint8_t op, struct fz_alloc *fa, struct tdma *td)
+{
+	fz_alloc_arm(fa, op & 0x80 ? fz_u8(f) % 4 : 0);
+	td->calls = 0;
+	td->fail_at = op & 0x40 ? fz_u8(f) % 4 : 0;
+}
+
 static void td_release_all(struct tdma *t)
 {
 	while (t->nb)
@@ -1357,8 +1378,7 @@ static void op_smmu_dev(struct fz *f)
 	int r;
 
 	memset(m, 0, sizeof(*m));
-	fz_alloc_init(&fa);
-	td_init(&td);
+	mem_init(&fa, &td);
 	m->dma = &td;
 	idr_from(f, idr);
 	memcpy(m->regs, idr, sizeof(idr));
@@ -1403,9 +1423,7 @@ static void op_smmu_dev(struct fz *f)
 	for (unsigned step = 0; step < 12 && fz_left(f); step++) {
 		uint8_t op = fz_u8(f);
 
-		fz_alloc_arm(&fa, op & 0x80 ? fz_u8(f) % 4 : 0);
-		td.calls = 0;
-		td.fail_at = op & 0x40 ? fz_u8(f) % 4 : 0;
+		mem_arm(f, op, &fa, &td);
 		switch (op % 7) {
 		case 0:
 			r = ik_smmu_reset(s);
@@ -1640,8 +1658,7 @@ static void op_vtd_dev(struct fz *f)
 	int r;
 
 	memset(m, 0, sizeof(*m));
-	fz_alloc_init(&fa);
-	td_init(&td);
+	mem_init(&fa, &td);
 	m->dma = &td;
 	vtd_caps_from(f, &hc);
 	cap = hc.cap;
@@ -1689,9 +1706,7 @@ static void op_vtd_dev(struct fz *f)
 	for (unsigned step = 0; step < 12 && fz_left(f); step++) {
 		uint8_t op = fz_u8(f);
 
-		fz_alloc_arm(&fa, op & 0x80 ? fz_u8(f) % 4 : 0);
-		td.calls = 0;
-		td.fail_at = op & 0x40 ? fz_u8(f) % 4 : 0;
+		mem_arm(f, op, &fa, &td);
 		switch (op % 6) {
 		case 0:
 			r = ik_vtd_enable(u);
