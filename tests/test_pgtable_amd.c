@@ -53,22 +53,14 @@ static struct ik_pgtable *mkpt(unsigned ias, unsigned oas, ik_u64 flags, ik_u32 
 
 /* The raw entry at AMD level `level` on the path of iova (NULL if the path
  * ends above it), following NextLevel as written. */
+static uint64_t next_table(uint64_t e)
+{
+	return e & 0x000ffffffffff000ull;
+}
+
 static uint64_t *raw_entry(const struct ik_pgtable *pt, uint64_t iova, unsigned level)
 {
-	struct ik_pgtable_info info;
-	uint64_t *tbl;
-
-	ik_pgtable_get_info(pt, &info);
-	tbl = info.root_cpu;
-	for (unsigned l = info.geom.nlevels;; l--) {
-		uint64_t *e = &tbl[(iova >> (12 + 9 * (l - 1))) & 511];
-
-		if (l == level)
-			return e;
-		if (!*e)
-			return NULL;
-		tbl = (uint64_t *)(uintptr_t)(*e & 0x000ffffffffff000ull);
-	}
+	return ik_test_raw_entry(pt, iova, level - 1, 9, next_table);
 }
 
 static const uint64_t *ref_table_at(void *ctx, uint64_t pa)

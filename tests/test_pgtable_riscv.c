@@ -77,25 +77,23 @@ static struct rv_tables ref_of(const struct ik_pgtable *pt)
 	return t;
 }
 
-/* The raw entry at level `lvl` on the path of `iova`, following PPNs with
- * the test's own decoding (NULL if the path ends above it). */
+/* The table a non-leaf entry points to, by the test's own decoding of the
+ * PPN (0: not valid, or a leaf). */
+static uint64_t next_table(uint64_t e)
+{
+	if (!(e & 1) || (e & 0xe))
+		return 0;
+	return ((e >> 10) & ((1ull << 44) - 1)) << 12;
+}
+
+/* The raw entry at level `lvl` on the path of `iova` (NULL if the path
+ * ends above it); a G-stage root indexes 11 bits. */
 static uint64_t *raw_entry(const struct ik_pgtable *pt, uint64_t iova, unsigned lvl)
 {
 	struct ik_pgtable_info info;
-	uint64_t *tbl;
 
 	ik_pgtable_get_info(pt, &info);
-	tbl = info.root_cpu;
-	for (int l = info.geom.nlevels - 1;; l--) {
-		unsigned mask = (l == info.geom.nlevels - 1 && info.geom.fmt == S2) ? 2047 : 511;
-		uint64_t *e = &tbl[(iova >> (12 + 9 * l)) & mask];
-
-		if ((unsigned)l == lvl)
-			return e;
-		if (!(*e & 1) || (*e & 0xe))
-			return NULL;
-		tbl = (uint64_t *)(uintptr_t)(((*e >> 10) & ((1ull << 44) - 1)) << 12);
-	}
+	return ik_test_raw_entry(pt, iova, lvl, info.geom.fmt == S2 ? 11 : 9, next_table);
 }
 
 /* --------------------------------------------------------- entry layout */

@@ -89,24 +89,16 @@ static struct ik_pgtable *mkpt(enum ik_pt_fmt fmt, unsigned ias, unsigned oas, i
 	return ik_test_pt_create(&c);
 }
 
+static uint64_t next_table(uint64_t e)
+{
+	return e & IK_VTD_ADDR_MASK;
+}
+
 /* The raw entry at level `lvl` on the path of `iova` (NULL if the path ends
  * above it), found by following table pointers in memory. */
 static uint64_t *raw_entry(const struct ik_pgtable *pt, uint64_t iova, unsigned lvl)
 {
-	struct ik_pgtable_info info;
-	uint64_t *tbl;
-
-	ik_pgtable_get_info(pt, &info);
-	tbl = info.root_cpu;
-	for (int l = info.geom.nlevels - 1;; l--) {
-		uint64_t *e = &tbl[(iova >> (12 + 9 * l)) & 511];
-
-		if ((unsigned)l == lvl)
-			return e;
-		if (!*e)
-			return NULL;
-		tbl = (uint64_t *)(uintptr_t)(*e & IK_VTD_ADDR_MASK);
-	}
+	return ik_test_raw_entry(pt, iova, lvl, 9, next_table);
 }
 
 static const uint64_t *ref_table_at(void *ctx, uint64_t pa)

@@ -430,6 +430,30 @@ void ik_test_churn_dev(struct ik_pgtable *pt, struct ik_softiommu *s, const stru
 	IK_REQUIRE(ik_softiommu_stale_pop(s, &rep) == -ENOENT);
 }
 
+uint64_t *ik_test_raw_entry(const struct ik_pgtable *pt, uint64_t iova, unsigned lvl,
+			    unsigned root_bits, uint64_t (*next)(uint64_t e))
+{
+	struct ik_pgtable_info info;
+	uint64_t *tbl;
+	unsigned top;
+
+	ik_pgtable_get_info(pt, &info);
+	tbl = info.root_cpu;
+	top = (unsigned)info.geom.nlevels - 1;
+	for (unsigned l = top;; l--) {
+		unsigned bits = l == top ? root_bits : 9;
+		uint64_t *e = &tbl[(iova >> (12 + 9 * l)) & ((1u << bits) - 1)];
+		uint64_t t;
+
+		if (l == lvl)
+			return e;
+		t = l ? next(*e) : 0;
+		if (!t)
+			return NULL;
+		tbl = (uint64_t *)(uintptr_t)t;
+	}
+}
+
 void *ik_test_churn_mem(uint64_t span, bool **mapped)
 {
 	void *buf = aligned_alloc(2u << 20, span);

@@ -251,6 +251,18 @@ struct ik_pgtable *ik_test_pt_new(enum ik_pt_fmt fmt, unsigned ias, uint32_t qui
 				  uint64_t fmt_flags, struct ik_pgtable_hooks *h, void *cookie);
 
 /*
+ * The raw entry at level lvl (0: the level of 4 KiB leaves) on the path of
+ * iova through pt's tables as they are in memory, for the table-format
+ * suites (table pages at host addresses: ik_test_tables or identity
+ * hooks); NULL if the path ends above lvl.  Each level is indexed by the 9
+ * bits of iova from bit 12 + 9 * level, the root level by root_bits bits;
+ * next(e) is the address of the table that entry e points to, 0 where e
+ * ends the path.
+ */
+uint64_t *ik_test_raw_entry(const struct ik_pgtable *pt, uint64_t iova, unsigned lvl,
+			    unsigned root_bits, uint64_t (*next)(uint64_t e));
+
+/*
  * Random map/unmap churn of pt checked by a soft IOMMU, for the driver
  * suites' end-to-end tests.  s translates device 0's DMA through pt (the
  * suite attached it) with IK_SOFTIOMMU_CHECK.  iters steps over
