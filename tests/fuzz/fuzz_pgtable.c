@@ -1292,13 +1292,40 @@ static void op_map(struct fz *f)
 		check_range(iova, total);
 }
 
+/* The model's mappings, dirty leaves and tables as op_unmap() found them,
+ * put back where it skips an unmap or the unmap fails. */
+static struct {
+	struct ext e[MAX_EXT];
+	uint64_t dirty[4 * LEAF_CAP];
+	struct tbl tbl[MAX_TBL];
+	size_t n, ndirty, ntbl;
+	uint64_t leaves;
+} SAVED;
+
+static void model_save(void)
+{
+	memcpy(SAVED.e, M.e, M.n * sizeof(M.e[0]));
+	memcpy(SAVED.dirty, M.dirty, M.ndirty * sizeof(M.dirty[0]));
+	memcpy(SAVED.tbl, M.tbl, M.ntbl * sizeof(M.tbl[0]));
+	SAVED.n = M.n;
+	SAVED.ndirty = M.ndirty;
+	SAVED.ntbl = M.ntbl;
+	SAVED.leaves = M.leaves;
+}
+
+static void model_restore(void)
+{
+	memcpy(M.e, SAVED.e, SAVED.n * sizeof(M.e[0]));
+	memcpy(M.dirty, SAVED.dirty, SAVED.ndirty * sizeof(M.dirty[0]));
+	memcpy(M.tbl, SAVED.tbl, SAVED.ntbl * sizeof(M.tbl[0]));
+	M.n = SAVED.n;
+	M.ndirty = SAVED.ndirty;
+	M.ntbl = SAVED.ntbl;
+	M.leaves = SAVED.leaves;
+}
+
 static void op_unmap(struct fz *f)
 {
-	static struct ext saved[MAX_EXT];
-	static uint64_t saved_dirty[4 * LEAF_CAP];
-	static struct tbl saved_tbl[MAX_TBL];
-	size_t saved_n = M.n, saved_nd = M.ndirty, saved_nt = M.ntbl;
-	uint64_t saved_leaves = M.leaves;
 	uint64_t iova = gen_iova(f), size = gen_size(f), gmask = (1ull << G.lg2_granule) - 1;
 	uint64_t bytes = 0, minleaf = 0, first = 0, last_end = 0, h0 = 0, h1 = 0;
 	int gid = fz_u8(f) & 1;
@@ -1309,22 +1336,14 @@ static void op_unmap(struct fz *f)
 
 	valid = !((iova | size) & gmask) && range_ok(iova, size, G.ias);
 	if (valid) {
-		memcpy(saved, M.e, M.n * sizeof(M.e[0]));
-		memcpy(saved_dirty, M.dirty, M.ndirty * sizeof(M.dirty[0]));
-		memcpy(saved_tbl, M.tbl, M.ntbl * sizeof(M.tbl[0]));
+		model_save();
 		dirty_overflow = false;
 		split_budget = true;
 		bytes = model_unmap(iova, iova + size, &minleaf, &first, &last_end, &split);
 		split_budget = false;
 		if (M.leaves > LEAF_CAP || M.n > MAX_EXT - 64 || dirty_overflow) {
 			/* too many leaves after the splits: skip it */
-			memcpy(M.e, saved, saved_n * sizeof(M.e[0]));
-			memcpy(M.dirty, saved_dirty, saved_nd * sizeof(M.dirty[0]));
-			M.n = saved_n;
-			M.ndirty = saved_nd;
-			M.leaves = saved_leaves;
-			memcpy(M.tbl, saved_tbl, saved_nt * sizeof(M.tbl[0]));
-			M.ntbl = saved_nt;
+			model_restore();
 			return;
 		}
 	}
@@ -1345,13 +1364,7 @@ static void op_unmap(struct fz *f)
 		FZ_CHECK((fail || !H.hooks_alloc) && split && (r == -ENOMEM || r == -ERANGE),
 			 "unmap(%#llx, %#llx) = %lld (split %d)", (unsigned long long)iova,
 			 (unsigned long long)size, (long long)r, split);
-		memcpy(M.e, saved, saved_n * sizeof(M.e[0]));
-		memcpy(M.dirty, saved_dirty, saved_nd * sizeof(M.dirty[0]));
-		M.n = saved_n;
-		M.ndirty = saved_nd;
-		M.leaves = saved_leaves;
-		memcpy(M.tbl, saved_tbl, saved_nt * sizeof(M.tbl[0]));
-		M.ntbl = saved_nt;
+		model_restore();
 		FZ_CHECK(g->start == before.start && g->end == before.end && g->nr_tables == before.nr_tables &&
 				 g->nr_ranges == before.nr_ranges,
 			 "a failed unmap changed the gather");
