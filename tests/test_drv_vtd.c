@@ -992,7 +992,6 @@ START_TEST(bad_descriptor_is_eio_and_queue_resumes_after_iqt_rewrite)
 {
 	for (int scalable = 0; scalable < 2; scalable++) {
 		struct ik_vtd_stats st;
-		struct ik_vtd_desc d;
 		uint64_t bad[4] = { 0x2 | (2ull << 4) | BIT(8), 0, 0, 0 }; /* IOTLB, reserved bit 8 */
 		unsigned words, iqt_before;
 		struct rig r;
@@ -1012,12 +1011,7 @@ START_TEST(bad_descriptor_is_eio_and_queue_resumes_after_iqt_rewrite)
 		ck_assert_int_eq(ik_vtd_get_stats(r.u, &st), 0);
 		ck_assert_uint_eq(st.queue_errors, 1);
 		/* Later submissions complete, for several laps of the ring. */
-		memset(&d, 0, sizeof(d));
-		d.type = IK_VTD_DESC_IOTLB;
-		d.g = IK_VTD_G_DOMAIN;
-		d.did = 3;
-		for (int i = 0; i < 300; i++)
-			ck_assert_int_eq(ik_vtd_issue(r.u, &d, 1, true), 0);
+		ik_test_vtd_laps(r.u, 300);
 		ck_assert_uint_eq(r.m.iqe, 1);
 		(void)words;
 		rig_fini(&r);

@@ -443,7 +443,6 @@ START_TEST(invalid_descriptor_is_iqe_and_the_queue_recovers)
 		uint64_t bad[4] = { 0x2 | (2ull << 4) | BIT(8), 0, 0, 0 }; /* IOTLB, reserved bit 8 */
 		uint64_t badtype[4] = { 0xf, 0, 0, 0 };
 		struct ik_softvtd_stats st;
-		struct ik_vtd_desc d;
 		struct rig r;
 
 		rig_init(&r, sm ? IK_SOFTVTD_SCALABLE : 0, 0);
@@ -453,12 +452,7 @@ START_TEST(invalid_descriptor_is_iqe_and_the_queue_recovers)
 		ck_assert_uint_eq(ik_softvtd_read32(r.m, R_IQERCD) & 0xf, 4); /* reserved field */
 		ck_assert_int_eq(ik_cmdq_issue(ik_vtd_queue(r.u), badtype, 1, IK_CMDQ_SYNC), -EIO);
 		ck_assert_uint_eq(ik_softvtd_read32(r.m, R_IQERCD) & 0xf, 3); /* invalid type */
-		memset(&d, 0, sizeof(d));
-		d.type = IK_VTD_DESC_IOTLB;
-		d.g = IK_VTD_G_DOMAIN;
-		d.did = 3;
-		for (int i = 0; i < 300; i++)
-			ck_assert_int_eq(ik_vtd_issue(r.u, &d, 1, true), 0);
+		ik_test_vtd_laps(r.u, 300);
 		ck_assert_int_eq(ik_softvtd_get_stats(r.m, &st), 0);
 		ck_assert_uint_eq(st.queue_errors, 2);
 		ck_assert_uint_ge(st.descriptors, 600);

@@ -9,6 +9,7 @@
 #include <iommukit/cmd/vtd.h>
 #include <iommukit/cmd/riscv.h>
 #include <iommukit/cmd/amd.h>
+#include <iommukit/drv/vtd.h>
 #include "testlib.h"
 
 double ik_test_scale(void)
@@ -328,6 +329,18 @@ void ik_test_ncdma_init(struct ik_test_ncdma *m)
 	m->d.free = nc_free;
 	m->d.clean = nc_clean;
 	m->d.ctx = m;
+}
+
+void ik_test_vtd_laps(struct ik_vtd *u, int n)
+{
+	struct ik_vtd_desc d;
+
+	memset(&d, 0, sizeof(d));
+	d.type = IK_VTD_DESC_IOTLB;
+	d.g = IK_VTD_G_DOMAIN;
+	d.did = 3;
+	for (int i = 0; i < n; i++)
+		ck_assert_int_eq(ik_vtd_issue(u, &d, 1, true), 0);
 }
 
 struct ik_pgtable_cfg ik_test_cfg(enum ik_pt_fmt fmt, unsigned ias, unsigned oas, uint64_t pgsizes,

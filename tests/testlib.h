@@ -230,6 +230,14 @@ void ik_test_ncdma_init(struct ik_test_ncdma *m);
 struct ik_test_ncblk *ik_test_nc_find(struct ik_test_ncdma *m, const void *cpu);
 
 /*
+ * n domain-selective IOTLB invalidations of domain 3 issued through the
+ * VT-d core u, each waited for; every one must return 0 (n above the
+ * queue's size: the queue goes round its ring several times).
+ */
+struct ik_vtd;
+void ik_test_vtd_laps(struct ik_vtd *u, int n);
+
+/*
  * A page-table config with the fields given and every other field 0
  * (pgsizes: pgsize_bitmap; h and cookie: hooks and their cookie).
  * ik_test_pt_create(): ik_pgtable_create(c), failing the test (with the
