@@ -509,6 +509,22 @@ static void random_run(uint64_t seed, uint64_t start, uint64_t size, long ops)
 	model_free(&m);
 }
 
+/* n one-page IOVAs below limit from the fast path into p[0..n); each
+ * allocation must succeed. */
+static void fast_alloc_n(struct ik_iova_domain *d, uint64_t *p, int n, uint64_t limit)
+{
+	for (int i = 0; i < n; i++)
+		ck_assert_int_eq(ik_iova_alloc_fast(d, 1, limit, &p[i]), 0);
+}
+
+/* p[0..n) freed through the fast path, one page each; each free must
+ * succeed. */
+static void fast_free_n(struct ik_iova_domain *d, const uint64_t *p, int n)
+{
+	for (int i = 0; i < n; i++)
+		ck_assert_int_eq(ik_iova_free_fast(d, p[i], 1), 0);
+}
+
 START_TEST(test_random_tree_matches_bitmap_model)
 {
 	/* (start, size) pairs: at 0, at 1, high in a 64-bit space, at the very top. */
@@ -738,10 +754,8 @@ START_TEST(test_lockless_hit_takes_no_lock)
 		return; /* no lockless mode here: nothing to test */
 	pin_cpu0();
 	dom_init(&d, 0, 4095, 0, NULL);
-	for (unsigned i = 0; i < 4; i++)
-		ck_assert_int_eq(ik_iova_alloc_fast(&d, 1, 4095, &p[i]), 0);
-	for (unsigned i = 0; i < 4; i++)
-		ck_assert_int_eq(ik_iova_free_fast(&d, p[i], 1), 0);
+	fast_alloc_n(&d, p, 4, 4095);
+	fast_free_n(&d, p, 4);
 	c = &d.rc_cpu[0]; /* class 0, CPU 0 */
 	ck_assert_ptr_nonnull(c->loaded);
 	ck_assert_uint_eq(c->loaded->n, 4);
@@ -791,10 +805,8 @@ START_TEST(test_fast_path_after_fork)
 	pid_t pid;
 
 	dom_init(&d, 0, (1u << 16) - 1, 0, NULL);
-	for (unsigned i = 0; i < 8; i++)
-		ck_assert_int_eq(ik_iova_alloc_fast(&d, 1, ~0ull, &p[i]), 0);
-	for (unsigned i = 0; i < 8; i++)
-		ck_assert_int_eq(ik_iova_free_fast(&d, p[i], 1), 0);
+	fast_alloc_n(&d, p, 8, ~0ull);
+	fast_free_n(&d, p, 8);
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
@@ -1876,10 +1888,8 @@ START_TEST(test_depot_is_trimmed_to_its_bound)
 	cfg_init(&c, 0, (1 << 16) - 1);
 	c.depot_max = 2;
 	ck_assert_int_eq(ik_iova_init(&d, &c), 0);
-	for (int i = 0; i < N; i++)
-		ck_assert_int_eq(ik_iova_alloc_fast(&d, 1, ~0ull, &p[i]), 0);
-	for (int i = 0; i < N; i++)
-		ck_assert_int_eq(ik_iova_free_fast(&d, p[i], 1), 0);
+	fast_alloc_n(&d, p, N, ~0ull);
+	fast_free_n(&d, p, N);
 	ik_iova_stats(&d, &st);
 	/* at most: 2 magazines per CPU slot in use + 2 in the depot */
 	ck_assert_uint_le(st.cached_ranges, (2 * IK_ENV_NR_CPUS() + 2) * IK_IOVA_MAG_SIZE);
@@ -1907,12 +1917,10 @@ START_TEST(test_rcache_magazines_rotate_through_prev_and_depot)
 	c.depot_max = 4;
 	c.allocator = &fa.a;
 	ck_assert_int_eq(ik_iova_init(&d, &c), 0);
-	for (int i = 0; i < N; i++)
-		ck_assert_int_eq(ik_iova_alloc_fast(&d, 1, ~0ull, &p[i]), 0);
+	fast_alloc_n(&d, p, N, ~0ull);
 	/* 126 fill the loaded magazine, 126 a second one (the first becomes
 	 * prev), then full ones go to the depot. */
-	for (int i = 0; i < N; i++)
-		ck_assert_int_eq(ik_iova_free_fast(&d, p[i], 1), 0);
+	fast_free_n(&d, p, N);
 	ik_iova_stats(&d, &st);
 	ck_assert_uint_eq(st.cached_ranges, N);
 	ck_assert_uint_eq(st.magazines, 4);
