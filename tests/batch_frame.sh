@@ -7,10 +7,8 @@
 # examples/linux-module's Kbuild uses), and a value out of 1..1024 stops at
 # an #error.  Prints TAP.
 set -u
-: "${CC:=cc}"
 : "${top_srcdir:=.}"
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT INT TERM
+. "$top_srcdir/tests/sh-lib.sh"
 cat > "$tmp/f.c" <<'EOC'
 #include <iommukit/cmdq.h>
 int ik_frame_test(struct ik_cmdq *q, const void *cmd);

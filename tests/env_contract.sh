@@ -11,11 +11,8 @@
 # and <iommukit/lock.h> against an env header lacking exactly that macro.
 # A complete env header must compile (C and C++).  Prints TAP.
 set -u
-: "${CC:=cc}"
-: "${CXX:=c++}"
 : "${top_srcdir:=.}"
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT INT TERM
+. "$top_srcdir/tests/sh-lib.sh"
 
 required=$(grep -B1 '^#error "iommukit env: ' "$top_srcdir/include/iommukit/env.h" |
 	sed -n 's/^#ifndef \(IK_ENV_[A-Z0-9_]*\).*/\1/p')

@@ -12,10 +12,8 @@
 # same partial link for rv64gc (no Zbb: no bit-scan instructions) must need
 # nothing from libgcc either (no __clzdi2 / __ctzdi2).  Prints TAP.
 set -u
-: "${CC:=cc}"
 : "${top_srcdir:=.}"
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT INT TERM
+. "$top_srcdir/tests/sh-lib.sh"
 # <iommukit/version.h> as a vendored copy gets it: from scripts/gen-version.sh.
 mkdir -p "$tmp/gen/iommukit"
 "$top_srcdir/scripts/gen-version.sh" "$tmp/gen/iommukit/version.h" || exit 1

@@ -4,11 +4,8 @@
 # Header self-containment: every public header compiles on its own as C11 and
 # as C++11, with warnings as errors.  Prints TAP.
 set -u
-: "${CC:=cc}"
-: "${CXX:=c++}"
 : "${top_srcdir:=.}"
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT INT TERM
+. "$top_srcdir/tests/sh-lib.sh"
 # The generated <iommukit/version.h> is in the build tree's include/.
 gen=include; [ -f "$gen/iommukit/version.h" ] || gen="$top_srcdir/include"
 hdrs=$({ (cd "$top_srcdir/include" && find iommukit -name '*.h' ! -name env-hosted.h ! -name version.h)
