@@ -494,23 +494,30 @@ IK_INLINE struct ik_iova_cpu *ik_iova_cpu_slot_(struct ik_iova_domain *d, unsign
 #if defined(IK_ENV_RSEQ_AREA) && defined(__x86_64__) && !defined(IK_IOVA_NO_RSEQ_ASM)
 #define IK_IOVA_HAVE_RSEQ_ 1
 
+/* The sequence finds a slot with a shift. */
+IK_STATIC_ASSERT((sizeof(struct ik_iova_cpu) & (sizeof(struct ik_iova_cpu) - 1)) == 0,
+		 "struct ik_iova_cpu: the size is a power of two");
+
 /* The descriptor and the start: rax = &slot (cpu_id checked), rcx = loaded
  * (non-NULL), edx = its count.  Labels: 1 start, 2 end, 3 descriptor,
- * 4 abort handler (after the signature). */
-#define IK_IOVA_RSEQ_HEAD_                                                    \
+ * 4 abort handler (after the signature).  `pre` (may use rdx), `cs` and
+ * `cpu` say where the rseq area is: its rseq_cs (offset 8) and cpu_id
+ * (offset 4) as assembler operands. */
+#define IK_IOVA_RSEQ_HEAD_(pre, cs, cpu)                                      \
 	".pushsection __rseq_cs, \"aw\"\n\t"                                  \
 	".balign 32\n"                                                        \
 	"3:\n\t"                                                              \
 	".long 0, 0\n\t"                                                      \
 	".quad 1f, 2f - 1f, 4f\n\t"                                           \
 	".popsection\n\t"                                                     \
+	pre                                                                   \
 	"leaq 3b(%%rip), %%rax\n\t"                                           \
-	"movq %%rax, 8(%[rs])\n"                                              \
+	"movq %%rax, " cs "\n"                                                \
 	"1:\n\t"                                                              \
-	"movl 4(%[rs]), %%eax\n\t"                                            \
+	"movl " cpu ", %%eax\n\t"                                             \
 	"cmpl %[ncpus], %%eax\n\t"                                            \
 	"jae %l[miss]\n\t"                                                    \
-	"imulq %[sz], %%rax, %%rax\n\t"                                       \
+	"shlq %[szlog], %%rax\n\t"                                            \
 	"addq %[base], %%rax\n\t"                                             \
 	"cmpl $0, %c[oheld](%%rax)\n\t"                                       \
 	"jne %l[miss]\n\t"                                                    \
@@ -526,9 +533,9 @@ IK_INLINE struct ik_iova_cpu *ik_iova_cpu_slot_(struct ik_iova_domain *d, unsign
 	"4:\n\t"                                                              \
 	"jmp %l[again]\n\t"                                                   \
 	".popsection\n\t"
-#define IK_IOVA_RSEQ_IN_(d, base, rs)                                          \
-	[rs] "r"(rs), [base] "r"(base), [ncpus] "r"((d)->rc_ncpus),             \
-		[sz] "i"(sizeof(struct ik_iova_cpu)),                           \
+#define IK_IOVA_RSEQ_IN_(d, base)                                              \
+	[base] "r"(base), [ncpus] "m"((d)->rc_ncpus),                          \
+		[szlog] "i"(__builtin_ctzll(sizeof(struct ik_iova_cpu))),       \
 		[oheld] "i"(__builtin_offsetof(struct ik_iova_cpu, held)),      \
 		[oloaded] "i"(__builtin_offsetof(struct ik_iova_cpu, loaded)),  \
 		[on] "i"(__builtin_offsetof(struct ik_iova_mag, n)),            \
@@ -536,17 +543,36 @@ IK_INLINE struct ik_iova_cpu *ik_iova_cpu_slot_(struct ik_iova_domain *d, unsign
 		[sig] "i"(IK_ENV_RSEQ_SIG)
 /* One whole sequence: HEAD, the operation's `body` (it leaves the new count
  * in edx, or jumps to miss), the commit (the store of edx as the
- * magazine's count), TAIL; `...` are the operation's own input operands.
- * The function around it provides the labels `again` (before it) and
- * `miss`, and the locals d, base and rs. */
-#define IK_IOVA_RSEQ_ASM_(body, ...)                                          \
-	__asm__ goto(IK_IOVA_RSEQ_HEAD_ body                                  \
+ * magazine's count), TAIL; `area` is the input operand HEAD's `pre`, `cs`
+ * and `cpu` use, `...` the operation's own input operands.  The function
+ * around it provides the labels `again` (before it) and `miss`, and the
+ * locals d and base. */
+#define IK_IOVA_RSEQ_ASM_AT_(pre, cs, cpu, area, body, ...)                   \
+	__asm__ goto(IK_IOVA_RSEQ_HEAD_(pre, cs, cpu) body                    \
 		     "movl %%edx, %c[on](%%rcx)\n" /* commit */                \
 		     IK_IOVA_RSEQ_TAIL_                                       \
 		     :                                                        \
-		     : IK_IOVA_RSEQ_IN_(d, base, rs), __VA_ARGS__             \
+		     : area, IK_IOVA_RSEQ_IN_(d, base), __VA_ARGS__           \
 		     : "rax", "rcx", "rdx", "memory", "cc"                    \
 		     : miss, again)
+/* The same, with the rseq area's address in the local `rs`. */
+#define IK_IOVA_RSEQ_ASM_(body, ...)                                          \
+	IK_IOVA_RSEQ_ASM_AT_("", "8(%[rs])", "4(%[rs])", [rs] "r"(rs), body, __VA_ARGS__)
+
+/* The bodies: pop a pfn <= %[lim] into *%[out]; push %[pfn]. */
+#define IK_IOVA_RSEQ_POP_                                                     \
+	"testl %%edx, %%edx\n\t"                                              \
+	"jz %l[miss]\n\t"                                                     \
+	"movq %c[opfn]-8(%%rcx,%%rdx,8), %%rax\n\t"                           \
+	"cmpq %[lim], %%rax\n\t"                                              \
+	"ja %l[miss]\n\t"                                                     \
+	"movq %%rax, (%[out])\n\t"                                            \
+	"subl $1, %%edx\n\t"
+#define IK_IOVA_RSEQ_PUSH_                                                    \
+	"cmpl %[cap], %%edx\n\t"                                              \
+	"jae %l[miss]\n\t"                                                    \
+	"movq %[pfn], %c[opfn](%%rcx,%%rdx,8)\n\t" /* beyond the count: harmless */ \
+	"addl $1, %%edx\n\t"
 
 /* Pop a pfn <= lim (the range's first pfn; its last is <= limit) from this
  * CPU's loaded magazine of class cls: true on a hit (*pfn set). */
@@ -558,14 +584,7 @@ IK_INLINE bool ik_iova_rseq_pop_(struct ik_iova_domain *d, unsigned cls, ik_u64 
 	if (IK_UNLIKELY(!rs))
 		return false;
 again:
-	IK_IOVA_RSEQ_ASM_("testl %%edx, %%edx\n\t"
-			  "jz %l[miss]\n\t"
-			  "movq %c[opfn]-8(%%rcx,%%rdx,8), %%rax\n\t"
-			  "cmpq %[lim], %%rax\n\t"
-			  "ja %l[miss]\n\t"
-			  "movq %%rax, (%[out])\n\t"
-			  "subl $1, %%edx\n\t",
-			  [lim] "r"(lim), [out] "r"(pfn));
+	IK_IOVA_RSEQ_ASM_(IK_IOVA_RSEQ_POP_, [lim] "r"(lim), [out] "r"(pfn));
 	return true;
 miss:
 	return false;
@@ -580,11 +599,7 @@ IK_INLINE bool ik_iova_rseq_push_(struct ik_iova_domain *d, unsigned cls, ik_u64
 	if (IK_UNLIKELY(!rs))
 		return false;
 again:
-	IK_IOVA_RSEQ_ASM_("cmpl %[cap], %%edx\n\t"
-			  "jae %l[miss]\n\t"
-			  "movq %[pfn], %c[opfn](%%rcx,%%rdx,8)\n\t" /* beyond the count: harmless */
-			  "addl $1, %%edx\n\t",
-			  [cap] "i"(IK_IOVA_MAG_SIZE), [pfn] "r"(pfn));
+	IK_IOVA_RSEQ_ASM_(IK_IOVA_RSEQ_PUSH_, [cap] "i"(IK_IOVA_MAG_SIZE), [pfn] "r"(pfn));
 	return true;
 miss:
 	return false;
