@@ -110,6 +110,8 @@ static inline void *ik_hosted_rseq_area(void)
 #define IK_ENV_RSEQ_SIG RSEQ_SIG
 #define IK_ENV_RSEQ_REGISTER() ik_hosted_rseq_register()
 #define IK_ENV_RSEQ_FENCE(cpu) ik_hosted_rseq_fence(cpu)
+/* glibc sets __rseq_offset once, at startup, for every thread. */
+#define IK_ENV_RSEQ_TP_OFFSET() ((long)__rseq_offset)
 #endif /* IK_HOSTED_HAVE_RSEQ */
 
 #define IK_ENV_ALLOC(size, align) ik_hosted_alloc((size), (align))

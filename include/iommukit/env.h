@@ -82,6 +82,15 @@
  *                            MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ,
  *                            MEMBARRIER_CMD_FLAG_CPU, cpu)).  (unsigned)-1:
  *                            every CPU.  Only slow paths call it.
+ *       IK_ENV_RSEQ_TP_OFFSET() -> long, optional: where every thread's
+ *                            area lies, as an offset from that thread's
+ *                            thread pointer (x86-64: the %fs base), when it
+ *                            is one offset for the whole process and
+ *                            constant while it runs (glibc:
+ *                            __rseq_offset).  Read once per domain at init,
+ *                            where IK_ENV_RSEQ_AREA() is not NULL; with it
+ *                            the exported hit path of the range caches
+ *                            finds the area with no call and no GOT read.
  *     Pinned sections (kernel ports):
  *       IK_ENV_CPU_PIN()     -> unsigned: the current CPU (< IK_ENV_NR_CPUS()),
  *                            and from now until IK_ENV_CPU_UNPIN() the caller
@@ -177,6 +186,9 @@
 	!defined(IK_ENV_RSEQ_FENCE)
 #error "iommukit env (rseq): define all of IK_ENV_RSEQ_AREA, _SIG, _REGISTER and _FENCE, or none"
 #endif
+#endif
+#if defined(IK_ENV_RSEQ_TP_OFFSET) && !defined(IK_ENV_RSEQ_AREA)
+#error "iommukit env (rseq): IK_ENV_RSEQ_TP_OFFSET without IK_ENV_RSEQ_AREA"
 #endif
 #if defined(IK_ENV_CPU_PIN) || defined(IK_ENV_CPU_UNPIN) || defined(IK_ENV_CPU_FENCE)
 #if !defined(IK_ENV_CPU_PIN) || !defined(IK_ENV_CPU_UNPIN) || !defined(IK_ENV_CPU_FENCE)

@@ -54,6 +54,20 @@
 
 typedef struct ik_iova_mag mag_t;
 
+#if defined(IK_IOVA_HAVE_RSEQ_) && defined(IK_ENV_RSEQ_TP_OFFSET)
+/*
+ * Every thread's rseq area as an offset from its thread pointer (the %fs
+ * base).  ik_iova_rcache_init() sets it before it selects RSEQ mode, always
+ * to the env's value (one for the whole process), so a domain in RSEQ mode
+ * finds it set.  Library-local: the exported hits read it with one
+ * RIP-relative load and reach the area through %fs - no GOT read of the
+ * env's facts (glibc's __rseq_size and __rseq_offset) and no read of the
+ * thread pointer.
+ */
+#define RSEQ_TP 1
+static long rseq_tp_off;
+#endif
+
 static mag_t *mag_alloc(struct ik_iova_domain *d)
 {
 	mag_t *m = (mag_t *)ik_alloc(d->alloc, sizeof(mag_t), sizeof(void *));
@@ -260,8 +274,12 @@ int ik_iova_rcache_init(struct ik_iova_domain *d, const struct ik_iova_config *c
 #if defined(IK_ENV_CPU_PIN)
 		d->rc_mode = IK_IOVA_RCACHE_PINNED;
 #elif defined(IK_IOVA_HAVE_RSEQ_)
-		if (IK_ENV_RSEQ_AREA() && IK_ENV_RSEQ_REGISTER() == 0)
+		if (IK_ENV_RSEQ_AREA() && IK_ENV_RSEQ_REGISTER() == 0) {
+#ifdef RSEQ_TP
+			ik_store_relaxed(&rseq_tp_off, IK_ENV_RSEQ_TP_OFFSET());
+#endif
 			d->rc_mode = IK_IOVA_RCACHE_RSEQ;
+		}
 #endif
 	}
 	d->rc_max_pages = maxp;
@@ -706,9 +724,10 @@ int ik_iova_rcache_check(struct ik_iova_domain *d)
  * The exported forms.  They are the inline bodies of iova.h, written out
  * here so that a hit is as short as the inline one: the checks the inline
  * form leaves to its caller's loop (the mode, the size class) come first
- * and cost a few predicted branches, the misses go to alloc_miss() and
- * free_miss() by a tail call from this unit (no PLT, no frame: a hit saves
- * no register), and the LOCK-mode hit is out of the lockless modes' way.
+ * and cost a few predicted branches; the RSEQ sequence finds the rseq area
+ * through rseq_tp_off and %fs (no GOT read); the misses go to alloc_miss()
+ * and free_miss() by a tail call from this unit (no PLT); and the LOCK-mode
+ * hit is out of the lockless modes' way.
  * The names are macros here (IK_INLINE_FAST): the parentheses define the
  * functions.
  */
@@ -720,6 +739,40 @@ static inline unsigned size_class(ik_u64 npages)
 {
 	return 63u - (unsigned)ik_clz64(((npages - 1) << 1) | 1);
 }
+
+#ifdef RSEQ_TP
+/* ik_iova_rseq_pop_() and ik_iova_rseq_push_() of iova.h, with the area
+ * found through rseq_tp_off (the offset goes in rdx, which the sequence
+ * reuses for the count once it has read cpu_id). */
+#define RSEQ_TP_ASM_(body, ...)                                                \
+	IK_IOVA_RSEQ_ASM_AT_("movq %[off], %%rdx\n\t", "%%fs:8(%%rdx)", "%%fs:4(%%rdx)", \
+			     [off] "m"(rseq_tp_off), body, __VA_ARGS__)
+
+IK_ALWAYS_INLINE bool rseq_pop(struct ik_iova_domain *d, unsigned cls, ik_u64 lim, ik_u64 *pfn)
+{
+	struct ik_iova_cpu *base = &d->rc_cpu[cls * d->rc_ncpus];
+
+again:
+	RSEQ_TP_ASM_(IK_IOVA_RSEQ_POP_, [lim] "r"(lim), [out] "r"(pfn));
+	return true;
+miss:
+	return false;
+}
+
+IK_ALWAYS_INLINE bool rseq_push(struct ik_iova_domain *d, unsigned cls, ik_u64 pfn)
+{
+	struct ik_iova_cpu *base = &d->rc_cpu[cls * d->rc_ncpus];
+
+again:
+	RSEQ_TP_ASM_(IK_IOVA_RSEQ_PUSH_, [cap] "i"(IK_IOVA_MAG_SIZE), [pfn] "r"(pfn));
+	return true;
+miss:
+	return false;
+}
+#elif defined(IK_IOVA_HAVE_RSEQ_)
+#define rseq_pop ik_iova_rseq_pop_
+#define rseq_push ik_iova_rseq_push_
+#endif
 
 /* LOCK mode: pop from this CPU's loaded magazine under the slot lock. */
 static IK_NOINLINE int alloc_locked_hit(struct ik_iova_domain *d, ik_u64 npages, ik_u64 limit,
@@ -775,7 +828,7 @@ int (ik_iova_alloc_fast)(struct ik_iova_domain *d, ik_u64 npages, ik_u64 limit, 
 
 		if (IK_UNLIKELY(limit < top))
 			return alloc_miss(d, npages, limit, pfn);
-		if (IK_LIKELY(ik_iova_rseq_pop_(d, cls, lim, pfn)))
+		if (IK_LIKELY(rseq_pop(d, cls, lim, pfn)))
 			return 0;
 		/* The same request (npages rounds up to top + 1 here), from
 		 * values that stayed in registers through the sequence. */
@@ -810,7 +863,7 @@ int (ik_iova_free_fast)(struct ik_iova_domain *d, ik_u64 pfn, ik_u64 npages)
 	cls = size_class(npages);
 #ifdef IK_IOVA_HAVE_RSEQ_
 	if (IK_LIKELY(d->rc_mode == IK_IOVA_RCACHE_RSEQ)) {
-		if (IK_LIKELY(ik_iova_rseq_push_(d, cls, pfn))) {
+		if (IK_LIKELY(rseq_push(d, cls, pfn))) {
 			mark_cached(d);
 			return 0;
 		}
