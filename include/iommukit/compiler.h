@@ -34,6 +34,7 @@
 #define IK_ALWAYS_INLINE static inline __attribute__((__always_inline__)) /* inlined whatever the
 									 optimisation level */
 #define IK_NOINLINE __attribute__((__noinline__))	/* never inlined */
+#define IK_COLD __attribute__((__cold__))	/* rarely called: optimised for size, placed apart */
 #define IK_UNUSED __attribute__((__unused__))	/* may be unused without a warning */
 #define IK_MUST_CHECK __attribute__((__warn_unused_result__))	/* the result must be used */
 #define IK_LIKELY(x) __builtin_expect(!!(x), 1)	/* branch hint: x is usually true */

@@ -335,9 +335,9 @@ static bool mag_pop(mag_t *m, ik_u64 limit, ik_u64 top, ik_u64 *pfn)
 	return false;
 }
 
-/* A miss of ik_iova_alloc_fast() (d is not NULL). */
-static IK_NOINLINE int alloc_miss(struct ik_iova_domain *d, ik_u64 npages, ik_u64 limit,
-				  ik_u64 *pfn)
+/* A miss of ik_iova_alloc_fast(), or its bad arguments. */
+static IK_NOINLINE IK_COLD int alloc_miss(struct ik_iova_domain *d, ik_u64 npages, ik_u64 limit,
+					  ik_u64 *pfn)
 {
 	struct ik_iova_cpu *c;
 	struct ik_iova_depot *dep;
@@ -345,7 +345,7 @@ static IK_NOINLINE int alloc_miss(struct ik_iova_domain *d, ik_u64 npages, ik_u6
 	ik_u64 top;
 	bool hit;
 
-	if (npages == 0 || !pfn)
+	if (!d || npages == 0 || !pfn)
 		return -EINVAL;
 	if (npages - 1 >= d->rc_max_pages)
 		return ik_iova_alloc(d, npages, limit, IK_IOVA_SIZE_ALIGNED, pfn);
@@ -391,15 +391,15 @@ int ik_iova_alloc_fast_slow_(struct ik_iova_domain *d, ik_u64 npages, ik_u64 lim
 	return alloc_miss(d, npages, limit, pfn);
 }
 
-/* A miss of ik_iova_free_fast() (d is not NULL). */
-static IK_NOINLINE int free_miss(struct ik_iova_domain *d, ik_u64 pfn, ik_u64 npages)
+/* A miss of ik_iova_free_fast(), or its bad arguments. */
+static IK_NOINLINE IK_COLD int free_miss(struct ik_iova_domain *d, ik_u64 pfn, ik_u64 npages)
 {
 	struct ik_iova_cpu *c;
 	struct ik_iova_depot *dep;
 	mag_t *m;
 	unsigned cls, cpu;
 
-	if (npages == 0)
+	if (!d || npages == 0)
 		return -EINVAL;
 	if (npages - 1 >= d->rc_max_pages)
 		return ik_iova_free(d, pfn);
@@ -725,9 +725,13 @@ int ik_iova_rcache_check(struct ik_iova_domain *d)
  * here so that a hit is as short as the inline one: the checks the inline
  * form leaves to its caller's loop (the mode, the size class) come first
  * and cost a few predicted branches; the RSEQ sequence finds the rseq area
- * through rseq_tp_off and %fs (no GOT read); the misses go to alloc_miss()
- * and free_miss() by a tail call from this unit (no PLT); and the LOCK-mode
- * hit is out of the lockless modes' way.
+ * through rseq_tp_off and %fs (no GOT read); the misses and the errors go to
+ * alloc_miss() and free_miss() (cold) by a tail call from this unit (no PLT,
+ * no frame: a hit saves no register, with gcc and clang alike -
+ * tests/fast_path_code.sh checks it); and the LOCK-mode hit is out of the
+ * lockless modes' way.  What is left above the inline form is the call
+ * itself and those checks (issue 25: the call alone, a no-op exported
+ * function called the same way, costs more than an inlined hit).
  * The names are macros here (IK_INLINE_FAST): the parentheses define the
  * functions.
  */
@@ -739,6 +743,18 @@ static inline unsigned size_class(ik_u64 npages)
 {
 	return 63u - (unsigned)ik_clz64(((npages - 1) << 1) | 1);
 }
+
+#ifdef IK_IOVA_HAVE_RSEQ_
+/* A miss of the RSEQ-mode hit: the same request (npages rounds up to top + 1
+ * there), from the values the sequence kept in registers.  Out of line, so
+ * that the compiler does not keep `limit` (lim + top) live as well: the hit
+ * then fits in the caller-saved registers and saves none. */
+static IK_NOINLINE int alloc_rseq_miss(struct ik_iova_domain *d, ik_u64 top, ik_u64 lim,
+				       ik_u64 *pfn)
+{
+	return alloc_miss(d, top + 1, lim + top, pfn);
+}
+#endif
 
 #ifdef RSEQ_TP
 /* ik_iova_rseq_pop_() and ik_iova_rseq_push_() of iova.h, with the area
@@ -774,7 +790,10 @@ miss:
 #define rseq_push ik_iova_rseq_push_
 #endif
 
-/* LOCK mode: pop from this CPU's loaded magazine under the slot lock. */
+/* LOCK mode: pop from this CPU's loaded magazine under the slot lock.  The
+ * lock is only tried: a slot another thread holds goes to the miss, which
+ * waits for it there (so the wait loop, and the registers it needs, stay
+ * out of the hit). */
 static IK_NOINLINE int alloc_locked_hit(struct ik_iova_domain *d, ik_u64 npages, ik_u64 limit,
 					ik_u64 *pfn, unsigned cls)
 {
@@ -782,7 +801,8 @@ static IK_NOINLINE int alloc_locked_hit(struct ik_iova_domain *d, ik_u64 npages,
 	ik_u64 top = ((ik_u64)1 << cls) - 1;
 	struct ik_iova_mag *m;
 
-	ik_lock(&c->lock);
+	if (IK_UNLIKELY(!ik_trylock(&c->lock)))
+		return alloc_miss(d, npages, limit, pfn);
 	m = c->loaded;
 	if (IK_LIKELY(m && m->n && m->pfn[m->n - 1] + top <= limit)) {
 		*pfn = m->pfn[--m->n];
@@ -799,7 +819,8 @@ static IK_NOINLINE int free_locked_hit(struct ik_iova_domain *d, ik_u64 pfn, ik_
 	struct ik_iova_cpu *c = ik_iova_cpu_slot_(d, cls);
 	struct ik_iova_mag *m;
 
-	ik_lock(&c->lock);
+	if (IK_UNLIKELY(!ik_trylock(&c->lock)))
+		return free_miss(d, pfn, npages); /* as in alloc_locked_hit() */
 	m = c->loaded;
 	if (IK_LIKELY(m && m->n < IK_IOVA_MAG_SIZE)) {
 		m->pfn[m->n++] = pfn;
@@ -815,24 +836,24 @@ int (ik_iova_alloc_fast)(struct ik_iova_domain *d, ik_u64 npages, ik_u64 limit, 
 {
 	unsigned cls;
 
+	/* Errors too go out of line, by a tail call: a hit then returns
+	 * its constant in a block of its own (clang would otherwise keep
+	 * the merged return value in a callee-saved register). */
 	if (IK_UNLIKELY(!d || !pfn))
-		return -EINVAL;
+		return alloc_miss(d, npages, limit, pfn);
 	if (IK_UNLIKELY(npages - 1 >= d->rc_max_pages))
 		return alloc_miss(d, npages, limit, pfn);
 	cls = size_class(npages);
 #ifdef IK_IOVA_HAVE_RSEQ_
 	if (IK_LIKELY(d->rc_mode == IK_IOVA_RCACHE_RSEQ)) {
-		ik_u64 top = ((ik_u64)1 << cls) - 1;
+		ik_u64 top = ((ik_u64)1 << cls) - 1, lim;
 
-		ik_u64 lim = limit - top;
-
-		if (IK_UNLIKELY(limit < top))
+		/* The whole cached range, [pfn, pfn + top], must be <= limit. */
+		if (IK_UNLIKELY(__builtin_sub_overflow(limit, top, &lim)))
 			return alloc_miss(d, npages, limit, pfn);
 		if (IK_LIKELY(rseq_pop(d, cls, lim, pfn)))
 			return 0;
-		/* The same request (npages rounds up to top + 1 here), from
-		 * values that stayed in registers through the sequence. */
-		return alloc_miss(d, top + 1, lim + top, pfn);
+		return alloc_rseq_miss(d, top, lim, pfn);
 	}
 #endif
 #ifdef IK_ENV_CPU_PIN
@@ -857,7 +878,7 @@ int (ik_iova_free_fast)(struct ik_iova_domain *d, ik_u64 pfn, ik_u64 npages)
 	unsigned cls;
 
 	if (IK_UNLIKELY(!d))
-		return -EINVAL;
+		return free_miss(d, pfn, npages); /* as in ik_iova_alloc_fast() */
 	if (IK_UNLIKELY(npages - 1 >= d->rc_max_pages))
 		return free_miss(d, pfn, npages);
 	cls = size_class(npages);
