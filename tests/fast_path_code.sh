@@ -21,8 +21,7 @@ set -u
 : "${top_srcdir:=.}"
 : "${top_builddir:=.}"
 : "${OBJDUMP:=objdump}"
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT INT TERM
+. "$top_srcdir/tests/sh-lib.sh"
 echo "1..2"
 skip_all() {
 	echo "ok 1 # SKIP $1"
@@ -34,23 +33,14 @@ x86_64 | amd64) ;;
 *) skip_all "not x86-64: the RSEQ sequence is x86-64 only" ;;
 esac
 command -v "$OBJDUMP" > /dev/null 2>&1 || skip_all "no objdump"
-mkdir -p "$tmp/gen/iommukit"
-"$top_srcdir/scripts/gen-version.sh" "$tmp/gen/iommukit/version.h" || exit 1
-if [ -f "$top_builddir/config.h" ]; then
-	cp "$top_builddir/config.h" "$tmp/gen/config.h"
-else
-	echo '#define HAVE_SCHED_GETCPU 1' > "$tmp/gen/config.h"
-fi
+gen_headers
 flags="-std=c11 -O2 -fPIC -fvisibility=hidden -DHAVE_CONFIG_H -I$tmp/gen -I$top_srcdir/include"
 
 n=0
 for cc in gcc clang; do
 	n=$((n + 1))
 	what="$cc -O2 -fPIC: the exported fast path's RSEQ hit saves no register, calls nothing, reads no GOT"
-	if ! command -v "$cc" > /dev/null 2>&1; then
-		echo "ok $n - $what # SKIP $cc is not installed"
-		continue
-	fi
+	skip_without_cc "$cc" "$n" "$what" && continue
 	# Does this env give the range caches rseq?  (The macro is internal.)
 	printf '#include "config.h"\n#define IK_INLINE_FAST 1\n#include <iommukit/iova.h>\n#ifndef IK_IOVA_HAVE_RSEQ_\n#error no rseq\n#endif\n' > "$tmp/probe.c"
 	if ! $cc $flags -c "$tmp/probe.c" -o "$tmp/probe.o" 2> /dev/null; then

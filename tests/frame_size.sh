@@ -19,16 +19,9 @@ set -u
 : "${top_srcdir:=.}"
 : "${top_builddir:=.}"
 : "${IK_FRAME_LIMIT:=1024}"
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT INT TERM
-mkdir -p "$tmp/gen/iommukit"
-"$top_srcdir/scripts/gen-version.sh" "$tmp/gen/iommukit/version.h" || exit 1
+. "$top_srcdir/tests/sh-lib.sh"
 # env_hosted.c includes "config.h": the build tree's, or a stand-in.
-if [ -f "$top_builddir/config.h" ]; then
-	cp "$top_builddir/config.h" "$tmp/gen/config.h"
-else
-	echo '#define HAVE_SCHED_GETCPU 1' > "$tmp/gen/config.h"
-fi
+gen_headers
 srcs=$(cd "$top_srcdir" && find src -name '*.c' | sort)
 base="-std=c11 -O2 -Wframe-larger-than=$IK_FRAME_LIMIT -I$tmp/gen -I$top_srcdir/include"
 free="-ffreestanding -I$top_srcdir/tests/freestanding -DIK_ENV_HEADER=\"ik_env_test.h\""
@@ -42,10 +35,7 @@ for cc in gcc clang; do
 		for env in hosted freestanding; do
 			n=$((n + 1))
 			what="$cc -O2 $bits-bit $env: every frame <= $IK_FRAME_LIMIT bytes"
-			if ! command -v "$cc" > /dev/null 2>&1; then
-				echo "ok $n - $what # SKIP $cc is not installed"
-				continue
-			fi
+			skip_without_cc "$cc" "$n" "$what" && continue
 			echo 'int ik_probe;' > "$tmp/probe.c"
 			if ! $cc $m -c "$tmp/probe.c" -o "$tmp/probe.o" 2> /dev/null; then
 				echo "ok $n - $what # SKIP $cc cannot build for $m"
