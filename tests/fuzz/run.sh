@@ -55,7 +55,7 @@ if ! command -v "$CLANG" >/dev/null 2>&1; then
 	echo "run.sh: $CLANG not found (apt-get install clang)" >&2
 	echo "# PASS: 0"; echo "# FAIL: ${#names[@]}"; exit 1
 fi
-mkdir -p "$out"
+mkdir -p "$out" && out=$(cd "$out" && pwd)	# absolute: the fuzzers run in $out/run/NAME
 srcs=$(find "$top/src" -name '*.c' | sort)
 # src/env_hosted.c (the hosted env, which the harnesses use) includes
 # configure's "config.h": take the one of the build tree we are run from
@@ -142,7 +142,11 @@ run_one() {
 	      -artifact_prefix="$art/" "$work")
 	[ -d "$seeds" ] && args+=("$seeds")
 	[ "$jobs" -gt 1 ] && args=(-jobs="$jobs" -workers="$jobs" "${args[@]}")
-	if "$bin" "${args[@]}" > "$out/fuzz_$n.log" 2>&1; then
+	# In a directory of its own: with -jobs, libFuzzer writes each worker's
+	# output to ./fuzz-JOB.log and copies it into its own when the worker
+	# ends; harnesses run side by side (--parallel) must not share those.
+	mkdir -p "$out/run/$n"
+	if (cd "$out/run/$n" && exec "$bin" "${args[@]}") > "$out/fuzz_$n.log" 2>&1; then
 		execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$out/fuzz_$n.log" | tail -1)
 		cov=$(grep -Eo 'cov: [0-9]+' "$out/fuzz_$n.log" | tail -1)
 		echo "PASS: fuzz_$n (${secs} s, ${execs:-?} execs, ${cov:-cov: ?})"
