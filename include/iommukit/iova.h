@@ -50,8 +50,8 @@
  *   ------------------------------------   --------------------------------
  *   ik_iova_alloc, _free, _reserve,        every call below except _init and
  *   _find, _next, _largest_free, _stats,   _destroy (each takes the domain's
- *   _check, _for_each, _for_each_cached    tree lock inside; _stats, _check
- *                                          and _for_each_cached also take the
+ *   _probe_stats, _check, _for_each,       tree lock inside; _stats, _check
+ *   _for_each_cached                       and _for_each_cached also take the
  *                                          rcache locks; the callbacks of
  *                                          _for_each* run under those locks
  *                                          and must not call into the domain)
