@@ -32,6 +32,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <iommukit/drv/vtd.h>
 #include "testlib.h"
 
@@ -52,6 +53,8 @@
 #define Q_WAIT_RSVD_LO 0xffffff80ull
 #define Q_WAIT_RSVD_HI 0x3ull
 
+#define SHORT_TIMEOUT_NS 20000000ull /* 20 ms: for waits that must expire */
+
 struct unit {
 	uint64_t cap, ecap;
 	uint32_t ver, gsts, fsts, fectl, iectl, ics;
@@ -65,6 +68,9 @@ struct unit {
 	unsigned last_type;
 	/* behaviour */
 	uint32_t stuck;	     /* GSTS bits that never follow their command */
+	unsigned late_srtp;  /* SRTP stuck until this GSTS read after it, which
+				sleeps past SHORT_TIMEOUT_NS and then sets RTPS */
+	unsigned srtp_reads; /* GSTS reads since the last SRTP */
 	bool devtlb_timeout; /* a device-TLB invalidation sets ITE, aborts waits */
 	bool refuse_qi_off;  /* QIE clear is ignored */
 	bool aborting;	     /* ITE pending: waits complete without status */
@@ -211,6 +217,7 @@ static void u_gcmd(struct unit *m, uint32_t v)
 		m->gsts ^= 1u << 31;
 	if (v & BIT(30)) { /* SRTP */
 		m->srtp++;
+		m->srtp_reads = 0;
 		m->root = m->rtaddr;
 		if (!(m->stuck & BIT(30)))
 			m->gsts |= 1u << 30;
@@ -260,7 +267,21 @@ static uint32_t u_read32(void *ctx, uint32_t off)
 	ck_assert_uint_eq(off & 3, 0);
 	switch (off) {
 	case IK_VTD_REG_VER: return m->ver;
-	case IK_VTD_REG_GSTS: return m->gsts;
+	case IK_VTD_REG_GSTS: {
+		uint32_t g = m->gsts;
+
+		/* The poller is preempted after this read until past its
+		 * deadline; the unit finishes the command meanwhile. */
+		if (m->late_srtp && m->srtp && ++m->srtp_reads == m->late_srtp) {
+			struct timespec ts = { 0, 3 * (long)SHORT_TIMEOUT_NS };
+
+			nanosleep(&ts, NULL);
+			m->stuck &= ~BIT(30);
+			m->gsts |= BIT(30);
+			m->late_srtp = 0;
+		}
+		return g;
+	}
 	case IK_VTD_REG_FSTS: {
 		uint32_t ppf = 0;
 
@@ -344,7 +365,6 @@ struct rig {
 	struct ik_vtd *u;
 };
 
-#define SHORT_TIMEOUT_NS 20000000ull /* 20 ms: for waits that must expire */
 
 static void rig_init(struct rig *r, bool scalable)
 {
@@ -731,6 +751,25 @@ START_TEST(status_bit_that_never_follows_is_etimedout_and_unit_left_off)
 		ck_assert_int_eq(ik_vtd_enable(r.u), 0);
 		rig_fini(&r);
 	}
+}
+END_TEST
+
+/* A status bit that comes true while the poller is preempted past its
+ * deadline is seen: the poll takes one more look before -ETIMEDOUT. */
+START_TEST(status_bit_set_while_the_poller_was_away_is_not_a_timeout)
+{
+	struct rig r;
+
+	rig_init(&r, false);
+	r.cfg.timeout_ns = SHORT_TIMEOUT_NS;
+	r.m.stuck = 1u << 30;
+	r.m.late_srtp = 2;
+	ck_assert_int_eq(ik_vtd_create(&r.cfg, &r.u), 0);
+	ck_assert_int_eq(ik_vtd_enable(r.u), 0);
+	ck_assert_uint_eq(r.m.late_srtp, 0); /* the late read happened */
+	ck_assert_uint_eq(r.m.gsts & (1u << 31), 1u << 31);
+	ck_assert_uint_eq(r.m.gcmd_violations, 0);
+	rig_fini(&r);
 }
 END_TEST
 
@@ -1795,6 +1834,7 @@ Suite *ik_test_suite(void)
 	tcase_add_test(tc, scalable_bringup_uses_ttm_01_and_256_bit_descriptors);
 	tcase_add_test(tc, rwbf_unit_gets_write_buffer_flushes);
 	tcase_add_test(tc, status_bit_that_never_follows_is_etimedout_and_unit_left_off);
+	tcase_add_test(tc, status_bit_set_while_the_poller_was_away_is_not_a_timeout);
 	tcase_add_test(tc, unit_enabled_by_someone_else_is_ebusy_until_disabled);
 	tcase_add_test(tc, fault_records_over_the_registers_are_refused);
 	tcase_add_test(tc, destroy_of_a_stuck_unit_leaks_only_dma_memory);

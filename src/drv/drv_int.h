@@ -35,9 +35,12 @@ void *ik_drv_zalloc(const struct ik_allocator *a, ik_size size);
 /*
  * ik_drv_poll_step - the wait of a bounded poll loop, called each time the
  * polled condition is still false.  *deadline starts at 0: the first call
- * sets it to now + timeout_ns; a call once it has passed returns -ETIMEDOUT
- * (no pause); otherwise it pauses (ik_cpu_relax) and returns 0.  O(1);
- * reads IK_ENV_TIME_NS once.
+ * sets it to now + timeout_ns; the first call after it has passed returns 0
+ * without a pause, so the caller reads the condition once more (a poller
+ * preempted past its deadline does not report a timeout for a condition that
+ * came true meanwhile), and the call after that returns -ETIMEDOUT;
+ * otherwise it pauses (ik_cpu_relax) and returns 0.  O(1); reads
+ * IK_ENV_TIME_NS at most once.
  */
 int ik_drv_poll_step(ik_u64 *deadline, ik_u64 timeout_ns);
 

@@ -173,14 +173,26 @@ void *ik_drv_zalloc(const struct ik_allocator *a, ik_size size)
 	return p;
 }
 
+/* *deadline once it has passed: the caller takes one more look. */
+#define POLL_LAST_LOOK IK_U64_MAX
+
 int ik_drv_poll_step(ik_u64 *deadline, ik_u64 timeout_ns)
 {
-	ik_u64 now = IK_ENV_TIME_NS();
+	ik_u64 now;
 
-	if (!*deadline)
-		*deadline = now + timeout_ns;
-	else if (now > *deadline)
+	if (*deadline == POLL_LAST_LOOK)
 		return -ETIMEDOUT;
+	now = IK_ENV_TIME_NS();
+	if (!*deadline) {
+		*deadline = now + timeout_ns;
+		if (*deadline < now || *deadline == POLL_LAST_LOOK)
+			*deadline = POLL_LAST_LOOK - 1;
+	} else if (now > *deadline) {
+		/* A poller preempted past its deadline may have missed the
+		 * condition coming true: one more read before -ETIMEDOUT. */
+		*deadline = POLL_LAST_LOOK;
+		return 0;
+	}
 	ik_cpu_relax();
 	return 0;
 }

@@ -107,7 +107,7 @@ static int wait_reg(const struct ik_smmu *s, ik_u32 off, ik_u32 mask, ik_u32 wan
 		if ((rd(s, off) & mask) == want)
 			return 0;
 		if (ik_drv_poll_step(&deadline, s->timeout_ns))
-			return (rd(s, off) & mask) == want ? 0 : -ETIMEDOUT;
+			return -ETIMEDOUT;
 	}
 }
 
