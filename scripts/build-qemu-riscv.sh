@@ -95,7 +95,9 @@ if [ ! -f "$src/VERSION" ]; then
 	[ -n "$url" ] && [ ${#sum} -eq 64 ] ||
 		{ echo "no qemu $srcver orig tarball in apt's Sources" >&2; exit 1; }
 	if ! echo "$sum  $file" | sha256sum -c --status 2>/dev/null; then
-		curl -fsSL -o "$file.part" "$url"
+		# Bounded: a stalled mirror fails the build instead of hanging CI.
+		curl -fsSL --connect-timeout 30 --speed-limit 1024 --speed-time 60 --retry 2 \
+			-o "$file.part" "$url" || { echo "$url: download failed" >&2; exit 1; }
 		mv "$file.part" "$file"
 		echo "$sum  $file" | sha256sum -c --status ||
 			{ echo "$file: SHA-256 mismatch" >&2; rm -f "$file"; exit 1; }
