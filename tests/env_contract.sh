@@ -7,8 +7,9 @@
 # For every required macro (each `#ifndef X` / `#error "iommukit env: ..."`
 # pair in env.h, which must include the seven the contract documents) and
 # for every group that must be overridden whole (locks, integer types, DMA
-# barriers), compile a file that includes <iommukit/env.h>, <iommukit/atomic.h>
-# and <iommukit/lock.h> against an env header lacking exactly that macro.
+# barriers, interrupt save/restore), compile a file that includes
+# <iommukit/env.h>, <iommukit/atomic.h> and <iommukit/lock.h> against an env
+# header lacking exactly that macro.
 # A complete env header must compile (C and C++).  Prints TAP.
 set -u
 : "${top_srcdir:=.}"
@@ -57,6 +58,16 @@ types() {
 #define IK_ENV_SIZE __SIZE_TYPE__
 EOH
 }
+irq() {
+	cat <<'EOH'
+typedef unsigned long t_irqflags;
+t_irqflags t_irq_save(void);
+void t_irq_restore(t_irqflags f);
+#define IK_ENV_IRQ_FLAGS t_irqflags
+#define IK_ENV_IRQ_SAVE(f) ((f) = t_irq_save())
+#define IK_ENV_IRQ_RESTORE(f) t_irq_restore(f)
+EOH
+}
 barriers() {
 	cat <<'EOH'
 #define ik_dma_wmb() __asm__ __volatile__("" ::: "memory")
@@ -69,7 +80,11 @@ cat > "$tmp/use.c" <<'EOF2'
 #include <iommukit/atomic.h>
 #include <iommukit/lock.h>
 int t_use(void);
-int t_use(void) { ik_lock_t l; ik_lock_init(&l); ik_lock(&l); ik_unlock(&l); return 0; }
+int t_use(void) {
+	ik_lock_t l; ik_irqflags f;
+	IK_ENV_IRQ_SAVE(f); ik_lock_init(&l); ik_lock(&l); ik_unlock(&l); IK_ENV_IRQ_RESTORE(f);
+	return 0;
+}
 EOF2
 cp "$tmp/use.c" "$tmp/use.cc"
 
@@ -93,6 +108,7 @@ for m in IK_ENV_U8 IK_ENV_U16 IK_ENV_U32 IK_ENV_U64 IK_ENV_S32 IK_ENV_S64 IK_ENV
 	cases="$cases $m:types"
 done
 cases="$cases ik_dma_wmb:barriers ik_dma_rmb:barriers"
+cases="$cases IK_ENV_IRQ_SAVE:irq IK_ENV_IRQ_RESTORE:irq"
 
 n=0 fails=0
 plan=$(($(echo $cases | wc -w) + 4))
@@ -109,7 +125,7 @@ else
 	echo "not ok $n - env.h has no #error for:$missing_doc"; fails=$((fails + 1))
 fi
 
-{ full; locks; types; barriers; } > "$tmp/env_full.h"
+{ full; locks; types; barriers; irq; } > "$tmp/env_full.h"
 for lang in c c++; do
 	n=$((n + 1))
 	if compile env_full.h $lang; then

@@ -78,11 +78,28 @@
  * that do not wait are not delayed at all.
  *
  * Interrupts.  A yield cannot help a producer that an interrupt handler
- * interrupted on the same CPU: if the handler issues with IK_CMDQ_SYNC (a
- * kernel's DMA unmap in a device's completion interrupt does), its sync
- * sits behind the interrupted producer's unpublished entries and waits
- * until -ETIMEDOUT.  Where handlers issue, issue with local interrupts off
- * (Linux: local_irq_save() around the issue; examples/linux-iommu/vtd).
+ * interrupted on the same CPU: if the handler issued with IK_CMDQ_SYNC (a
+ * kernel's DMA unmap in a device's completion interrupt does) while the
+ * producer held entries reserved but unpublished, its sync would sit
+ * behind them and wait until -ETIMEDOUT.  So the queue turns local
+ * interrupts off itself, through the env's IK_ENV_IRQ_SAVE() /
+ * IK_ENV_IRQ_RESTORE() (<iommukit/env.h>; Linux: local_irq_save() /
+ * local_irq_restore()), around each insertion - from the reservation
+ * through the valid marker and the publication (PROD write and doorbell),
+ * once per chunk of a request larger than the ring - and around each hold
+ * of its publish and error locks, which a handler could otherwise find
+ * held by the thread it interrupted.  The queue never waits (for free
+ * space, for a sync) inside such a section: it waits with the caller's
+ * interrupt state, so a handler may run then, and finds nothing of this
+ * CPU's unpublished.  Callers need no local_irq_save() of their own, and a
+ * handler (already running with interrupts off) may issue, its waits then
+ * spinning with IK_ENV_YIELD() as the env defines it there.  The default
+ * hooks are no-ops: a host where no interrupt handler calls iommukit (user
+ * space, a polled firmware) pays nothing.  Cost with real hooks: two env
+ * calls per issue (per chunk), interrupts off for a reservation CAS, the
+ * copies, one fence and a publish (which, while producers keep arriving,
+ * may publish theirs too); plus a pair per wait step that publishes, and
+ * per error handled.
  *
  * Waiting.  A waiter spins with IK_ENV_CPU_RELAX() - first 1, 2, 4, 8
  * pauses, then one pause per look with one IK_ENV_TIME_NS() read every 8
@@ -235,7 +252,8 @@ IK_API extern const struct ik_cmdq_fmt ik_cmdq_fmt_amd;
 
 /*
  * struct ik_cmdq_regs - the queue's registers, as hooks.  ctx is the config's
- * regs_ctx.  Called concurrently from any producer thread.
+ * regs_ctx.  Called concurrently from any producer thread, and possibly with
+ * local interrupts off (see "Interrupts"): they must not sleep.
  *   read_cons(ctx, &cerror)  CONS as index|wrap (other bits clear); *cerror
  *                            = IK_CMDQ_CERROR_* when the consumer is stopped
  *                            at CONS with an unacknowledged error, else 0.
@@ -437,7 +455,11 @@ IK_API int ik_cmdq_get_wait_stats(const struct ik_cmdq *q, struct ik_cmdq_wait_s
  *
  * Cost: one CAS (plus one per lost race), the copies, one fence, and one
  * try-lock; the PROD write and doorbell are shared with concurrent callers.
- * May call every hook and on_error.
+ * Two env calls (IK_ENV_IRQ_SAVE/RESTORE) per chunk, local interrupts off
+ * from the reservation through the publication only, never during a wait
+ * (see "Interrupts").  May be called from an interrupt handler.  May call
+ * every hook and on_error; write_prod, doorbell, ack_error and on_error
+ * always with local interrupts off, read_cons sometimes (none may sleep).
  */
 IK_API int ik_cmdq_issue(struct ik_cmdq *q, const void *cmds, unsigned n, unsigned flags);
 /* As ik_cmdq_issue(), adding this call's counts to *cnt (may be NULL). */

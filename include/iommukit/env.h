@@ -54,6 +54,30 @@
  *                            it starts calling IK_ENV_YIELD() (the bound of
  *                            an adaptive budget; <iommukit/cmdq.h>, "Waiting",
  *                            and ik_cmdq_set_spin() per queue); default 50000.
+ *   IK_ENV_IRQ_FLAGS         the type that holds a saved interrupt state
+ *                            (typedef ik_irqflags); default unsigned long.
+ *   IK_ENV_IRQ_SAVE(flags), IK_ENV_IRQ_RESTORE(flags)
+ *                            both or neither.  SAVE stores the calling CPU's
+ *                            interrupt state in the ik_irqflags lvalue
+ *                            `flags` and disables local interrupts (and so
+ *                            preemption); RESTORE puts back the state SAVE
+ *                            stored.  Pairs nest (inner restores first).
+ *                            Linux: local_irq_save() / local_irq_restore();
+ *                            default: no-ops, for hosts where no interrupt
+ *                            handler calls iommukit (hosted user space, a
+ *                            polled firmware).  The command queue takes them
+ *                            around each insertion (reservation through
+ *                            publication: a few stores, no wait) and around
+ *                            each hold of its own locks, so that a handler
+ *                            that issues on the same CPU never finds that
+ *                            CPU's entries reserved but unpublished or a
+ *                            queue lock held (<iommukit/cmdq.h>,
+ *                            "Interrupts").  Between the two iommukit never
+ *                            sleeps, yields or waits for a consumer; it calls
+ *                            only the queue's register hooks (and, on a
+ *                            consumer error, on_error) and may spin on a
+ *                            queue lock that another CPU holds in the same
+ *                            kind of section.
  *   atomics                  each operation of <iommukit/atomic.h> may be
  *                            overridden by defining its macro first.
  *   locks                    see <iommukit/lock.h>.
@@ -190,6 +214,9 @@
 #if defined(IK_ENV_RSEQ_TP_OFFSET) && !defined(IK_ENV_RSEQ_AREA)
 #error "iommukit env (rseq): IK_ENV_RSEQ_TP_OFFSET without IK_ENV_RSEQ_AREA"
 #endif
+#if defined(IK_ENV_IRQ_SAVE) != defined(IK_ENV_IRQ_RESTORE)
+#error "iommukit env (interrupts): define both IK_ENV_IRQ_SAVE and IK_ENV_IRQ_RESTORE, or neither"
+#endif
 #if defined(IK_ENV_CPU_PIN) || defined(IK_ENV_CPU_UNPIN) || defined(IK_ENV_CPU_FENCE)
 #if !defined(IK_ENV_CPU_PIN) || !defined(IK_ENV_CPU_UNPIN) || !defined(IK_ENV_CPU_FENCE)
 #error "iommukit env (pinned sections): define all of IK_ENV_CPU_PIN, _UNPIN and _FENCE, or none"
@@ -270,6 +297,17 @@ IK_STATIC_ASSERT(sizeof(ik_uptr) == sizeof(void *), "iommukit env: ik_uptr must 
 #endif
 #endif
 #define IK_ASSERT(cond) IK_ENV_ASSERT(cond)
+
+/* Local interrupts off and back on around the command queue's insertions
+ * (see the contract above); default: no-ops, with `flags` only set. */
+#ifndef IK_ENV_IRQ_FLAGS
+#define IK_ENV_IRQ_FLAGS unsigned long
+#endif
+typedef IK_ENV_IRQ_FLAGS ik_irqflags;
+#ifndef IK_ENV_IRQ_SAVE
+#define IK_ENV_IRQ_SAVE(flags) do { (flags) = 0; } while (0)
+#define IK_ENV_IRQ_RESTORE(flags) do { (void)(flags); } while (0)
+#endif
 
 /* memset and memcpy as the units use them; default: the compiler's builtins. */
 #ifndef IK_ENV_MEMSET

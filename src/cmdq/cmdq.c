@@ -425,10 +425,17 @@ static int handle_error(struct ik_cmdq *q)
 	ik_u32 cerror = 0, reg, i, lo;
 	struct ik_cmdq_owner *o;
 	struct tail *t;
+	ik_irqflags irq;
 	bool replace;
 
-	if (!ik_trylock(&q->err_lock))
+	/* Interrupts off while the lock is held: a handler on this CPU that
+	 * waits on the queue would find it taken and the error unhandled
+	 * ("Interrupts" in cmdq.h). */
+	IK_ENV_IRQ_SAVE(irq);
+	if (!ik_trylock(&q->err_lock)) {
+		IK_ENV_IRQ_RESTORE(irq);
 		return 0; /* another thread is on it */
+	}
 	/* C2 acquire: a consumer index the register cannot be below. */
 	lo = ik_load_acquire(&q->cons_cached);
 	/* Re-read under the lock: only the lock holder acknowledges, so the
@@ -436,6 +443,7 @@ static int handle_error(struct ik_cmdq *q)
 	reg = q->regs->read_cons(q->regs_ctx, &cerror);
 	if (!cerror) {
 		ik_unlock(&q->err_lock);
+		IK_ENV_IRQ_RESTORE(irq);
 		return 0;
 	}
 	i = cons_extend_stopped(q, reg);
@@ -503,6 +511,7 @@ static int handle_error(struct ik_cmdq *q)
 	ik_dma_wmb();
 	q->regs->ack_error(q->regs_ctx);
 	ik_unlock(&q->err_lock);
+	IK_ENV_IRQ_RESTORE(irq);
 	return 1;
 }
 
@@ -522,9 +531,11 @@ IK_API int ik_cmdq_poll_errors(struct ik_cmdq *q)
 static void disown(struct ik_cmdq *q, struct ik_cmdq_owner *o)
 {
 	ik_u32 c, r, i, cerror;
+	ik_irqflags irq;
 
 	if (!o->started)
 		return;
+	IK_ENV_IRQ_SAVE(irq); /* as in handle_error() */
 	ik_lock(&q->err_lock);
 	c = cons_read(q, &cerror); /* a lower bound is enough here */
 	r = ik_load_relaxed(&q->reserve);
@@ -544,6 +555,7 @@ static void disown(struct ik_cmdq *q, struct ik_cmdq_owner *o)
 			      IK_MO_RELAXED, IK_MO_RELAXED);
 	}
 	ik_unlock(&q->err_lock);
+	IK_ENV_IRQ_RESTORE(irq);
 }
 
 /* ---------------------------------------------------------------- publication */
@@ -595,6 +607,19 @@ static void publish(struct ik_cmdq *q, struct ik_cmdq_counters *cnt)
 	}
 }
 
+/* publish() from outside an insertion (a waiter's): interrupts off while
+ * it may hold the publish lock, which a handler on this CPU could
+ * otherwise find held by the thread it interrupted, its own entries then
+ * unpublished until that thread runs again. */
+static void publish_irqsafe(struct ik_cmdq *q, struct ik_cmdq_counters *cnt)
+{
+	ik_irqflags irq;
+
+	IK_ENV_IRQ_SAVE(irq);
+	publish(q, cnt);
+	IK_ENV_IRQ_RESTORE(irq);
+}
+
 /* ---------------------------------------------------------------- issue */
 
 /*
@@ -606,9 +631,13 @@ static void publish(struct ik_cmdq *q, struct ik_cmdq_counters *cnt)
  * nearly empty ring was overtaken forever).  The claimant clears its claim
  * when it reserves or gives up.  The fast path reads `claim` from the line
  * it CASes anyway.
+ *
+ * Interrupts: called with them saved in *irq (IK_ENV_IRQ_SAVE), and returns
+ * so, on success and on error.  The slow path, which holds no reservation,
+ * runs with them restored: it reads CONS and waits (waiter_step() yields).
  */
 static int reserve(struct ik_cmdq *q, ik_u32 n, ik_u32 *out, struct waiter *w,
-		   struct ik_cmdq_counters *cnt)
+		   struct ik_cmdq_counters *cnt, ik_irqflags *irq)
 {
 	ik_u32 r = ik_load_relaxed(&q->reserve);
 	unsigned short_of_space = 0;
@@ -632,7 +661,8 @@ static int reserve(struct ik_cmdq *q, ik_u32 n, ik_u32 *out, struct waiter *w,
 				cnt->cas_retries++;
 			continue;
 		}
-		/* Full (or a stale r): read CONS ourselves. */
+		/* Full (or a stale r): read CONS ourselves, interrupts on. */
+		IK_ENV_IRQ_RESTORE(*irq);
 		c = cons_refresh(q);
 		r = ik_load_relaxed(&q->reserve);
 		/* Claim only once a wait persists: a ring that is full for a
@@ -644,12 +674,15 @@ static int reserve(struct ik_cmdq *q, ik_u32 n, ik_u32 *out, struct waiter *w,
 			mine = ik_atomic_cas(&q->claim, &none, n, IK_MO_RELAXED, IK_MO_RELAXED);
 		}
 		need = n + (mine ? 0 : ik_load_relaxed(&q->claim));
-		if (r - c <= q->cap && r - c + need <= q->cap)
+		if (r - c <= q->cap && r - c + need <= q->cap) {
+			IK_ENV_IRQ_SAVE(*irq);
 			continue;
-		publish(q, cnt);
+		}
+		publish_irqsafe(q, cnt);
 		if (cnt)
 			cnt->full_waits++;
 		err = waiter_step(w, c);
+		IK_ENV_IRQ_SAVE(*irq);
 		if (err)
 			break;
 	}
@@ -767,11 +800,19 @@ static int enqueue(struct ik_cmdq *q, const void *cmds, ik_u32 n, bool sync,
 		ik_u32 units = n + sync, chunk = IK_MIN(units, lim), r;
 		bool with_sync = sync && chunk == units;
 		ik_u32 take = chunk - with_sync;
+		ik_irqflags irq;
 		int err;
 
-		err = reserve(q, chunk, &r, w, cnt);
-		if (err)
+		/* Interrupts off from the reservation through its publication,
+		 * one chunk at a time: a handler on this CPU never finds this
+		 * CPU's entries reserved but unpublished ("Interrupts" in
+		 * cmdq.h).  reserve() turns them on while it waits. */
+		IK_ENV_IRQ_SAVE(irq);
+		err = reserve(q, chunk, &r, w, cnt, &irq);
+		if (err) {
+			IK_ENV_IRQ_RESTORE(irq);
 			return err;
+		}
 		if (o && !o->started) {
 			o->started = true;
 			o->first = r;
@@ -780,6 +821,7 @@ static int enqueue(struct ik_cmdq *q, const void *cmds, ik_u32 n, bool sync,
 		/* P1: markers stored; fence; then try to publish. */
 		ik_smp_mb();
 		publish(q, cnt);
+		IK_ENV_IRQ_RESTORE(irq);
 		if (with_sync) {
 			*sync_idx = r + take;
 			sync = false;
@@ -829,7 +871,7 @@ static int wait_index(struct ik_cmdq *q, ik_u32 j, struct waiter *w,
 		if (sync_done(q, j, c))
 			return 0;
 		if ((ik_s32)(ik_load_relaxed(&q->published) - j) <= 0)
-			publish(q, cnt);
+			publish_irqsafe(q, cnt);
 		if (cnt)
 			cnt->sync_waits++;
 		if (waiter_step(w, c))
@@ -840,12 +882,17 @@ static int wait_index(struct ik_cmdq *q, ik_u32 j, struct waiter *w,
 /* The two halves of ik_cmdq_issue(), for tests (cmdq_test.h). */
 int ik_cmdq_test_reserve(struct ik_cmdq *q, unsigned n, ik_u32 *first)
 {
+	ik_irqflags irq;
 	struct waiter w;
+	int err;
 
 	if (!q || !first || n == 0 || n > q->cap)
 		return -EINVAL;
 	waiter_init(&w, q);
-	return reserve(q, n, first, &w, NULL);
+	IK_ENV_IRQ_SAVE(irq);
+	err = reserve(q, n, first, &w, NULL, &irq);
+	IK_ENV_IRQ_RESTORE(irq);
+	return err;
 }
 
 void ik_cmdq_test_commit(struct ik_cmdq *q, ik_u32 first, const void *cmds, unsigned n)
