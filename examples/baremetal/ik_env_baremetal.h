@@ -14,6 +14,13 @@
  *     count polls;
  *   - polling waits: IK_ENV_YIELD() is a spin hint (pause / yield), since
  *     there is no scheduler to yield to;
+ *   - no interrupt hooks: IK_ENV_IRQ_SAVE/_RESTORE keep env.h's no-op
+ *     defaults, because these images run with interrupts masked (the
+ *     start files enable none) and poll.  A firmware that calls iommukit
+ *     from an interrupt handler defines them to mask its CPU's interrupts
+ *     (x86: pushf and cli, then popf; arm64: DAIF saved, then daifset #2,
+ *     then DAIF restored), so that the command queue's insertions cannot
+ *     be interrupted (<iommukit/cmdq.h>, "Interrupts");
  *   - iommukit's default spinlock (<iommukit/lock.h>) and the compiler's
  *     atomics;
  *   - memset, memcpy, memmove and memcmp (bm_env.c), which GCC may call even

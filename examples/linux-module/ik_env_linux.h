@@ -20,10 +20,19 @@
  *   IK_ENV_TIME_NS        ktime_get_ns() (CLOCK_MONOTONIC)
  *   IK_ENV_YIELD          cond_resched() where preemptible, else cpu_relax()
  *   IK_ENV_CPU_RELAX      cpu_relax()
+ *   IK_ENV_IRQ_SAVE/      local_irq_save()/local_irq_restore() (flags:
+ *     _RESTORE            unsigned long): the command queue turns local
+ *                         interrupts off around each insertion, so an
+ *                         interrupt handler may issue (with IK_CMDQ_SYNC)
+ *                         without waiting behind the entries of the thread
+ *                         it interrupted; see <iommukit/cmdq.h>,
+ *                         "Interrupts"
  *   IK_ENV_ASSERT         WARN_ON_ONCE() (define IK_LINUX_NO_ASSERT to drop)
  *   IK_ENV_MEMSET/MEMCPY  memset/memcpy
- *   locks                 spinlock_t (spin_lock: not IRQ-safe; a port that
- *                         calls iommukit from interrupts maps to the _irqsave
+ *   locks                 spinlock_t (spin_lock: not IRQ-safe by itself;
+ *                         the command queue holds its locks with interrupts
+ *                         off through the hooks above, but a port that calls
+ *                         other units from interrupts maps to the _irqsave
  *                         variants instead)
  *   ik_dma_wmb/rmb        dma_wmb()/dma_rmb()
  *   atomics               the compiler's __atomic builtins (the defaults of
@@ -48,6 +57,7 @@
 #include <linux/sched.h>
 #include <linux/preempt.h>
 #include <linux/spinlock.h>
+#include <linux/irqflags.h>
 #include <asm/barrier.h>
 #include <asm/processor.h>
 
@@ -89,6 +99,9 @@ static inline void ik_linux_yield(void)
 #define IK_ENV_TIME_NS() ((u64)ktime_get_ns())
 #define IK_ENV_YIELD() ik_linux_yield()
 #define IK_ENV_CPU_RELAX() cpu_relax()
+#define IK_ENV_IRQ_FLAGS unsigned long
+#define IK_ENV_IRQ_SAVE(flags) local_irq_save(flags)
+#define IK_ENV_IRQ_RESTORE(flags) local_irq_restore(flags)
 #define IK_ENV_MEMSET(p, c, n) memset((p), (c), (n))
 #define IK_ENV_MEMCPY(d, s, n) memcpy((d), (s), (n))
 #ifdef IK_LINUX_NO_ASSERT

@@ -167,23 +167,20 @@ static void ikvtd_dma_clean(void *ctx, const void *cpu, u64 dma, size_t size)
 /* ---------------------------------------------------------------- invalidation */
 
 /*
- * Issue a plan with local interrupts off: the queue is lock-free across
- * CPUs, but an issuer interrupted between reserving its slots and
- * publishing them would leave an issuer in the interrupt handler (an NVMe
- * completion unmapping its buffers) waiting for slots that cannot be
- * published until the handler returns - a wait that ends only in the
- * queue's timeout.
+ * Issue a plan.  No local_irq_save() here: an issuer in an interrupt
+ * handler (an NVMe completion unmapping its buffers) could otherwise wait
+ * behind the slots of the issuer it interrupted, reserved but not yet
+ * published, until the queue's timeout - the queue itself now turns local
+ * interrupts off around each insertion (IK_ENV_IRQ_SAVE in ik_env_linux.h;
+ * <iommukit/cmdq.h>, "Interrupts"), and waits for the sync with them on.
  */
 static int ikvtd_issue(const struct ik_vtd_plan *p)
 {
-	unsigned long flags;
 	int err;
 
 	if (!p->n && !p->sync && !p->wbf)
 		return 0;
-	local_irq_save(flags);
 	err = ik_vtd_plan_issue(unit->u, p);
-	local_irq_restore(flags);
 	if (err) {
 		CNT_INC(C_ISSUE_ERRORS);
 		pr_err_ratelimited("invalidation failed: %d\n", err);
