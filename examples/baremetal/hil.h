@@ -176,6 +176,16 @@ int hil_edu_dma_to_ram(const struct hil_edu *e, ik_u32 off, ik_u64 bus, ik_u32 l
 		       ik_u64 timeout_ns);
 
 /*
+ * hil_edu_round_trip - a DMA round trip through an IOMMU mapping iova ->
+ * page (4 KiB): fills the page with hil_fill(seed), edu reads its first
+ * 2048 bytes at iova and writes them back at iova + 2048.  True if both
+ * DMAs completed and the second half then holds the first's bytes.  Adds
+ * the DMAs started to *dmas.
+ */
+bool hil_edu_round_trip(const struct hil_edu *e, ik_u8 *page, ik_u64 iova, ik_u32 seed,
+			ik_u64 timeout_ns, unsigned *dmas);
+
+/*
  * The DMA buffers of one check (the edu DMA setup the IOMMU checks share):
  * hil_bufs_alloc() gives a zeroed, page-aligned buffer of `size` bytes
  * from `dma` (CPU address *cpu, bus address *bus) and records it;

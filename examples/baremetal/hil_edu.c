@@ -97,6 +97,19 @@ int hil_edu_dma_to_ram(const struct hil_edu *e, ik_u32 off, ik_u64 bus, ik_u32 l
 	return dma(e, HIL_EDU_BUF + off, bus, len, HIL_EDU_CMD_TO_RAM, timeout_ns);
 }
 
+bool hil_edu_round_trip(const struct hil_edu *e, ik_u8 *page, ik_u64 iova, ik_u32 seed,
+			ik_u64 timeout_ns, unsigned *dmas)
+{
+	hil_fill(page, 4096, seed);
+	++*dmas;
+	if (hil_edu_dma_from_ram(e, iova, 0, 2048, timeout_ns))
+		return false;
+	++*dmas;
+	if (hil_edu_dma_to_ram(e, 0, iova + 2048, 2048, timeout_ns))
+		return false;
+	return hil_memdiff(page, page + 2048, 2048) == 2048;
+}
+
 int hil_bufs_alloc(struct hil_bufs *bs, const struct ik_dma_mem *dma, ik_size size, ik_u8 **cpu,
 		   ik_u64 *bus)
 {

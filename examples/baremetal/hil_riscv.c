@@ -390,10 +390,7 @@ static int wr(struct rig *r, ik_u64 bus, ik_u32 len)
  * first's bytes. */
 static bool round_trip(struct rig *r, ik_u8 *page, ik_u64 iova)
 {
-	hil_fill(page, PG, SRC);
-	if (rd(r, iova, 2048) || wr(r, iova + 2048, 2048))
-		return false;
-	return hil_memdiff(page, page + 2048, 2048) == 2048;
+	return hil_edu_round_trip(&r->h->edu, page, iova, SRC, r->h->timeout_ns, &r->dmas);
 }
 
 /* Unmap [iova, iova + size) of set s, plan its invalidation, issue it,
